@@ -1,0 +1,100 @@
+# xdp-rl — build, test, demo. Quiet unless V=1.
+OUTPUT    := .output
+CLANG     ?= clang
+CC        ?= gcc
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+
+INCLUDES  := -Iinclude -Iuser -I$(OUTPUT)
+CFLAGS    ?= -O2 -g
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
+# BPF atomics (compare-and-swap) need -mcpu=v3.
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
+
+PREFIX    ?= /usr/local
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_OBJS  := $(OUTPUT)/xdp_rl.bpf.o
+TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
+SKEL      := $(OUTPUT)/xdp_rl.skel.h
+LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c
+LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+LIBXRL    := $(OUTPUT)/libxrl.a
+CLI       := $(OUTPUT)/xdp-rlctl
+TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood
+
+.PHONY: all clean test demo deps install
+all: $(CLI) $(TESTS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$(basename $(basename $(notdir $<)))) > $@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/%.o: user/%.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBXRL): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(CLI): $(OUTPUT)/xdp-rlctl.o $(LIBXRL)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
+
+$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+
+$(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+# The README's test command: install what is missing, build, run every test.
+test:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run.sh
+
+demo:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+install: $(CLI)
+	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
+	install -D -m 0644 man/xdp-rlctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rlctl.8
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Packet parsing for xdp-rl: a header cursor with a bounds check before
+ * every header read, so that no frame, however truncated, is read out of
+ * bounds. Kernel uapi headers only.
+ */
+#ifndef XRL_PARSING_H
+#define XRL_PARSING_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define XRL_MAX_VLANS		2
+#define XRL_MAX_EXT_HDRS	8
+
+enum xrl_parse_res {
+	XRL_PARSE_IP = 0,
+	XRL_PARSE_NON_IP = 1,
+	XRL_PARSE_MALFORMED = 2,
+};
+
+struct xrl_pkt {
+	__u32 saddr[4];		/* IPv4 in saddr[0], network order */
+	__u32 len;		/* frame length, bytes */
+	__u8 family;		/* 4 or 6 */
+	__u8 l4proto;		/* IPPROTO_*, or the header a walk stopped at */
+	__u8 fragment;		/* 1 for a non-first fragment (no L4 header) */
+	__u8 pad;
+};
+
+struct hdr_cursor {
+	void *pos;
+	void *end;
+};
+
+/* Not in the uapi headers. */
+struct xrl_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+struct xrl_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;	/* offset << 3 | flags */
+	__be32 identification;
+};
+
+static __always_inline int proto_is_vlan(__u16 h_proto)
+{
+	return h_proto == bpf_htons(ETH_P_8021Q) ||
+	       h_proto == bpf_htons(ETH_P_8021AD);
+}
+
+/* Ethernet and up to XRL_MAX_VLANS tags; returns the inner ethertype or -1. */
+static __always_inline int parse_eth(struct hdr_cursor *c)
+{
+	struct ethhdr *eth = c->pos;
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > c->end)
+		return -1;
+	c->pos = eth + 1;
+	proto = eth->h_proto;
+
+#pragma unroll
+	for (i = 0; i < XRL_MAX_VLANS; i++) {
+		struct xrl_vlan_hdr *vh = c->pos;
+
+		if (!proto_is_vlan(proto))
+			break;
+		if ((void *)(vh + 1) > c->end)
+			return -1;
+		c->pos = vh + 1;
+		proto = vh->encap_proto;
+	}
+	return proto;
+}
+
+static __always_inline int parse_ipv4(struct hdr_cursor *c, struct xrl_pkt *p)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen;
+
+	if ((void *)(iph + 1) > c->end)
+		return XRL_PARSE_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return XRL_PARSE_MALFORMED;
+	hlen = iph->ihl * 4;
+	if (c->pos + hlen > c->end)
+		return XRL_PARSE_MALFORMED;
+	/* A total length shorter than the header, or longer than the frame
+	 * (trailing padding is fine), is a packet the stack would discard. */
+	if (bpf_ntohs(iph->tot_len) < hlen ||
+	    c->pos + bpf_ntohs(iph->tot_len) > c->end)
+		return XRL_PARSE_MALFORMED;
+
+	p->family = 4;
+	p->saddr[0] = iph->saddr;
+	p->l4proto = iph->protocol;
+	p->fragment = (iph->frag_off & bpf_htons(0x1fff)) != 0;
+	c->pos += hlen;
+	return XRL_PARSE_IP;
+}
+
+static __always_inline int ipv6_is_ext(__u8 nh)
+{
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING ||
+	       nh == IPPROTO_FRAGMENT || nh == IPPROTO_AH ||
+	       nh == IPPROTO_DSTOPTS || nh == IPPROTO_MH;
+}
+
+/* A bounded walk over the extension headers to the L4 protocol. */
+static __always_inline int parse_ipv6_ext(struct hdr_cursor *c,
+					  struct xrl_pkt *p, __u8 nh)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < XRL_MAX_EXT_HDRS; i++) {
+		struct ipv6_opt_hdr *oh = c->pos;
+
+		if (!ipv6_is_ext(nh))
+			break;
+		if ((void *)(oh + 1) > c->end)
+			return XRL_PARSE_MALFORMED;
+		if (nh == IPPROTO_FRAGMENT) {
+			struct xrl_frag_hdr *fh = c->pos;
+
+			if ((void *)(fh + 1) > c->end)
+				return XRL_PARSE_MALFORMED;
+			c->pos = fh + 1;
+			nh = fh->nexthdr;
+			if (fh->frag_off & bpf_htons(0xfff8)) {
+				p->fragment = 1;	/* no L4 header here */
+				break;
+			}
+			continue;
+		}
+		if (nh == IPPROTO_AH)
+			c->pos += (oh->hdrlen + 2) * 4;
+		else
+			c->pos += (oh->hdrlen + 1) * 8;
+		if (c->pos > c->end)
+			return XRL_PARSE_MALFORMED;
+		nh = oh->nexthdr;
+	}
+	p->l4proto = nh;
+	return XRL_PARSE_IP;
+}
+
+static __always_inline int parse_ipv6(struct hdr_cursor *c, struct xrl_pkt *p)
+{
+	struct ipv6hdr *ip6h = c->pos;
+	__u16 plen;
+
+	if ((void *)(ip6h + 1) > c->end)
+		return XRL_PARSE_MALFORMED;
+	if (ip6h->version != 6)
+		return XRL_PARSE_MALFORMED;
+	plen = bpf_ntohs(ip6h->payload_len);
+	/* payload_len 0 is a jumbogram (hop-by-hop option): not checked */
+	if (plen && (void *)(ip6h + 1) + plen > c->end)
+		return XRL_PARSE_MALFORMED;
+
+	p->family = 6;
+	__builtin_memcpy(p->saddr, &ip6h->saddr, sizeof(p->saddr));
+	c->pos = ip6h + 1;
+	return parse_ipv6_ext(c, p, ip6h->nexthdr);
+}
+
+/* Parse a frame into *p: XRL_PARSE_IP, _NON_IP or _MALFORMED. */
+static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
+{
+	struct hdr_cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	int proto;
+
+	p->len = c.end - c.pos;
+	proto = parse_eth(&c);
+	if (proto < 0)
+		return XRL_PARSE_MALFORMED;
+	if (proto == bpf_htons(ETH_P_IP))
+		return parse_ipv4(&c, p);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return parse_ipv6(&c, p);
+	return XRL_PARSE_NON_IP;
+}
+
+#endif /* XRL_PARSING_H */

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-rl: per-source rate limiting at the XDP hook.
+ *
+ * One straight pipeline of small inlined steps:
+ *   parse -> classify -> meter -> count -> verdict
+ */
+#include "parsing.h"
+#include "xdp_rl_common.h"
+#include "xrl_meter.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Load-time switch: read the clock from the control block (tests, replay).
+ * The verifier removes the branch from production loads. */
+const volatile __u8 use_test_clock = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_control);
+} xrl_control SEC(".maps");
+
+/* Two rule sets per family, published by flipping control->active. */
+#define XRL_LPM_MAP(name, keytype)					\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+		__uint(max_entries, XRL_MAX_RULES);			\
+		__type(key, keytype);					\
+		__type(value, struct xrl_rule);				\
+	} name SEC(".maps")
+
+XRL_LPM_MAP(xrl_rules4_0, struct xrl_lpm4_key);
+XRL_LPM_MAP(xrl_rules4_1, struct xrl_lpm4_key);
+XRL_LPM_MAP(xrl_rules6_0, struct xrl_lpm6_key);
+XRL_LPM_MAP(xrl_rules6_1, struct xrl_lpm6_key);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_DEFAULT_KEYS);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_bucket);
+} xrl_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_stats);
+} xrl_rule_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_global_stats);
+} xrl_global_stats SEC(".maps");
+
+#define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
+
+/* A compare-and-swap that keeps losing means other CPUs keep admitting
+ * packets of this key: dropping after a few tries never over-admits. */
+#define XRL_CAS_TRIES	8
+
+enum xrl_decision {
+	XRL_PASS = 0,
+	XRL_DROP = 1,
+};
+
+static __always_inline __u64 clock_ns(const struct xrl_control *ctrl)
+{
+	if (use_test_clock)
+		return ctrl->test_now_ns;
+	return bpf_ktime_get_ns();
+}
+
+/* Classify: the most specific source prefix of the active rule set. */
+static __always_inline struct xrl_rule *
+classify(const struct xrl_control *ctrl, const struct xrl_pkt *p)
+{
+	int set = READ_ONCE(ctrl->active);
+
+	if (p->family == 4) {
+		struct xrl_lpm4_key k = { .prefixlen = 32 };
+
+		__builtin_memcpy(k.addr, &p->saddr[0], 4);
+		return bpf_map_lookup_elem(set ? (void *)&xrl_rules4_1 :
+						 (void *)&xrl_rules4_0, &k);
+	} else {
+		struct xrl_lpm6_key k = { .prefixlen = 128 };
+
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		return bpf_map_lookup_elem(set ? (void *)&xrl_rules6_1 :
+						 (void *)&xrl_rules6_0, &k);
+	}
+}
+
+static __always_inline void bucket_key(struct xrl_bucket_key *k,
+				       const struct xrl_rule *r,
+				       const struct xrl_pkt *p)
+{
+	k->slot = r->slot;
+	k->gen = r->gen;
+	k->addr[0] = p->saddr[0] & r->key_mask[0];
+	k->addr[1] = p->saddr[1] & r->key_mask[1];
+	k->addr[2] = p->saddr[2] & r->key_mask[2];
+	k->addr[3] = p->saddr[3] & r->key_mask[3];
+}
+
+/* Meter: GCRA on the (rule, key) bucket, exact across CPUs. */
+static __always_inline int meter(const struct xrl_rule *r,
+				 const struct xrl_pkt *p,
+				 const struct xrl_control *ctrl,
+				 struct xrl_rule_stats *rs)
+{
+	struct xrl_bucket_key k;
+	struct xrl_bucket *b;
+	__u64 now_ns = clock_ns(ctrl);
+	__u64 now = xrl_ns_to_tu(now_ns);
+	__u64 old, tat;
+	int i;
+
+	bucket_key(&k, r, p);
+	b = bpf_map_lookup_elem(&xrl_buckets, &k);
+	if (!b) {
+		/* A new key starts with a full bucket; burst >= 1, so this
+		 * first packet passes. Insert only new keys: an update of an
+		 * existing key in a full LRU may evict another entry. */
+		struct xrl_bucket nb = { .last_ns = now_ns };
+
+		if (xrl_gcra(now, now, r->interval, r->limit, 1, &nb.tat) &&
+		    bpf_map_update_elem(&xrl_buckets, &k, &nb, BPF_NOEXIST) == 0) {
+			if (rs)
+				rs->new_keys++;
+			return XRL_PASS;
+		}
+		/* Another CPU inserted it first: meter against its bucket. */
+		b = bpf_map_lookup_elem(&xrl_buckets, &k);
+		if (!b)
+			return XRL_DROP;
+	}
+
+	b->last_ns = now_ns;
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		old = READ_ONCE(b->tat);
+		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat))
+			break;
+		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old)
+			return XRL_PASS;
+	}
+	__sync_fetch_and_add(&b->dropped, 1);
+	return XRL_DROP;
+}
+
+/* Decide for a matched rule under the current mode. */
+static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
+				  const struct xrl_pkt *p,
+				  const struct xrl_control *ctrl,
+				  struct xrl_rule_stats *rs)
+{
+	if (r->action == XRL_ACT_ALLOW)
+		return XRL_PASS;
+	if (mode == XRL_MODE_FAIL_CLOSED || r->action == XRL_ACT_DENY)
+		return XRL_DROP;
+	if (mode == XRL_MODE_FAIL_OPEN)
+		return XRL_PASS;
+	return meter(r, p, ctrl, rs);
+}
+
+static __always_inline void count_rule(struct xrl_rule_stats *rs,
+				       const struct xrl_pkt *p, int decision)
+{
+	if (!rs)
+		return;
+	if (decision == XRL_PASS) {
+		rs->passed_packets++;
+		rs->passed_bytes += p->len;
+	} else {
+		rs->dropped_packets++;
+		rs->dropped_bytes += p->len;
+	}
+}
+
+/* Verdict: the mode has the last word; count it. */
+static __always_inline int verdict(struct xrl_global_stats *gs, __u32 mode,
+				   int decision)
+{
+	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
+		decision = XRL_PASS;
+	if (decision == XRL_PASS) {
+		gs->passed_packets[mode]++;
+		return XDP_PASS;
+	}
+	gs->dropped_packets[mode]++;
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int xdp_rl(struct xdp_md *ctx)
+{
+	struct xrl_pkt pkt = {};
+	struct xrl_control *ctrl;
+	struct xrl_global_stats *gs;
+	struct xrl_rule_stats *rs;
+	struct xrl_rule *rule;
+	__u32 zero = 0, mode;
+	int res, decision;
+
+	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
+	gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
+	if (!ctrl || !gs)
+		return XDP_PASS;
+	mode = ctrl->mode & (XRL_MODE_MAX - 1);
+
+	res = parse_packet(ctx, &pkt);
+	if (res == XRL_PARSE_NON_IP) {
+		/* ARP, LLDP, ...: untouched in every mode, so that a host
+		 * stays reachable on its link even when failing closed. */
+		gs->non_ip_packets++;
+		return verdict(gs, mode, XRL_PASS);
+	}
+	if (res == XRL_PARSE_MALFORMED) {
+		/* The stack would discard it anyway; passing it would open
+		 * an unmetered way past the limiter. */
+		gs->malformed_packets++;
+		return verdict(gs, mode, XRL_DROP);
+	}
+
+	rule = classify(ctrl, &pkt);
+	if (!rule) {
+		gs->unmatched_packets++;
+		return verdict(gs, mode, mode == XRL_MODE_FAIL_CLOSED ?
+						 XRL_DROP : XRL_PASS);
+	}
+
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
+	decision = decide(rule, mode, &pkt, ctrl, rs);
+	count_rule(rs, &pkt, decision);
+	return verdict(gs, mode, decision);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xdp-rl: the map layouts shared by the XDP program and userspace.
+ *
+ * Plain __u32/__u64 types only: this header is compiled into the BPF object
+ * (clang -target bpf) and into the userspace library and tests alike.
+ */
+#ifndef XDP_RL_COMMON_H
+#define XDP_RL_COMMON_H
+
+#include <linux/types.h>
+
+#define XRL_MAX_RULES		16384	/* per family, and rule slots overall */
+#define XRL_DEFAULT_KEYS	1048576	/* bucket table size */
+
+/* Operating mode (control block). */
+enum xrl_mode {
+	XRL_MODE_ENFORCE = 0,
+	XRL_MODE_DRY_RUN = 1,
+	XRL_MODE_FAIL_OPEN = 2,
+	XRL_MODE_FAIL_CLOSED = 3,
+	XRL_MODE_MAX = 4,
+};
+
+enum xrl_action {
+	XRL_ACT_LIMIT = 0,
+	XRL_ACT_ALLOW = 1,
+	XRL_ACT_DENY = 2,
+};
+
+/* Metering algorithm of a rule: only GCRA today; room for others. */
+enum xrl_algo {
+	XRL_ALGO_GCRA = 0,
+};
+
+/* What one unit of cost is: a packet today; room for byte-rate rules. */
+enum xrl_unit {
+	XRL_UNIT_PACKETS = 0,
+};
+
+enum xrl_on_failure {
+	XRL_FAIL_OPEN = 0,
+	XRL_FAIL_CLOSED = 1,
+};
+
+/* LPM trie keys: the prefix length counts bits of addr, network order. */
+struct xrl_lpm4_key {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct xrl_lpm6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/*
+ * A rule, as stored as the value of the LPM tries. The XDP program reads
+ * everything it needs from this one value: no second look-up per packet.
+ *
+ * A rule is never modified in place while it is published: a changed rule is
+ * written to the inactive rule set with a new generation, then the sets are
+ * flipped (control->active). Buckets are keyed by (slot, gen), so a changed or
+ * re-used rule never meters with a stale bucket.
+ */
+struct xrl_rule {
+	__u32 id;		/* operator-visible id */
+	__u32 slot;		/* index into the per-rule counters */
+	__u32 gen;		/* generation, part of every bucket key */
+	__u8 action;		/* enum xrl_action */
+	__u8 algo;		/* enum xrl_algo */
+	__u8 key_len;		/* per-key aggregation, bits of the source */
+	__u8 on_failure;	/* enum xrl_on_failure */
+	__u64 interval;		/* GCRA emission interval, time units per cost unit */
+	__u64 limit;		/* GCRA burst tolerance: burst * interval */
+	__u32 key_mask[4];	/* key_len as a mask, network order */
+	/* as the operator configured it, for listing */
+	__u64 rate_count;	/* rate = rate_count per rate_period_ns */
+	__u64 rate_period_ns;
+	__u32 burst;
+	__u8 unit;		/* enum xrl_unit */
+	__u8 pad[3];
+};
+
+/* The bucket of one key under one rule. */
+struct xrl_bucket_key {
+	__u32 slot;
+	__u32 gen;
+	__u32 addr[4];		/* source masked by the rule's key_len; v4 in addr[0] */
+};
+
+struct xrl_bucket {
+	__u64 tat;		/* GCRA theoretical arrival time, time units */
+	__u64 dropped;		/* packets dropped (or would-drop in dry-run) */
+	__u64 last_ns;		/* clock at the last packet seen */
+};
+
+/* Control block: one entry of an mmap-able array, written field by field. */
+struct xrl_control {
+	__u32 mode;		/* enum xrl_mode */
+	__u32 active;		/* active rule set: 0 or 1 */
+	__u64 gen;		/* last rule generation handed out (userspace) */
+	__u64 test_now_ns;	/* the clock, when loaded with the test clock */
+	__u64 heartbeat_ns;	/* reserved for the daemon's heartbeat */
+	__u64 watchdog_ns;	/* reserved: 0 = no watchdog */
+	__u32 rules;		/* rules in the active set (for status) */
+	__u32 pad;
+};
+
+struct xrl_rule_stats {
+	__u64 passed_packets;
+	__u64 passed_bytes;
+	__u64 dropped_packets;
+	__u64 dropped_bytes;
+	__u64 new_keys;
+};
+
+struct xrl_global_stats {
+	__u64 unmatched_packets;
+	__u64 non_ip_packets;
+	__u64 malformed_packets;
+	__u64 passed_packets[XRL_MODE_MAX];	/* verdicts by mode */
+	__u64 dropped_packets[XRL_MODE_MAX];
+};
+
+#endif /* XDP_RL_COMMON_H */

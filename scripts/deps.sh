@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install the Debian packages that building and testing xdp-rl need.
+# Idempotent and quiet: apt-get runs only when a package is missing.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm pkg-config
+	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
+	iproute2 util-linux procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ "$st" == "install ok installed" ]] || missing+=("$p")
+done
+
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "Error: missing packages: ${missing[*]}; run as root (sudo make test)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,1082 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: load or reuse the pinned maps, attach and detach, apply rule sets
+ * as one transaction, read counters and walk buckets.
+ */
+#include "libxrl.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xrl_meter.h"
+#include "xdp_rl.skel.h"
+
+#define PROG_PIN	"xdp_rl_prog"
+#define LINK_PREFIX	"link_"
+#define LOCK_WAIT_MS	10000
+
+enum {
+	M_CONTROL, M_RULES4_0, M_RULES4_1, M_RULES6_0, M_RULES6_1,
+	M_BUCKETS, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
+};
+
+static const char *map_names[M__COUNT] = {
+	"xrl_control", "xrl_rules4_0", "xrl_rules4_1", "xrl_rules6_0",
+	"xrl_rules6_1", "xrl_buckets", "xrl_rule_stats", "xrl_global_stats",
+};
+
+struct xrl {
+	char pin_dir[PATH_MAX];
+	bool pinned;
+	int lock_fd;
+	int prog_fd;
+	int map_fd[M__COUNT];
+	struct xdp_rl *skel;	/* when this handle loaded the object */
+	struct xrl_control *ctrl;	/* mmap of the control block */
+	int ncpus;
+};
+
+static __thread char errbuf[512];
+
+const char *xrl_errmsg(void)
+{
+	return errbuf[0] ? errbuf : "unknown error";
+}
+
+__attribute__((format(printf, 2, 3)))
+static int fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return err < 0 ? err : -err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Addresses                                                           */
+
+int xrl_addr_parse(const char *s, int *family, __u8 *addr)
+{
+	memset(addr, 0, 16);
+	if (strchr(s, ':')) {
+		if (inet_pton(AF_INET6, s, addr) != 1)
+			return -EINVAL;
+		*family = 6;
+		return 0;
+	}
+	if (inet_pton(AF_INET, s, addr) != 1)
+		return -EINVAL;
+	*family = 4;
+	return 0;
+}
+
+void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len)
+{
+	inet_ntop(family == 6 ? AF_INET6 : AF_INET, addr, buf, len);
+}
+
+static void mask_bits(__u8 *out, int bits, int bytes)
+{
+	for (int i = 0; i < bytes; i++) {
+		int b = bits - 8 * i;
+
+		out[i] = b >= 8 ? 0xff : b <= 0 ? 0 : (__u8)(0xff << (8 - b));
+	}
+}
+
+int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	int family, maxlen, bytes;
+	__u8 mask[16];
+	long len;
+
+	if (strlen(s) >= sizeof(buf))
+		return fail(EINVAL, "invalid prefix '%s'", s);
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (xrl_addr_parse(buf, &family, e->addr))
+		return fail(EINVAL, "invalid prefix '%s': not an IPv4 or IPv6 address", s);
+	maxlen = family == 6 ? 128 : 32;
+	len = maxlen;
+	if (slash) {
+		errno = 0;
+		len = strtol(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || *end || len < 0 || len > maxlen)
+			return fail(EINVAL, "invalid prefix '%s': length must be 0..%d",
+				    s, maxlen);
+	}
+	bytes = maxlen / 8;
+	mask_bits(mask, len, bytes);
+	for (int i = 0; i < bytes; i++) {
+		if (e->addr[i] & ~mask[i]) {
+			char net[INET6_ADDRSTRLEN];
+			__u8 a[16] = {};
+
+			for (int j = 0; j < bytes; j++)
+				a[j] = e->addr[j] & mask[j];
+			xrl_addr_format(family, a, net, sizeof(net));
+			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%ld?)",
+				    s, net, len);
+		}
+	}
+	e->family = family;
+	e->prefix_len = len;
+	return 0;
+}
+
+void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	xrl_addr_format(e->family, e->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, e->prefix_len);
+}
+
+const char *xrl_action_name(int action)
+{
+	switch (action) {
+	case XRL_ACT_LIMIT: return "limit";
+	case XRL_ACT_ALLOW: return "allow";
+	case XRL_ACT_DENY: return "deny";
+	}
+	return "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* Open, load, pin                                                     */
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+static int ensure_bpffs(const char *pin_dir, bool create)
+{
+	char parent[PATH_MAX], *slash;
+
+	snprintf(parent, sizeof(parent), "%s", pin_dir);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return fail(EINVAL, "pin directory '%s' must be inside a bpffs mount", pin_dir);
+	*slash = '\0';
+	if (is_bpffs(parent))
+		return 0;
+	/* Like other BPF tools, mount the default bpffs when it is missing. */
+	if (create && !strcmp(parent, "/sys/fs/bpf")) {
+		if (mount("bpf", parent, "bpf", 0, "mode=0700") == 0)
+			return 0;
+		return fail(errno, "cannot mount bpffs on %s: %s", parent, strerror(errno));
+	}
+	if (!create && !strcmp(parent, "/sys/fs/bpf"))
+		return fail(ENOENT, "xdp-rl is not loaded (no bpffs at %s); run 'xdp-rlctl attach dev IFACE' first",
+			    parent);
+	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
+}
+
+static int lock_dir(struct xrl *x)
+{
+	int waited = 0;
+
+	x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->lock_fd < 0)
+		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
+	while (flock(x->lock_fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK)
+			return fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
+		if (waited >= LOCK_WAIT_MS)
+			return fail(EBUSY, "%s is locked by another xdp-rl process", x->pin_dir);
+		usleep(10000);
+		waited += 10;
+	}
+	return 0;
+}
+
+static void pin_path(const struct xrl *x, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", x->pin_dir, name);
+}
+
+static bool pin_exists(const struct xrl *x, const char *name)
+{
+	char p[PATH_MAX];
+
+	pin_path(x, name, p, sizeof(p));
+	return access(p, F_OK) == 0;
+}
+
+static int map_max_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	return info.max_entries;
+}
+
+static int load_object(struct xrl *x, const struct xrl_open_opts *o)
+{
+	struct bpf_map *maps[M__COUNT];
+	char p[PATH_MAX];
+	int err;
+
+	x->skel = xdp_rl__open();
+	if (!x->skel)
+		return fail(errno, "cannot open the BPF object: %s", strerror(errno));
+	x->skel->rodata->use_test_clock = o->test_clock;
+
+	maps[M_CONTROL] = x->skel->maps.xrl_control;
+	maps[M_RULES4_0] = x->skel->maps.xrl_rules4_0;
+	maps[M_RULES4_1] = x->skel->maps.xrl_rules4_1;
+	maps[M_RULES6_0] = x->skel->maps.xrl_rules6_0;
+	maps[M_RULES6_1] = x->skel->maps.xrl_rules6_1;
+	maps[M_BUCKETS] = x->skel->maps.xrl_buckets;
+	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
+	maps[M_GLOBAL_STATS] = x->skel->maps.xrl_global_stats;
+
+	if (x->pinned && pin_exists(x, map_names[M_BUCKETS])) {
+		/* Buckets survive an upgrade: take the pinned table's size. */
+		int fd, cap;
+
+		pin_path(x, map_names[M_BUCKETS], p, sizeof(p));
+		fd = bpf_obj_get(p);
+		cap = fd < 0 ? -errno : map_max_entries(fd);
+		if (fd >= 0)
+			close(fd);
+		if (cap < 0)
+			return fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
+		if (o->keys && (__u32)cap != o->keys)
+			return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
+				    cap, o->keys);
+		bpf_map__set_max_entries(maps[M_BUCKETS], cap);
+	} else if (o->keys) {
+		bpf_map__set_max_entries(maps[M_BUCKETS], o->keys);
+	}
+
+	if (x->pinned) {
+		for (int i = 0; i < M__COUNT; i++) {
+			pin_path(x, map_names[i], p, sizeof(p));
+			bpf_map__set_pin_path(maps[i], p);
+		}
+	}
+
+	err = xdp_rl__load(x->skel);
+	if (err)
+		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'detach dev IFACE purge')",
+			    strerror(-err));
+
+	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
+	for (int i = 0; i < M__COUNT; i++)
+		x->map_fd[i] = bpf_map__fd(maps[i]);
+
+	if (x->pinned) {
+		pin_path(x, PROG_PIN, p, sizeof(p));
+		if (bpf_obj_pin(x->prog_fd, p))
+			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
+	}
+	return 0;
+}
+
+static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
+{
+	char p[PATH_MAX];
+	int cap;
+
+	pin_path(x, PROG_PIN, p, sizeof(p));
+	x->prog_fd = bpf_obj_get(p);
+	if (x->prog_fd < 0)
+		return fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
+	for (int i = 0; i < M__COUNT; i++) {
+		pin_path(x, map_names[i], p, sizeof(p));
+		x->map_fd[i] = bpf_obj_get(p);
+		if (x->map_fd[i] < 0)
+			return fail(errno, "cannot open pinned map %s: %s ('detach dev IFACE purge' to start over)",
+				    p, strerror(errno));
+	}
+	cap = map_max_entries(x->map_fd[M_BUCKETS]);
+	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
+		return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
+			    cap, o->keys);
+	return 0;
+}
+
+int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
+{
+	struct xrl *x;
+	int err;
+
+	errbuf[0] = '\0';
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return fail(ENOMEM, "out of memory");
+	x->lock_fd = -1;
+	x->prog_fd = -1;
+	for (int i = 0; i < M__COUNT; i++)
+		x->map_fd[i] = -1;
+	x->ncpus = libbpf_num_possible_cpus();
+	x->pinned = !o->no_pin;
+	if (o->pin_dir && strlen(o->pin_dir) > PATH_MAX - 64) {
+		err = fail(ENAMETOOLONG, "pin directory name is too long");
+		goto err;
+	}
+	snprintf(x->pin_dir, sizeof(x->pin_dir), "%s",
+		 o->pin_dir ? o->pin_dir : XRL_DEFAULT_PIN_DIR);
+	/* no trailing slash: the parent is derived from the last component */
+	for (size_t l = strlen(x->pin_dir); l > 1 && x->pin_dir[l - 1] == '/'; l--)
+		x->pin_dir[l - 1] = '\0';
+
+	if (o->keys && o->keys < 16) {
+		err = fail(EINVAL, "keys %u: the bucket table needs at least 16 entries", o->keys);
+		goto err;
+	}
+
+	if (x->pinned) {
+		err = ensure_bpffs(x->pin_dir, o->create);
+		if (err)
+			goto err;
+		if (access(x->pin_dir, F_OK)) {
+			if (!o->create) {
+				err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+					   x->pin_dir);
+				goto err;
+			}
+			if (mkdir(x->pin_dir, 0700) && errno != EEXIST) {
+				err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+				goto err;
+			}
+		}
+		err = lock_dir(x);
+		if (err)
+			goto err;
+		if (pin_exists(x, PROG_PIN)) {
+			err = reuse_pins(x, o);
+		} else if (o->create) {
+			err = load_object(x, o);
+		} else {
+			err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+				   x->pin_dir);
+		}
+	} else {
+		err = load_object(x, o);
+	}
+	if (err)
+		goto err;
+
+	x->ctrl = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, x->map_fd[M_CONTROL], 0);
+	if (x->ctrl == MAP_FAILED) {
+		x->ctrl = NULL;
+		err = fail(errno, "cannot map the control block: %s", strerror(errno));
+		goto err;
+	}
+	*out = x;
+	return 0;
+err:
+	xrl_close(x);
+	return err;
+}
+
+void xrl_close(struct xrl *x)
+{
+	if (!x)
+		return;
+	if (x->ctrl)
+		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
+	if (x->skel) {
+		xdp_rl__destroy(x->skel);	/* owns the fds */
+	} else {
+		for (int i = 0; i < M__COUNT; i++)
+			if (x->map_fd[i] >= 0)
+				close(x->map_fd[i]);
+		if (x->prog_fd >= 0)
+			close(x->prog_fd);
+	}
+	if (x->lock_fd >= 0)
+		close(x->lock_fd);	/* drops the flock */
+	free(x);
+}
+
+const char *xrl_pin_dir(const struct xrl *x)
+{
+	return x->pin_dir;
+}
+
+int xrl_prog_fd(const struct xrl *x)
+{
+	return x->prog_fd;
+}
+
+struct xrl_control *xrl_control(struct xrl *x)
+{
+	return x->ctrl;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mode and clock                                                      */
+
+static const char *mode_names[XRL_MODE_MAX] = {
+	"enforce", "dry-run", "fail-open", "fail-closed",
+};
+
+const char *xrl_mode_name(enum xrl_mode m)
+{
+	return m < XRL_MODE_MAX ? mode_names[m] : "unknown";
+}
+
+int xrl_mode_parse(const char *s, enum xrl_mode *m)
+{
+	for (int i = 0; i < XRL_MODE_MAX; i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*m = i;
+			return 0;
+		}
+	}
+	return fail(EINVAL, "unknown mode '%s' (enforce, dry-run, fail-open, fail-closed)", s);
+}
+
+int xrl_mode_set(struct xrl *x, enum xrl_mode mode)
+{
+	if (mode >= XRL_MODE_MAX)
+		return fail(EINVAL, "unknown mode %d", mode);
+	__atomic_store_n(&x->ctrl->mode, mode, __ATOMIC_RELEASE);
+	return 0;
+}
+
+enum xrl_mode xrl_mode_get(struct xrl *x)
+{
+	return __atomic_load_n(&x->ctrl->mode, __ATOMIC_ACQUIRE) & (XRL_MODE_MAX - 1);
+}
+
+__u64 xrl_now_ns(struct xrl *x)
+{
+	struct timespec ts;
+	__u64 t = __atomic_load_n(&x->ctrl->test_now_ns, __ATOMIC_ACQUIRE);
+
+	if (x->skel ? x->skel->rodata->use_test_clock : false)
+		return t;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void xrl_test_clock_set(struct xrl *x, __u64 ns)
+{
+	__atomic_store_n(&x->ctrl->test_now_ns, ns, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rules                                                               */
+
+int xrl_rule_prepare(struct xrl_rule_entry *e)
+{
+	struct xrl_rule *r = &e->r;
+	int maxlen = e->family == 6 ? 128 : 32;
+	char pfx[INET6_ADDRSTRLEN + 8];
+	__u8 mask[16] = {};
+
+	xrl_prefix_format(e, pfx, sizeof(pfx));
+	if (r->action > XRL_ACT_DENY)
+		return fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
+	if (!r->key_len) {
+		r->key_len = e->family == 6 ? 64 : 32;
+		if (r->key_len < e->prefix_len)
+			r->key_len = e->prefix_len;
+	}
+	if (r->key_len > maxlen)
+		return fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
+			    pfx, r->key_len, e->family);
+	if (r->key_len < e->prefix_len)
+		return fail(EINVAL, "rule %s: key length /%u is shorter than the prefix",
+			    pfx, r->key_len);
+	mask_bits(mask, r->key_len, maxlen / 8);
+	memcpy(r->key_mask, mask, sizeof(r->key_mask));
+
+	if (r->action != XRL_ACT_LIMIT) {
+		/* allow and deny are never metered */
+		r->interval = r->limit = 0;
+		return 0;
+	}
+	if (!r->rate_count)
+		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
+	if (!r->burst)
+		return fail(EINVAL, "rule %s: burst must be at least 1", pfx);
+	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
+	if (!r->interval)
+		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
+			    pfx, XRL_RATE_MAX_PER_SEC);
+	r->limit = xrl_burst_limit(r->interval, r->burst);
+	if (!r->limit)
+		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+			    pfx, r->burst);
+	return 0;
+}
+
+static int lpm_fd(struct xrl *x, int family, int set)
+{
+	return x->map_fd[(family == 6 ? M_RULES6_0 : M_RULES4_0) + set];
+}
+
+/* Read every rule of one trie, appending to *v. */
+static int read_trie(struct xrl *x, int family, int set,
+		     struct xrl_rule_entry **v, size_t *n, size_t *cap)
+{
+	int fd = lpm_fd(x, family, set);
+	struct xrl_lpm6_key key, next;	/* large enough for both */
+	void *prev = NULL;
+	int alen = family == 6 ? 16 : 4;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct xrl_rule_entry *e;
+
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			void *nv = realloc(*v, nc * sizeof(**v));
+
+			if (!nv)
+				return fail(ENOMEM, "out of memory");
+			*v = nv;
+			*cap = nc;
+		}
+		e = &(*v)[*n];
+		memset(e, 0, sizeof(*e));
+		e->family = family;
+		e->prefix_len = next.prefixlen;
+		memcpy(e->addr, next.addr, alen);
+		if (bpf_map_lookup_elem(fd, &next, &e->r) == 0)
+			(*n)++;
+		key = next;
+		prev = &key;
+	}
+	if (errno != ENOENT)
+		return fail(errno, "cannot read the rules: %s", strerror(errno));
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct xrl_rule_entry *x = a, *y = b;
+
+	return x->r.id < y->r.id ? -1 : x->r.id > y->r.id;
+}
+
+static int active_set(struct xrl *x)
+{
+	return __atomic_load_n(&x->ctrl->active, __ATOMIC_ACQUIRE) & 1;
+}
+
+int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
+{
+	struct xrl_rule_entry *v = NULL;
+	size_t cap = 0;
+	int set = active_set(x), err;
+
+	*n = 0;
+	err = read_trie(x, 4, set, &v, n, &cap);
+	if (!err)
+		err = read_trie(x, 6, set, &v, n, &cap);
+	if (err) {
+		free(v);
+		return err;
+	}
+	qsort(v, *n, sizeof(*v), cmp_id);
+	*out = v;
+	return 0;
+}
+
+static bool same_prefix(const struct xrl_rule_entry *a, const struct xrl_rule_entry *b)
+{
+	return a->family == b->family && a->prefix_len == b->prefix_len &&
+	       !memcmp(a->addr, b->addr, 16);
+}
+
+/* Same configuration: the bucket and counters carry over. */
+static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
+{
+	return a->id == b->id && a->action == b->action &&
+	       a->key_len == b->key_len && a->on_failure == b->on_failure &&
+	       a->rate_count == b->rate_count &&
+	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
+	       a->unit == b->unit && a->algo == b->algo;
+}
+
+static int clear_trie(int fd)
+{
+	struct xrl_lpm6_key key;
+
+	/* Deleting the first key each time: no iteration over a moving map. */
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key))
+			return -errno;
+	return 0;
+}
+
+static int zero_rule_stats(struct xrl *x, __u32 slot)
+{
+	size_t sz = (size_t)x->ncpus * sizeof(struct xrl_rule_stats);
+	void *zero = calloc(1, sz);
+	int err = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(x->map_fd[M_RULE_STATS], &slot, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
+int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
+{
+	struct xrl_rule_entry *old = NULL;
+	size_t nold = 0, n4 = 0, n6 = 0;
+	unsigned char *used = NULL;
+	int err, set, next;
+	__u64 gen;
+
+	/* 1. validate the whole set before touching anything */
+	for (size_t i = 0; i < n; i++) {
+		err = xrl_rule_prepare(&v[i]);
+		if (err)
+			return err;
+		if (v[i].family == 6 ? ++n6 > XRL_MAX_RULES : ++n4 > XRL_MAX_RULES)
+			return fail(ENOSPC, "too many IPv%d rules (at most %d)",
+				    v[i].family, XRL_MAX_RULES);
+		for (size_t j = 0; j < i; j++) {
+			char pfx[INET6_ADDRSTRLEN + 8];
+
+			xrl_prefix_format(&v[i], pfx, sizeof(pfx));
+			if (same_prefix(&v[i], &v[j]))
+				return fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+					    pfx, v[j].r.id);
+			if (v[i].r.id && v[i].r.id == v[j].r.id)
+				return fail(EEXIST, "duplicate rule id %u", v[i].r.id);
+		}
+	}
+	/* ids of 0: the lowest ids not taken */
+	for (size_t i = 0, id = 1; i < n; i++) {
+		bool taken;
+
+		if (v[i].r.id)
+			continue;
+		do {
+			taken = false;
+			for (size_t j = 0; j < n && !taken; j++)
+				taken = v[j].r.id == id;
+			if (taken)
+				id++;
+		} while (taken);
+		v[i].r.id = id++;
+	}
+
+	/* 2. rules that did not change keep their slot and generation */
+	err = xrl_rules_get(x, &old, &nold);
+	if (err)
+		return err;
+	used = calloc(XRL_MAX_RULES, 1);
+	if (!used) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nold; i++)
+		used[old[i].r.slot % XRL_MAX_RULES] = 1;	/* not re-used in this step */
+	gen = x->ctrl->gen;
+	next = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool kept = false;
+
+		for (size_t j = 0; j < nold && !kept; j++) {
+			if (same_prefix(&v[i], &old[j]) && same_config(&v[i].r, &old[j].r)) {
+				v[i].r.slot = old[j].r.slot;
+				v[i].r.gen = old[j].r.gen;
+				used[v[i].r.slot] = 2;
+				kept = true;
+			}
+		}
+		if (kept)
+			continue;
+		/* a fresh slot: first one free of old and new rules, else one
+		 * that only a removed rule held */
+		while (next < XRL_MAX_RULES && used[next])
+			next++;
+		if (next < XRL_MAX_RULES) {
+			v[i].r.slot = next;
+		} else {
+			int s = 0;
+
+			while (s < XRL_MAX_RULES && used[s] != 1)
+				s++;
+			if (s == XRL_MAX_RULES) {
+				err = fail(ENOSPC, "no free rule slot");
+				goto out;
+			}
+			v[i].r.slot = s;
+		}
+		used[v[i].r.slot] = 2;
+		v[i].r.gen = (__u32)++gen;
+		err = zero_rule_stats(x, v[i].r.slot);
+		if (err) {
+			err = fail(err, "cannot reset counters: %s", strerror(-err));
+			goto out;
+		}
+	}
+
+	/* 3. build the inactive set, 4. publish it with one store */
+	set = !active_set(x);
+	if ((err = clear_trie(lpm_fd(x, 4, set))) ||
+	    (err = clear_trie(lpm_fd(x, 6, set)))) {
+		err = fail(err, "cannot clear the inactive rule set: %s", strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
+
+		memcpy(k.addr, v[i].addr, v[i].family == 6 ? 16 : 4);
+		if (bpf_map_update_elem(lpm_fd(x, v[i].family, set), &k, &v[i].r, BPF_NOEXIST)) {
+			err = fail(errno, "cannot write rule %u: %s", v[i].r.id, strerror(errno));
+			goto out;
+		}
+	}
+	x->ctrl->gen = gen;
+	x->ctrl->rules = n;
+	__atomic_store_n(&x->ctrl->active, set, __ATOMIC_RELEASE);
+	err = 0;
+out:
+	free(used);
+	free(old);
+	return err;
+}
+
+int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
+		   struct xrl_rule_entry *out)
+{
+	struct xrl_lpm6_key k = { .prefixlen = family == 6 ? 128 : 32 };
+	struct xrl_rule_entry *v;
+	size_t n;
+	int err;
+
+	memcpy(k.addr, addr, family == 6 ? 16 : 4);
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(lpm_fd(x, family, active_set(x)), &k, &out->r))
+		return -ENOENT;
+	/* the trie gives the value, not the prefix that matched: find it */
+	err = xrl_rules_get(x, &v, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.slot == out->r.slot && v[i].r.gen == out->r.gen) {
+			*out = v[i];
+			err = 0;
+			break;
+		}
+	}
+	free(v);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+
+static int percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
+{
+	size_t stride = nfields * sizeof(__u64);
+	__u64 *vals = calloc(x->ncpus, stride);
+
+	if (!vals)
+		return fail(ENOMEM, "out of memory");
+	if (bpf_map_lookup_elem(x->map_fd[map], &idx, vals)) {
+		int err = fail(errno, "cannot read counters: %s", strerror(errno));
+
+		free(vals);
+		return err;
+	}
+	memset(sum, 0, stride);
+	for (int c = 0; c < x->ncpus; c++)
+		for (size_t f = 0; f < nfields; f++)
+			sum[f] += vals[c * nfields + f];
+	free(vals);
+	return 0;
+}
+
+int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum)
+{
+	return percpu_sum(x, M_RULE_STATS, slot, (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
+}
+
+int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum)
+{
+	return percpu_sum(x, M_GLOBAL_STATS, 0, (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
+}
+
+/* ------------------------------------------------------------------ */
+/* Buckets                                                             */
+
+void xrl_bucket_key_of(struct xrl_bucket_key *k, const struct xrl_rule *r,
+		       int family, const __u8 *addr)
+{
+	__u32 a[4] = {};
+
+	memcpy(a, addr, family == 6 ? 16 : 4);
+	k->slot = r->slot;
+	k->gen = r->gen;
+	for (int i = 0; i < 4; i++)
+		k->addr[i] = a[i] & r->key_mask[i];
+}
+
+int xrl_bucket_get(struct xrl *x, const struct xrl_bucket_key *k,
+		   struct xrl_bucket *b)
+{
+	if (bpf_map_lookup_elem(x->map_fd[M_BUCKETS], k, b))
+		return -errno;
+	return 0;
+}
+
+int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
+{
+	enum { BATCH = 4096 };
+	struct xrl_bucket_key *keys = calloc(BATCH, sizeof(*keys));
+	struct xrl_bucket *vals = calloc(BATCH, sizeof(*vals));
+	__u32 in = 0, out = 0;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	while (!done) {
+		__u32 count = BATCH;
+
+		if (bpf_map_lookup_batch(x->map_fd[M_BUCKETS], first ? NULL : &in,
+					 &out, keys, vals, &count, NULL)) {
+			if (errno != ENOENT) {
+				err = fail(errno, "cannot read buckets: %s", strerror(errno));
+				goto out;
+			}
+			done = true;	/* the last batch, possibly partial */
+		}
+		for (__u32 i = 0; i < count; i++) {
+			err = cb(&keys[i], &vals[i], ctx);
+			if (err)
+				goto out;
+		}
+		in = out;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+__u32 xrl_keys_capacity(struct xrl *x)
+{
+	int cap = map_max_entries(x->map_fd[M_BUCKETS]);
+
+	return cap < 0 ? 0 : cap;
+}
+
+/* ------------------------------------------------------------------ */
+/* Attach and detach                                                   */
+
+const char *xrl_xdp_mode_name(enum xrl_xdp_mode m)
+{
+	switch (m) {
+	case XRL_XDP_AUTO: return "auto";
+	case XRL_XDP_NATIVE: return "native";
+	case XRL_XDP_GENERIC: return "generic";
+	default: return "unknown";
+	}
+}
+
+static void link_pin(const struct xrl *x, const char *ifname, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/" LINK_PREFIX "%s", x->pin_dir, ifname);
+}
+
+static int try_attach(struct xrl *x, int ifindex, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = flags);
+	int fd = bpf_link_create(x->prog_fd, ifindex, BPF_XDP, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
+	       enum xrl_xdp_mode *got)
+{
+	char p[PATH_MAX];
+	unsigned int ifindex;
+	int fd;
+
+	if (!x->pinned)
+		return fail(EINVAL, "cannot attach an unpinned instance");
+	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
+		return fail(ENODEV, "unknown interface '%s'", ifname);
+	link_pin(x, ifname, p, sizeof(p));
+	if (access(p, F_OK) == 0)
+		return fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+
+	*got = mode == XRL_XDP_GENERIC ? XRL_XDP_GENERIC : XRL_XDP_NATIVE;
+	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
+							     : XDP_FLAGS_DRV_MODE);
+	if (fd < 0 && mode == XRL_XDP_AUTO && fd != -EBUSY && fd != -EEXIST) {
+		fprintf(stderr, "Warning: native XDP failed on %s (%s); using generic mode, which is slower\n",
+			ifname, strerror(-fd));
+		*got = XRL_XDP_GENERIC;
+		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
+	}
+	if (fd == -EBUSY || fd == -EEXIST)
+		return fail(EBUSY, "another XDP program is already attached to %s", ifname);
+	if (fd < 0)
+		return fail(fd, "cannot attach to %s in %s mode: %s", ifname,
+			    xrl_xdp_mode_name(*got), strerror(-fd));
+	if (bpf_obj_pin(fd, p)) {
+		int err = fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
+
+		close(fd);	/* the link goes with its last reference */
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+int xrl_detach(struct xrl *x, const char *ifname)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	link_pin(x, ifname, p, sizeof(p));
+	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
+		return fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
+	fd = bpf_obj_get(p);
+	if (fd >= 0) {
+		/* detach now, even if another process holds the link */
+		bpf_link_detach(fd);
+		close(fd);
+	}
+	if (unlink(p))
+		return fail(errno, "cannot remove %s: %s", p, strerror(errno));
+	return 0;
+}
+
+int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
+{
+	struct xrl_attachment *v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if (!x->pinned) {
+		*out = NULL;
+		return 0;
+	}
+	d = opendir(x->pin_dir);
+	if (!d)
+		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		struct xrl_attachment *a;
+		char p[PATH_MAX], name[IF_NAMESIZE];
+		int fd;
+
+		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			a = realloc(v, cap * sizeof(*v));
+			if (!a) {
+				closedir(d);
+				free(v);
+				return fail(ENOMEM, "out of memory");
+			}
+			v = a;
+		}
+		a = &v[(*n)++];
+		memset(a, 0, sizeof(*a));
+		snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(LINK_PREFIX));
+		a->mode = XRL_XDP_UNKNOWN;
+		pin_path(x, de->d_name, p, sizeof(p));
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			a->ifindex = info.xdp.ifindex;
+			a->prog_id = info.prog_id;
+		}
+		close(fd);
+		/* the mode is known when the interface is in this namespace */
+		if (a->ifindex && if_indextoname(a->ifindex, name) &&
+		    !strcmp(name, a->ifname)) {
+			LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+			if (bpf_xdp_query(a->ifindex, 0, &q) == 0)
+				a->mode = q.attach_mode == XDP_ATTACHED_DRV ? XRL_XDP_NATIVE :
+					  q.attach_mode == XDP_ATTACHED_SKB ? XRL_XDP_GENERIC :
+					  XRL_XDP_UNKNOWN;
+		}
+	}
+	closedir(d);
+	*out = v;
+	return 0;
+}
+
+int xrl_purge(struct xrl *x)
+{
+	struct xrl_attachment *a;
+	struct dirent *de;
+	size_t n;
+	DIR *d;
+	int err;
+
+	err = xrl_attachments(x, &a, &n);
+	if (err)
+		return err;
+	free(a);
+	if (n)
+		return fail(EBUSY, "still attached to %zu interface(s); pins kept", n);
+	d = opendir(x->pin_dir);
+	if (!d)
+		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		pin_path(x, de->d_name, p, sizeof(p));
+		if (unlink(p))
+			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+	}
+	closedir(d);
+	if (!err && rmdir(x->pin_dir))
+		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+	return err;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libxrl: every map and attach operation of xdp-rl. The CLI and the daemon
+ * are thin layers on top of it.
+ *
+ * Functions return 0 or a negative errno; on failure xrl_errmsg() says what
+ * went wrong in words an operator can act on.
+ */
+#ifndef LIBXRL_H
+#define LIBXRL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include "xdp_rl_common.h"
+
+#define XRL_DEFAULT_PIN_DIR	"/sys/fs/bpf/xdp-rl"
+
+struct xrl;
+
+struct xrl_open_opts {
+	const char *pin_dir;	/* NULL: XRL_DEFAULT_PIN_DIR */
+	bool create;		/* load and pin when nothing is pinned yet */
+	bool no_pin;		/* private, unpinned maps (tests, tools) */
+	bool test_clock;	/* the program reads control->test_now_ns */
+	__u32 keys;		/* bucket table size; 0: existing or default */
+};
+
+const char *xrl_errmsg(void);
+int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
+void xrl_close(struct xrl *x);
+const char *xrl_pin_dir(const struct xrl *x);
+int xrl_prog_fd(const struct xrl *x);
+
+/* ---- rules ---- */
+
+/* A rule with its prefix, as the operator sees it. */
+struct xrl_rule_entry {
+	__u8 family;		/* 4 or 6 */
+	__u8 prefix_len;
+	__u8 addr[16];		/* network order */
+	struct xrl_rule r;	/* id, action, key_len (0 = default), rate, burst, on_failure */
+};
+
+/* Fill the derived fields (interval, limit, key mask, default key_len) and
+ * check the ranges. Returns 0 or -EINVAL with xrl_errmsg() set. */
+int xrl_rule_prepare(struct xrl_rule_entry *e);
+
+/* The active rule set, sorted by id. Free *out with free(). */
+int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);
+
+/* Replace the whole rule set in one transaction: packets see the old set or
+ * the new one, never a mix. Rules that did not change keep their buckets
+ * and counters. Ids of 0 are assigned. On failure nothing changed. */
+int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n);
+
+/* The active rule matching a source address (most specific prefix). */
+int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
+		   struct xrl_rule_entry *out);
+
+/* ---- mode, clock ---- */
+int xrl_mode_set(struct xrl *x, enum xrl_mode mode);
+enum xrl_mode xrl_mode_get(struct xrl *x);
+const char *xrl_mode_name(enum xrl_mode m);
+int xrl_mode_parse(const char *s, enum xrl_mode *m);
+/* The data path's clock now (the test clock when loaded with one). */
+__u64 xrl_now_ns(struct xrl *x);
+void xrl_test_clock_set(struct xrl *x, __u64 ns);
+struct xrl_control *xrl_control(struct xrl *x);
+
+/* ---- counters ---- */
+int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum);
+int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum);
+
+/* ---- buckets ---- */
+typedef int (*xrl_bucket_cb)(const struct xrl_bucket_key *k,
+			     const struct xrl_bucket *b, void *ctx);
+int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx);
+int xrl_bucket_get(struct xrl *x, const struct xrl_bucket_key *k,
+		   struct xrl_bucket *b);
+void xrl_bucket_key_of(struct xrl_bucket_key *k, const struct xrl_rule *r,
+		       int family, const __u8 *addr);
+__u32 xrl_keys_capacity(struct xrl *x);
+
+/* ---- attach ---- */
+enum xrl_xdp_mode {
+	XRL_XDP_AUTO = 0,
+	XRL_XDP_NATIVE,
+	XRL_XDP_GENERIC,
+	XRL_XDP_UNKNOWN,
+};
+
+struct xrl_attachment {
+	char ifname[IF_NAMESIZE];
+	__u32 ifindex;		/* 0 when the interface is gone */
+	__u32 prog_id;
+	enum xrl_xdp_mode mode;
+};
+
+const char *xrl_xdp_mode_name(enum xrl_xdp_mode m);
+int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
+	       enum xrl_xdp_mode *got);
+int xrl_detach(struct xrl *x, const char *ifname);
+int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
+/* Remove every pin, when no interface is attached any more. */
+int xrl_purge(struct xrl *x);
+
+/* ---- addresses ---- */
+/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix). */
+int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e);
+int xrl_addr_parse(const char *s, int *family, __u8 *addr);
+void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len);
+void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len);
+const char *xrl_action_name(int action);
+
+#endif
