@@ -36,6 +36,7 @@ CLI       := $(OUTPUT)/xdp-rlctl
 TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood
 
 .PHONY: all clean test demo deps install
+.SECONDARY:
 all: $(CLI) $(TESTS)
 
 deps:

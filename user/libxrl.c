@@ -669,9 +669,11 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 			char pfx[INET6_ADDRSTRLEN + 8];
 
 			xrl_prefix_format(&v[i], pfx, sizeof(pfx));
-			if (same_prefix(&v[i], &v[j]))
+			if (same_prefix(&v[i], &v[j]) && v[j].r.id)
 				return fail(EEXIST, "duplicate prefix %s: rule %u has it already",
 					    pfx, v[j].r.id);
+			if (same_prefix(&v[i], &v[j]))
+				return fail(EEXIST, "duplicate prefix %s", pfx);
 			if (v[i].r.id && v[i].r.id == v[j].r.id)
 				return fail(EEXIST, "duplicate rule id %u", v[i].r.id);
 		}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * udpflood: a small, bounded UDP sender for the end-to-end tests.
+ *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS] [-l BYTES]
+ * Sends exactly COUNT datagrams from SRC (bound) to DST, paced at PPS when
+ * given, and prints how many it sent. The fast generator is tests/tools'
+ * next addition (issue 3).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int addr_of(const char *s, struct sockaddr_storage *ss, int port)
+{
+	struct sockaddr_in *a4 = (void *)ss;
+	struct sockaddr_in6 *a6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		return sizeof(*a4);
+	}
+	if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		return sizeof(*a6);
+	}
+	return -1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	const char *src = NULL, *dst = NULL;
+	long count = 100, pps = 0, len = 64, port = 9;
+	struct sockaddr_storage sa, da;
+	char buf[1500] = {};
+	int opt, fd, slen, dlen;
+	long sent = 0;
+	double t0;
+
+	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:")) != -1) {
+		switch (opt) {
+		case 's': src = optarg; break;
+		case 'd': dst = optarg; break;
+		case 'p': port = atol(optarg); break;
+		case 'n': count = atol(optarg); break;
+		case 'r': pps = atol(optarg); break;
+		case 'l': len = atol(optarg); break;
+		default: goto usage;
+		}
+	}
+	if (!src || !dst || count < 1 || count > 10000000 || len < 1 || len > 1400)
+		goto usage;
+	slen = addr_of(src, &sa, 0);
+	dlen = addr_of(dst, &da, port);
+	if (slen < 0 || dlen < 0 || sa.ss_family != da.ss_family) {
+		fprintf(stderr, "Error: invalid or mixed-family addresses\n");
+		return 2;
+	}
+	fd = socket(sa.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (void *)&sa, slen)) {
+		fprintf(stderr, "Error: cannot bind %s: %s\n", src, strerror(errno));
+		return 1;
+	}
+	t0 = now();
+	while (sent < count) {
+		if (pps && sent > (now() - t0) * pps) {
+			usleep(200);
+			continue;
+		}
+		if (sendto(fd, buf, len, 0, (void *)&da, dlen) < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN) {
+				usleep(100);
+				continue;
+			}
+			fprintf(stderr, "Error: send: %s\n", strerror(errno));
+			return 1;
+		}
+		sent++;
+	}
+	printf("%ld\n", sent);
+	return 0;
+usage:
+	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e7] [-r PPS] [-l BYTES]\n");
+	return 2;
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Unit tests of the metering maths (include/xrl_meter.h) with a fake clock:
+ * the very code the XDP program runs.
+ */
+#include <stdint.h>
+#include "testlib.h"
+#include "xrl_meter.h"
+
+#define SEC	XRL_NSEC_PER_SEC
+
+struct bucket {
+	__u64 tat, interval, limit;
+};
+
+static void bucket_init(struct bucket *b, __u64 count, __u64 period, __u64 burst)
+{
+	b->tat = 0;
+	b->interval = xrl_rate_interval(count, period);
+	b->limit = xrl_burst_limit(b->interval, burst);
+}
+
+/* Offer n packets at now_ns; return how many pass. */
+static unsigned offer(struct bucket *b, __u64 now_ns, unsigned n)
+{
+	unsigned ok = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		__u64 nt;
+
+		if (xrl_gcra(b->tat, xrl_ns_to_tu(now_ns), b->interval, b->limit, 1, &nt)) {
+			b->tat = nt;
+			ok++;
+		}
+	}
+	return ok;
+}
+
+/* The design brief's worked example: capacity 5, refill 2 per second. */
+static void test_seed_example(void)
+{
+	struct bucket b;
+	__u64 t0 = 1000 * SEC;
+
+	bucket_init(&b, 2, XRL_PERIOD_SEC, 5);
+	b.tat = xrl_ns_to_tu(t0);	/* a new key: full bucket */
+	CHECK_EQ(offer(&b, t0, 10), 5);
+	CHECK_EQ(offer(&b, t0 + SEC, 10), 2);
+	CHECK_EQ(offer(&b, t0 + SEC + 3600 * SEC, 10), 5);
+}
+
+static void test_refill_is_lazy_and_exact(void)
+{
+	struct bucket b;
+	__u64 t = 5 * SEC;
+
+	bucket_init(&b, 2, XRL_PERIOD_SEC, 5);
+	CHECK_EQ(offer(&b, t, 5), 5);
+	/* one token every 500 ms, not before */
+	CHECK_EQ(offer(&b, t + 499999999, 1), 0);
+	CHECK_EQ(offer(&b, t + 500000000, 1), 1);
+	CHECK_EQ(offer(&b, t + 500000000, 1), 0);
+	CHECK_EQ(offer(&b, t + 1000000000, 1), 1);
+}
+
+static void test_one_per_hour(void)
+{
+	struct bucket b;
+	__u64 t = 10 * SEC;
+
+	bucket_init(&b, 1, XRL_PERIOD_HOUR, 1);
+	CHECK(b.interval != 0, "1/h is in range");
+	CHECK_EQ(offer(&b, t, 3), 1);
+	CHECK_EQ(offer(&b, t + 3599 * SEC, 1), 0);
+	CHECK_EQ(offer(&b, t + 3600 * SEC, 1), 1);
+}
+
+/* 100M/s: emission interval 10 ns = 640 units, exact. */
+static void test_hundred_million_per_second(void)
+{
+	struct bucket b;
+	__u64 t = 7 * SEC, ok = 0;
+
+	bucket_init(&b, 100000000, XRL_PERIOD_SEC, 100);
+	CHECK_EQ(b.interval, 640);
+	/* offer one packet every 5 ns (twice the rate) for 1 ms */
+	for (__u64 dt = 0; dt < 1000000; dt += 5)
+		ok += offer(&b, t + dt, 1);
+	/* burst + rate * duration, to within one packet */
+	CHECK(ok >= 100 + 100000 - 1 && ok <= 100 + 100000 + 1, "admitted %llu",
+	      (unsigned long long)ok);
+}
+
+/* Long-run accuracy at a rate whose interval is not a whole number of ns. */
+static void test_long_run_accuracy(void)
+{
+	struct bucket b;
+	__u64 t = 3 * SEC, ok = 0;
+
+	bucket_init(&b, 3, XRL_PERIOD_SEC, 10);
+	for (__u64 ms = 0; ms <= 100000; ms++)	/* 100 s, 1 packet/ms */
+		ok += offer(&b, t + ms * 1000000, 1);
+	CHECK(ok >= 10 + 300 - 1 && ok <= 10 + 300 + 1, "admitted %llu", (unsigned long long)ok);
+}
+
+static void test_burst_one(void)
+{
+	struct bucket b;
+	__u64 t = SEC;
+
+	bucket_init(&b, 10, XRL_PERIOD_SEC, 1);	/* T = 100 ms */
+	CHECK_EQ(offer(&b, t, 2), 1);
+	CHECK_EQ(offer(&b, t + 99999999, 1), 0);
+	CHECK_EQ(offer(&b, t + 100000000, 1), 1);
+	CHECK_EQ(offer(&b, t + 200000000, 1), 1);
+}
+
+/* A clock that jumps far ahead finds a full bucket, never more. */
+static void test_clock_jump(void)
+{
+	struct bucket b;
+	__u64 t = SEC;
+
+	bucket_init(&b, 1, XRL_PERIOD_SEC, 4);
+	CHECK_EQ(offer(&b, t, 10), 4);
+	CHECK_EQ(offer(&b, t + (1ULL << 50), 10), 4);	/* 13 days later */
+	/* 2^57 ns (4.5 years) of uptime in units is 2^63: the top of the
+	 * signed range. Still a full bucket and no more. */
+	t = (1ULL << 57) - SEC;
+	b.tat = 0;
+	CHECK_EQ(offer(&b, t, 10), 4);
+	CHECK_EQ(offer(&b, t + 2 * SEC, 10), 2);
+}
+
+/* The 64-bit unit clock wraps after ~9 years of uptime: no harm. */
+static void test_clock_wrap(void)
+{
+	struct bucket b;
+	__u64 t = (UINT64_MAX >> XRL_TU_SHIFT) - SEC / 2;	/* wraps in 0.5 s */
+
+	bucket_init(&b, 2, XRL_PERIOD_SEC, 2);
+	b.tat = xrl_ns_to_tu(t);
+	CHECK_EQ(offer(&b, t, 5), 2);
+	CHECK_EQ(offer(&b, t + SEC, 5), 2);	/* after the wrap */
+	CHECK_EQ(offer(&b, t + SEC, 5), 0);
+}
+
+static void test_rate_range(void)
+{
+	CHECK_EQ(xrl_rate_interval(0, XRL_PERIOD_SEC), 0);
+	CHECK_EQ(xrl_rate_interval(1, 0), 0);
+	CHECK(xrl_rate_interval(1, XRL_PERIOD_HOUR) != 0, "1/h accepted");
+	CHECK_EQ(xrl_rate_interval(1, XRL_PERIOD_HOUR), 3600ULL * SEC << XRL_TU_SHIFT);
+	CHECK(xrl_rate_interval(100000000, XRL_PERIOD_SEC) != 0, "100M/s accepted");
+	CHECK_EQ(xrl_rate_interval(100000001, XRL_PERIOD_SEC), 0);
+	CHECK(xrl_rate_interval(6000000000ULL, XRL_PERIOD_MIN) != 0, "6e9/min accepted");
+	CHECK_EQ(xrl_rate_interval(6000000001ULL, XRL_PERIOD_MIN), 0);
+	CHECK_EQ(xrl_rate_interval(UINT64_MAX, XRL_PERIOD_HOUR), 0);
+	/* 2 per second: exactly 0.5 s */
+	CHECK_EQ(xrl_rate_interval(2, XRL_PERIOD_SEC), (SEC / 2) << XRL_TU_SHIFT);
+	/* 3 per second rounds to the nearest unit */
+	CHECK_EQ(xrl_rate_interval(3, XRL_PERIOD_SEC), ((SEC << XRL_TU_SHIFT) + 1) / 3);
+}
+
+static void test_burst_range(void)
+{
+	__u64 hour = xrl_rate_interval(1, XRL_PERIOD_HOUR);
+
+	CHECK_EQ(xrl_burst_limit(640, 0), 0);
+	CHECK_EQ(xrl_burst_limit(0, 5), 0);
+	CHECK_EQ(xrl_burst_limit(640, 5), 3200);
+	/* the tolerance must stay within 2^61 units: no overflow */
+	CHECK(xrl_burst_limit(hour, 1000) != 0, "1/h burst 1000 (41 days) accepted");
+	CHECK_EQ(xrl_burst_limit(hour, 100000), 0);
+	CHECK_EQ(xrl_burst_limit(640, UINT32_MAX) , 640ULL * UINT32_MAX);
+	CHECK_EQ(xrl_burst_limit(UINT64_MAX, 2), 0);
+}
+
+static void test_tokens(void)
+{
+	struct bucket b;
+	__u64 t = 100 * SEC;
+
+	bucket_init(&b, 2, XRL_PERIOD_SEC, 5);
+	b.tat = 0;
+	CHECK_EQ(xrl_gcra_tokens(b.tat, xrl_ns_to_tu(t), b.interval, b.limit), 5);
+	offer(&b, t, 3);
+	CHECK_EQ(xrl_gcra_tokens(b.tat, xrl_ns_to_tu(t), b.interval, b.limit), 2);
+	offer(&b, t, 5);
+	CHECK_EQ(xrl_gcra_tokens(b.tat, xrl_ns_to_tu(t), b.interval, b.limit), 0);
+	CHECK_EQ(xrl_gcra_tokens(b.tat, xrl_ns_to_tu(t + SEC), b.interval, b.limit), 2);
+}
+
+/* A cost of several units (room for byte-rate rules). */
+static void test_cost(void)
+{
+	__u64 iv = xrl_rate_interval(10, XRL_PERIOD_SEC), lim = xrl_burst_limit(iv, 10);
+	__u64 now = xrl_ns_to_tu(SEC), tat = now, nt;
+
+	CHECK(xrl_gcra(tat, now, iv, lim, 10, &nt), "a full bucket takes 10");
+	CHECK(!xrl_gcra(tat, now, iv, lim, 11, &nt), "but not 11");
+}
+
+int main(void)
+{
+	RUN(test_seed_example);
+	RUN(test_refill_is_lazy_and_exact);
+	RUN(test_one_per_hour);
+	RUN(test_hundred_million_per_second);
+	RUN(test_long_run_accuracy);
+	RUN(test_burst_one);
+	RUN(test_clock_jump);
+	RUN(test_clock_wrap);
+	RUN(test_rate_range);
+	RUN(test_burst_range);
+	RUN(test_tokens);
+	RUN(test_cost);
+	return tl_summary();
+}
