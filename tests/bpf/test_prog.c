@@ -96,11 +96,7 @@ static int set_rules(const char *const *lines)
 		}
 		v[n++] = c.rule;
 	}
-	if (xrl_rules_commit(X, v, n)) {
-		fprintf(stderr, "    commit: %s\n", xrl_errmsg());
-		return -1;
-	}
-	return 0;
+	return xrl_rules_commit(X, v, n) ? -1 : 0;	/* the caller reports xrl_errmsg() */
 }
 
 #define RULES(...) set_rules((const char *const[]){ __VA_ARGS__, NULL })
@@ -138,7 +134,7 @@ static void test_ipv4_limit(void)
 	struct xrl_rule_stats st;
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 3 id 7"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 3 id 7"), "%s", xrl_errmsg());
 	CHECK_EQ(run_raw(buf, len), PASS);
 	CHECK_EQ(run_raw(buf, len), PASS);
 	CHECK_EQ(run_raw(buf, len), PASS);
@@ -161,7 +157,7 @@ static void test_ipv4_limit(void)
 static void test_ipv6_slash64(void)
 {
 	setup();
-	CHECK(!RULES("rule add 2001:db8::/32 rate 1/h burst 2"), "rules");
+	CHECK(!RULES("rule add 2001:db8::/32 rate 1/h burst 2"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("2001:db8:0:1::1"), PASS);
 	CHECK_EQ(run_from("2001:db8:0:1::2"), PASS);	/* same /64: same bucket */
 	CHECK_EQ(run_from("2001:db8:0:1:ffff::3"), DROP);
@@ -174,7 +170,7 @@ static void test_key_lengths(void)
 {
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 2 per /24",
-		     "rule add 2001:db8::/32 rate 1/h burst 1 per /128"), "rules");
+		     "rule add 2001:db8::/32 rate 1/h burst 1 per /128"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.5.1"), PASS);
 	CHECK_EQ(run_from("198.18.5.200"), PASS);	/* same /24 */
 	CHECK_EQ(run_from("198.18.5.7"), DROP);
@@ -190,7 +186,7 @@ static void test_vlan_tags(void)
 	struct pkt_spec s = { .src = "198.18.0.1", .payload = 10 };
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
 	CHECK_EQ(run(&s), PASS);
 	s.vlans = 1;					/* 802.1Q: same source */
 	CHECK_EQ(run(&s), DROP);
@@ -209,7 +205,7 @@ static void test_ipv4_options_and_fragments(void)
 	struct pkt_spec frag = { .src = "198.18.0.1", .frag_off = 185, .payload = 40 };
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
 	CHECK_EQ(run(&opts), PASS);		/* IHL 15: 40 bytes of options */
 	CHECK_EQ(run(&frag), DROP);		/* a non-first fragment: same source, same bucket */
 	frag.src = "198.18.0.3";
@@ -228,7 +224,7 @@ static void test_ipv6_extension_headers(void)
 	struct pkt_spec s = { .src = "2001:db8:0:1::1", .payload = 8 };
 
 	setup();
-	CHECK(!RULES("rule add 2001:db8::/32 rate 1/h burst 5"), "rules");
+	CHECK(!RULES("rule add 2001:db8::/32 rate 1/h burst 5"), "%s", xrl_errmsg());
 	s.ext = hbh_dst, s.next_ext = 2;
 	CHECK_EQ(run(&s), PASS);
 	s.ext = rt_ah, s.next_ext = 2;
@@ -250,7 +246,7 @@ static void test_non_ip(void)
 	size_t len = pkt_build(buf, &arp);
 
 	setup();
-	CHECK(!RULES("rule add 0.0.0.0/0 action deny"), "rules");
+	CHECK(!RULES("rule add 0.0.0.0/0 action deny"), "%s", xrl_errmsg());
 	CHECK_EQ(run_raw(buf, len), PASS);
 	buf[12] = 0x88, buf[13] = 0xcc;		/* LLDP */
 	CHECK_EQ(run_raw(buf, len), PASS);
@@ -275,7 +271,7 @@ static void test_truncation(void)
 	uint64_t cuts = 0;
 
 	setup();
-	CHECK(!RULES("rule add 0.0.0.0/0 action allow", "rule add ::/0 action allow"), "rules");
+	CHECK(!RULES("rule add 0.0.0.0/0 action allow", "rule add ::/0 action allow"), "%s", xrl_errmsg());
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		uint8_t buf[512];
 		size_t len = pkt_build(buf, &specs[i]);
@@ -297,7 +293,7 @@ static void test_malformed_headers(void)
 	size_t len;
 
 	setup();
-	CHECK(!RULES("rule add 0.0.0.0/0 action allow", "rule add ::/0 action allow"), "rules");
+	CHECK(!RULES("rule add 0.0.0.0/0 action allow", "rule add ::/0 action allow"), "%s", xrl_errmsg());
 	len = pkt_build(buf, &v4);
 	buf[14] = 0x44;				/* IHL 4 < 5 */
 	CHECK_EQ(run_raw(buf, len), DROP);
@@ -328,7 +324,7 @@ static void test_allow_deny(void)
 
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 action allow", "rule add 198.18.2.0/24 action deny"),
-	      "rules");
+	      "%s", xrl_errmsg());
 	for (int i = 0; i < 50; i++) {
 		pass += run_from("198.18.1.1") == PASS;
 		drop += run_from("198.18.2.1") == DROP;
@@ -349,7 +345,7 @@ static void test_modes(void)
 
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 2", "rule add 198.18.1.0/24 action allow"),
-	      "rules");
+	      "%s", xrl_errmsg());
 	/* enforce */
 	for (int i = 0; i < 4; i++)
 		v[i] = run_from("198.18.0.1");
@@ -392,7 +388,7 @@ static void test_most_specific_prefix(void)
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1",
 		     "rule add 198.18.1.0/24 action allow",
 		     "rule add 198.18.1.128/25 action deny",
-		     "rule add 198.18.1.77/32 rate 1/h burst 2"), "rules");
+		     "rule add 198.18.1.77/32 rate 1/h burst 2"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.1.5"), PASS);
 	CHECK_EQ(run_from("198.18.1.5"), PASS);		/* allow */
 	CHECK_EQ(run_from("198.18.1.200"), DROP);		/* deny /25 */
@@ -409,17 +405,17 @@ static void test_most_specific_prefix(void)
 static void test_rule_change_next_packet(void)
 {
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
 	/* a changed rule meters with a fresh bucket from the next packet on */
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 3"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 3"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
 	/* changed to deny, then removed */
-	CHECK(!RULES("rule add 198.18.0.0/15 action deny"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/15 action deny"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.0.9"), DROP);
 	CHECK(!set_rules((const char *const[]){ NULL }), "empty set");
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
@@ -430,11 +426,11 @@ static void test_rule_change_next_packet(void)
 static void test_unchanged_rule_keeps_bucket(void)
 {
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1",
-		     "rule add 198.19.0.0/16 rate 1/h burst 1 id 2"), "rules");
+		     "rule add 198.19.0.0/16 rate 1/h burst 1 id 2"), "%s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.0.1"), DROP);		/* still limited */
 	CHECK_EQ(rstats(1).dropped_packets, 2);		/* counters kept too */
 	CHECK_EQ(run_from("198.19.0.1"), PASS);
@@ -448,7 +444,7 @@ static void test_commit_all_or_nothing(void)
 	size_t n = 0;
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1"), "rules");
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1"), "%s", xrl_errmsg());
 	CHECK(RULES("rule add 198.19.0.0/16 rate 1/h burst 1",
 		    "rule add 198.19.0.0/16 rate 2/h burst 1") != 0, "duplicate refused");
 	CHECK(RULES("rule add 198.19.0.0/16 rate 1/h burst 1 id 5",
@@ -501,7 +497,7 @@ static void test_concurrency_exact(void)
 		char rule[128];
 
 		snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1/h burst 1000 id %d", round);
-		CHECK(!RULES(rule), "rules");
+		CHECK(!RULES(rule), "%s", xrl_errmsg());
 		pthread_barrier_init(&start, NULL, 2);
 		for (int i = 0; i < 2; i++) {
 			h[i] = (struct hammer){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X),

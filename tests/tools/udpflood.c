@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * udpflood: a small, bounded UDP sender for the end-to-end tests.
- *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS] [-l BYTES]
- * Sends exactly COUNT datagrams from SRC (bound) to DST, paced at PPS when
- * given, and prints how many it sent. The fast generator is tests/tools'
+ *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS] [-l BYTES] [-t SECONDS]
+ * Sends COUNT datagrams from SRC (bound) to DST, paced at PPS when given,
+ * stopping early after SECONDS (default 60), and prints how many it sent. The fast generator is tests/tools'
  * next addition (issue 3).
  */
 #define _GNU_SOURCE
@@ -48,13 +48,14 @@ int main(int argc, char **argv)
 {
 	const char *src = NULL, *dst = NULL;
 	long count = 100, pps = 0, len = 64, port = 9;
+	double limit = 60;
 	struct sockaddr_storage sa, da;
 	char buf[1500] = {};
 	int opt, fd, slen, dlen;
 	long sent = 0;
 	double t0;
 
-	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:t:")) != -1) {
 		switch (opt) {
 		case 's': src = optarg; break;
 		case 'd': dst = optarg; break;
@@ -62,10 +63,12 @@ int main(int argc, char **argv)
 		case 'n': count = atol(optarg); break;
 		case 'r': pps = atol(optarg); break;
 		case 'l': len = atol(optarg); break;
+		case 't': limit = atof(optarg); break;
 		default: goto usage;
 		}
 	}
-	if (!src || !dst || count < 1 || count > 10000000 || len < 1 || len > 1400)
+	if (!src || !dst || count < 1 || count > 100000000 || len < 1 || len > 1400 ||
+	    limit <= 0 || limit > 600)
 		goto usage;
 	slen = addr_of(src, &sa, 0);
 	dlen = addr_of(dst, &da, port);
@@ -80,6 +83,8 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	while (sent < count) {
+		if ((sent & 255) == 0 && now() - t0 > limit)
+			break;	/* floods are bounded in time too */
 		if (pps && sent > (now() - t0) * pps) {
 			usleep(200);
 			continue;
@@ -97,6 +102,6 @@ int main(int argc, char **argv)
 	printf("%ld\n", sent);
 	return 0;
 usage:
-	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e7] [-r PPS] [-l BYTES]\n");
+	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e8] [-r PPS] [-l BYTES] [-t SECONDS<=600]\n");
 	return 2;
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Shared helpers of the end-to-end tests.
+#
+# Topology of a lab (every name carries this run's id, so runs side by side
+# never meet; both ends of every veth live in namespaces the test created):
+#
+#   ns $SRC                                   ns $DST
+#   s0  198.18.0.1-.9/24, 2001:db8:1::X/64 --- d0  198.18.0.254, 2001:db8:1::fe
+#                                               ^ xdp-rl attached here
+#
+# A private bpffs is mounted for the pins, so a real deployment under
+# /sys/fs/bpf/xdp-rl is never touched. Everything is removed on exit,
+# failure included.
+set -u
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CTL_BIN="$TOP/.output/xdp-rlctl"
+FLOOD="$TOP/.output/udpflood"
+RUN_ID="xrl$$"
+TMPD=$(mktemp -d "/tmp/$RUN_ID.XXXXXX")
+BPFFS="$TMPD/bpffs"
+PIN="$BPFFS/xdp-rl"
+SRC="$RUN_ID-src"
+DST="$RUN_ID-dst"
+DST_MAC=02:00:00:00:00:fe
+SRC_MAC=02:00:00:00:00:01
+NAMESPACES=()
+
+TESTS_PASSED=0
+TESTS_FAILED=0
+CUR_FAILED=0
+
+mkdir -p "$BPFFS"
+mount -t bpf bpf "$BPFFS" || { echo "Error: cannot mount a bpffs at $BPFFS" >&2; exit 1; }
+
+cleanup() {
+	local ns
+	for ns in "${NAMESPACES[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	NAMESPACES=()
+	umount "$BPFFS" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- assertions ----
+fail() {
+	CUR_FAILED=$((CUR_FAILED + 1))
+	echo "    FAIL: $*" >&2
+}
+
+check_eq() {	# DESC ACTUAL EXPECTED
+	[[ "$2" == "$3" ]] || fail "$1: got '$2', expected '$3'"
+}
+
+check_match() {	# DESC TEXT REGEX
+	[[ "$2" =~ $3 ]] || fail "$1: '$2' does not match /$3/"
+}
+
+run_test() {	# FUNCTION
+	CUR_FAILED=0
+	"$1"
+	lab_down
+	if ((CUR_FAILED)); then
+		TESTS_FAILED=$((TESTS_FAILED + 1))
+		echo "FAIL $1"
+	else
+		TESTS_PASSED=$((TESTS_PASSED + 1))
+		echo "ok   $1"
+	fi
+}
+
+summary() {
+	echo "$TESTS_PASSED passed, $TESTS_FAILED failed"
+	((TESTS_FAILED == 0))
+}
+
+# ---- the lab ----
+new_ns() {
+	ip netns add "$1" || return 1
+	NAMESPACES+=("$1")
+	ip -n "$1" link set lo up
+}
+
+# lab_up: two namespaces and one veth pair between them
+lab_up() {
+	new_ns "$SRC" && new_ns "$DST" || { fail "cannot create namespaces"; return 1; }
+	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" || return 1
+	ip -n "$DST" link set d0 address $DST_MAC
+	ip -n "$SRC" link set s0 address $SRC_MAC
+	ip -n "$SRC" link set s0 up
+	ip -n "$DST" link set d0 up
+	ip -n "$DST" addr add 198.18.0.254/24 dev d0
+	ip -n "$DST" addr add 2001:db8:1::fe/64 dev d0 nodad
+	for i in 1 2 3 4 5 6 7 8 9; do
+		ip -n "$SRC" addr add 198.18.0.$i/24 dev s0
+		ip -n "$SRC" addr add 2001:db8:1::$i/64 dev s0 nodad
+	done
+	# No ARP or neighbour discovery on the measured path, either way: a
+	# neighbour advertisement from a source would be counted by its rule.
+	ip -n "$SRC" neigh add 198.18.0.254 lladdr $DST_MAC dev s0 nud permanent
+	ip -n "$SRC" neigh add 2001:db8:1::fe lladdr $DST_MAC dev s0 nud permanent
+	for i in 1 2 3 4 5 6 7 8 9; do
+		ip -n "$DST" neigh add 198.18.0.$i lladdr $SRC_MAC dev d0 nud permanent
+		ip -n "$DST" neigh add 2001:db8:1::$i lladdr $SRC_MAC dev d0 nud permanent
+	done
+}
+
+lab_down() {
+	ctl detach dev d0 purge >/dev/null 2>&1
+	ctl detach dev d1 purge >/dev/null 2>&1
+	local ns
+	for ns in "${NAMESPACES[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	NAMESPACES=()
+	# pins of a failed test must not leak into the next one
+	rm -rf "$PIN" 2>/dev/null
+}
+
+# ctl ARGS...: xdp-rlctl in the receiving namespace (mounts are kept)
+ctl() {
+	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" "$@"
+}
+
+# flood SRC_ADDR DST_ADDR COUNT [PPS]: a bounded, paced send from $SRC
+flood() {
+	nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d "$2" -n "$3" -r "${4:-40000}" -t 30
+}
+
+# jget JSON FILTER
+jget() {
+	jq -r "$2" <<<"$1"
+}
+
+# rule_stat ID FIELD
+rule_stat() {
+	ctl -j stats | jq -r ".rules[] | select(.id == $1) | .$2"
+}
+
+no_xdp_on() {	# NS DEV
+	! ip -n "$1" link show "$2" 2>/dev/null | grep -q 'xdp'
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# End-to-end: xdp-rlctl on a veth lab, a bounded flood, counters checked.
+source "$(dirname "$0")/lib.sh"
+
+FRAME=106	# 64 bytes of UDP payload + 8 + 20 + 14
+
+test_flood_counters() {
+	lab_up || return
+	check_match "attach" "$(ctl attach dev d0)" "attached to d0 \((native|generic) mode\)"
+	ctl rule add 198.18.0.0/24 rate 1/h burst 100 >/dev/null
+	check_eq "abusive sent" "$(flood 198.18.0.1 198.18.0.254 5000)" 5000
+	check_eq "polite sent" "$(flood 198.18.0.2 198.18.0.254 50)" 50
+	local s
+	s=$(ctl -j stats)
+	check_eq "passed" "$(jget "$s" '.rules[0].passed_packets')" 150
+	check_eq "dropped" "$(jget "$s" '.rules[0].dropped_packets')" 4900
+	check_eq "passed bytes" "$(jget "$s" '.rules[0].passed_bytes')" $((150 * FRAME))
+	check_eq "dropped bytes" "$(jget "$s" '.rules[0].dropped_bytes')" $((4900 * FRAME))
+	check_eq "new keys" "$(jget "$s" '.rules[0].new_keys')" 2
+	check_eq "stats fields" "$(jget "$s" '.rules[0] | [has("id","prefix","rate","burst","action")] | all')" true
+	check_eq "global fields" "$(jget "$s" '.global | [has("unmatched_packets","non_ip_packets","malformed_packets")] | all')" true
+	check_eq "malformed" "$(jget "$s" '.global.malformed_packets')" 0
+
+	s=$(ctl -j show 198.18.0.1)
+	check_eq "show key" "$(jget "$s" .key)" 198.18.0.1/32
+	check_eq "show rule" "$(jget "$s" .rule)" 1
+	check_eq "show tokens" "$(jget "$s" .tokens)" 0
+	check_eq "show dropped" "$(jget "$s" .dropped_packets)" 4900
+	check_eq "polite tokens" "$(ctl -j show 198.18.0.2 | jq .tokens)" 50
+	check_eq "untracked key" "$(ctl -j show 198.18.0.9 | jq -c '[.tracked, .tokens]')" '[false,100]'
+	check_match "show text" "$(ctl show 198.18.0.1)" "tokens: +0 of 100"
+
+	s=$(ctl -j top)
+	check_eq "top length" "$(jget "$s" length)" 1
+	check_eq "top key" "$(jget "$s" '.[0].key')" 198.18.0.1/32
+	check_eq "top rule" "$(jget "$s" '.[0].rule')" 1
+	check_eq "top dropped" "$(jget "$s" '.[0].dropped_packets')" 4900
+	check_match "top text" "$(ctl top count 1)" "198.18.0.1/32 +1 +4900"
+
+	s=$(ctl -j status)
+	check_eq "status iface" "$(jget "$s" '.interfaces[0].ifname')" d0
+	check_eq "status keys" "$(jget "$s" .keys_tracked)" 2
+	check_eq "status capacity" "$(jget "$s" .keys_capacity)" 1048576
+	check_eq "status rules" "$(jget "$s" .rules)" 1
+}
+
+test_detach_leaves_nothing() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	check_match "attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_match "detach purge" "$(ctl detach dev d0 purge)" "removed the pins"
+	no_xdp_on "$DST" d0 || fail "a program is still attached to d0"
+	[[ ! -e "$PIN" ]] || fail "pins left in $PIN: $(ls "$PIN")"
+	# (a fresh bpffs holds the kernel's maps.debug and progs.debug)
+	check_eq "bpffs clean" "$(ls -A "$BPFFS" | grep -v '\.debug$')" ""
+	ctl stats >/dev/null 2>&1
+	check_eq "stats after purge" $? 1
+}
+
+test_native_and_generic() {
+	lab_up || return
+	local mode
+	for mode in native generic; do
+		check_eq "attach $mode" "$(ctl attach dev d0 mode $mode keys 4096)" "attached to d0 ($mode mode)"
+		check_eq "status $mode" "$(ctl -j status | jq -r '.interfaces[0].xdp_mode')" $mode
+		check_match "ip link $mode" "$(ip -n "$DST" link show d0)" \
+			"$([[ $mode == native ]] && echo 'xdp ' || echo 'xdpgeneric')"
+		ctl rule add 198.18.0.0/24 rate 1/h burst 50 >/dev/null
+		flood 198.18.0.3 198.18.0.254 300 >/dev/null
+		check_eq "$mode passed" "$(rule_stat 1 passed_packets)" 50
+		check_eq "$mode dropped" "$(rule_stat 1 dropped_packets)" 250
+		ctl detach dev d0 purge >/dev/null
+	done
+}
+
+test_two_interfaces_share_buckets() {
+	lab_up || return
+	local SRC2="$RUN_ID-src2"
+	new_ns "$SRC2" || return
+	ip -n "$SRC2" link add s1 type veth peer name d1 netns "$DST"
+	ip -n "$DST" link set d1 address 02:00:00:00:01:fe up
+	ip -n "$SRC2" link set s1 up
+	ip -n "$SRC2" addr add 198.18.0.1/24 dev s1
+	ip -n "$SRC2" neigh add 198.18.0.254 lladdr 02:00:00:00:01:fe dev s1 nud permanent
+
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl attach dev d1 >/dev/null
+	check_eq "two interfaces" "$(ctl -j status | jq -c '[.interfaces[].ifname] | sort')" '["d0","d1"]'
+	ctl rule add 198.18.0.0/24 rate 1/h burst 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	nsenter --net="/run/netns/$SRC2" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -n 100 -r 40000 >/dev/null
+	check_eq "shared bucket: passed" "$(rule_stat 1 passed_packets)" 100
+	check_eq "shared bucket: dropped" "$(rule_stat 1 dropped_packets)" 100
+	check_eq "one key" "$(ctl -j status | jq .keys_tracked)" 1
+	check_match "purge kept while attached" "$(ctl detach dev d0 purge)" "pins kept: still attached to 1"
+	[[ -d "$PIN" ]] || fail "pins removed while d1 is attached"
+	ctl detach dev d1 purge >/dev/null
+	[[ ! -e "$PIN" ]] || fail "pins left after the last detach"
+	no_xdp_on "$DST" d1 || fail "program left on d1"
+}
+
+test_ipv6_slash64() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 2001:db8:1::/48 rate 1/h burst 30 >/dev/null
+	flood 2001:db8:1::1 2001:db8:1::fe 100 >/dev/null
+	flood 2001:db8:1::2 2001:db8:1::fe 50 >/dev/null
+	check_eq "v6 passed" "$(rule_stat 1 passed_packets)" 30
+	check_eq "v6 dropped" "$(rule_stat 1 dropped_packets)" 120
+	check_eq "v6 top key" "$(ctl -j top | jq -r '.[0].key')" 2001:db8:1::/64
+	check_eq "v6 show" "$(ctl -j show 2001:db8:1::77 | jq -c '[.key, .tokens]')" '["2001:db8:1::/64",0]'
+}
+
+test_mode_dry_run() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 1/h burst 50 >/dev/null
+	check_eq "mode set" "$(ctl mode set dry-run)" "mode dry-run"
+	check_eq "status mode" "$(ctl -j status | jq -r .mode)" dry-run
+	flood 198.18.0.4 198.18.0.254 200 >/dev/null
+	local s
+	s=$(ctl -j stats)
+	check_eq "would-drop counted" "$(jget "$s" '.rules[0].dropped_packets')" 150
+	check_eq "nothing dropped" "$(jget "$s" '.global.dropped_packets["dry-run"]')" 0
+	check_eq "all passed" "$(jget "$s" '.global.passed_packets["dry-run"] >= 200')" true
+}
+
+test_rule_commands() {
+	lab_up || return
+	ctl rule add 198.18.0.0/24 rate 100/s burst 20 >/dev/null
+	ctl rule add 2001:db8::/32 rate 5/min burst 3 per /56 id 9 >/dev/null
+	ctl rule add 198.18.1.0/24 action allow >/dev/null
+	check_eq "list" "$(ctl -j rule list | jq -c '[.[] | [.id, .prefix, .rate, .burst, .per, .action]]')" \
+		'[[1,"198.18.0.0/24","100/s",20,32,"limit"],[2,"198.18.1.0/24",null,null,32,"allow"],[9,"2001:db8::/32","5/min",3,56,"limit"]]'
+	ctl rule del 9 >/dev/null
+	ctl rule del 198.18.1.0/24 >/dev/null
+	check_eq "del" "$(ctl -j rule list | jq -c '[.[].id]')" '[1]'
+	ctl rule flush >/dev/null
+	check_eq "flush" "$(ctl -j rule list)" '[]'
+	check_match "pretty" "$(ctl -p rule list)" '^\[\]$'
+}
+
+# expect_err RC REGEX ARGS...: the command fails with RC and an Error naming it
+expect_err() {
+	local rc=$1 re=$2 out
+	shift 2
+	out=$(ctl "$@" 2>&1 >/dev/null)
+	local got=$?
+	check_eq "exit code of '$*'" $got "$rc"
+	check_match "message of '$*'" "$out" "^Error: .*$re"
+}
+
+test_errors() {
+	lab_up || return
+	expect_err 1 "not loaded" stats
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null
+	local before
+	before=$(ctl -j rule list)
+	expect_err 2 "198.18.0.1/24.*host bits" rule add 198.18.0.1/24 rate 1/s burst 1
+	expect_err 2 "198.18.0.0/33" rule add 198.18.0.0/33 rate 1/s burst 1
+	expect_err 2 "'198.18.0.300'" rule add 198.18.0.300 rate 1/s burst 1
+	expect_err 2 "rate must be at least 1" rule add 198.18.2.0/24 rate 0/s burst 1
+	expect_err 2 "invalid rate '10/fortnight'" rule add 198.18.2.0/24 rate 10/fortnight burst 1
+	expect_err 2 "between 1/h and 100000000/s" rule add 198.18.2.0/24 rate 200000000/s burst 1
+	expect_err 2 "burst must be at least 1" rule add 198.18.2.0/24 rate 1/s burst 0
+	expect_err 2 "key length /33 is longer" rule add 198.18.2.0/24 rate 1/s burst 1 per /33
+	expect_err 2 "key length /16 is shorter" rule add 198.18.2.0/24 rate 1/s burst 1 per /16
+	expect_err 2 "missing 'burst N'" rule add 198.18.2.0/24 rate 1/s
+	expect_err 2 "unknown argument 'brust'" rule add 198.18.2.0/24 rate 1/s brust 1
+	expect_err 2 "invalid action 'block'" rule add 198.18.2.0/24 action block
+	expect_err 1 "duplicate prefix 198.18.0.0/24" rule add 198.18.0.0/24 rate 1/s burst 1
+	expect_err 1 "duplicate rule id 1" rule add 198.18.3.0/24 rate 1/s burst 1 id 1
+	expect_err 1 "no rule with id 42" rule del 42
+	expect_err 1 "unknown interface 'nosuch0'" attach dev nosuch0
+	expect_err 1 "already attached to d0" attach dev d0
+	expect_err 1 "not attached to 'lo'" detach dev lo
+	expect_err 2 "unknown mode 'panic'" mode set panic
+	expect_err 2 "unknown command 'frobnicate'" frobnicate
+	expect_err 2 "invalid address" show 198.18.0
+	check_eq "nothing changed" "$(ctl -j rule list)" "$before"
+	check_eq "still one interface" "$(ctl -j status | jq '.interfaces | length')" 1
+	local j
+	j=$(ctl -j rule del 42 2>&1 >/dev/null)
+	check_eq "json error" "$(jq -r .error <<<"$j")" "no rule with id 42"
+}
+
+run_test test_flood_counters
+run_test test_detach_leaves_nothing
+run_test test_native_and_generic
+run_test test_two_interfaces_share_buckets
+run_test test_ipv6_slash64
+run_test test_mode_dry_run
+run_test test_rule_commands
+run_test test_errors
+summary

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Run every test suite and close with the sum: "N passed, N failed".
+# Suites: unit (metering maths), bpf (the program through BPF_PROG_TEST_RUN),
+# e2e (xdp-rlctl on veth namespaces), then a check that nothing was left.
+set -u
+cd "$(dirname "$0")/.."
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "Error: the BPF and end-to-end tests need root (sudo make test)" >&2
+	exit 1
+fi
+
+passed=0
+failed=0
+
+# suite NAME CMD...: run it, add its closing "N passed, N failed" line
+suite() {
+	local name=$1 out line p f
+	shift
+	echo "== $name"
+	out=$("$@" 2>&1)
+	local rc=$?
+	echo "$out" | sed 's/^/  /'
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
+	if [[ -z "$line" ]]; then
+		echo "  (suite $name ended without a summary, exit $rc: counted as one failure)"
+		failed=$((failed + 1))
+		return
+	fi
+	read -r p _ f _ <<<"$line"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if ((rc != 0 && f == 0)); then
+		echo "  (suite $name exited $rc: counted as one failure)"
+		failed=$((failed + 1))
+	fi
+}
+
+# What a run must never leave behind: namespaces, veths, XDP programs, pins.
+leftovers() {
+	local left=0
+	if ip netns list | grep -q '^xrl'; then
+		echo "    namespaces left: $(ip netns list | grep '^xrl' | tr '\n' ' ')"
+		left=1
+	fi
+	if ip -o link show type veth 2>/dev/null | grep -q .; then
+		echo "    veths left in the root namespace"
+		left=1
+	fi
+	if ls -d /sys/fs/bpf/xdp-rl* >/dev/null 2>&1 && [[ -z "${XRL_KEEP_PINS:-}" ]]; then
+		echo "    pins left under /sys/fs/bpf/xdp-rl*"
+		left=1
+	fi
+	if ls -d /tmp/xrl[0-9]* >/dev/null 2>&1; then
+		echo "    temporary directories left: $(ls -d /tmp/xrl[0-9]*)"
+		left=1
+	fi
+	if ((left)); then
+		echo "FAIL no_leftovers"
+		echo "0 passed, 1 failed"
+	else
+		echo "ok   no_leftovers"
+		echo "1 passed, 0 failed"
+	fi
+}
+
+suite unit .output/test_meter
+suite bpf .output/test_prog
+for t in tests/e2e/test_*.sh; do
+	suite "e2e $(basename "$t" .sh)" bash "$t"
+done
+suite leftovers leftovers
+
+echo
+echo "$passed passed, $failed failed"
+((failed == 0))
