@@ -11,7 +11,7 @@ LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lel
 
 INCLUDES  := -Iinclude -Iuser -I$(OUTPUT)
 CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
 # BPF atomics (compare-and-swap) need -mcpu=v3.
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
@@ -33,9 +33,9 @@ LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
-TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood
+TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench
 
-.PHONY: all clean test demo deps install
+.PHONY: all clean test demo deps install microbench
 .SECONDARY:
 all: $(CLI) $(TESTS)
 
@@ -77,6 +77,10 @@ $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIB
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
+$(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
@@ -86,6 +90,12 @@ test:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run.sh
+
+# The program's per-packet cost next to a bare XDP_DROP program.
+microbench:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(OUTPUT)/microbench
 
 demo:
 	$(Q)scripts/deps.sh

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# sudo make demo: a throwaway lab, the limiter attached, a flood, live counters.
+#
+#   ns $SRC: s0 198.18.0.1 (abusive), .2 and .3 (polite)  ---veth---  ns $DST: d0 (xdp-rl)
+#
+# Everything lives in namespaces this script creates, the pins in a private
+# bpffs; all of it is removed when the demo ends, however it ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[[ $(id -u) -eq 0 ]] || { echo "Error: the demo needs root (sudo make demo)" >&2; exit 1; }
+
+CTL_BIN=$PWD/.output/xdp-rlctl
+FLOOD=$PWD/.output/udpflood
+ID="xrl-demo$$"
+SRC="$ID-src"
+DST="$ID-dst"
+TMPD=$(mktemp -d "/tmp/$ID.XXXXXX")
+BPFFS="$TMPD/bpffs"
+PIN="$BPFFS/xdp-rl"
+SECONDS_TO_RUN=${DEMO_SECONDS:-10}
+PIDS=()
+
+cleanup() {
+	set +e
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$SRC" 2>/dev/null
+	ip netns del "$DST" 2>/dev/null
+	umount "$BPFFS" 2>/dev/null
+	rm -rf "$TMPD"
+	echo "lab removed"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ctl() {
+	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" "$@"
+}
+say() {
+	printf '\n\033[1m$ xdp-rlctl %s\033[0m\n' "$*"
+	ctl "$@"
+}
+
+echo "== building the lab: namespaces $SRC and $DST"
+mkdir -p "$BPFFS"
+mount -t bpf bpf "$BPFFS"
+ip netns add "$SRC"
+ip netns add "$DST"
+ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST"
+ip -n "$SRC" link set s0 address 02:00:00:00:00:01 up
+ip -n "$DST" link set d0 address 02:00:00:00:00:fe up
+ip -n "$DST" addr add 198.18.0.254/24 dev d0
+for i in 1 2 3; do
+	ip -n "$SRC" addr add 198.18.0.$i/24 dev s0
+	ip -n "$DST" neigh add 198.18.0.$i lladdr 02:00:00:00:00:01 dev d0 nud permanent
+done
+ip -n "$SRC" neigh add 198.18.0.254 lladdr 02:00:00:00:00:fe dev s0 nud permanent
+
+say attach dev d0 mode native
+say rule add 198.18.0.0/24 rate 100/s burst 20
+say rule add 198.18.0.3/32 rate 1000/s burst 100
+say rule list
+
+echo
+echo "== flooding for ${SECONDS_TO_RUN}s: 198.18.0.1 sends 50000 packets/s (limit 100/s);"
+echo "   198.18.0.2 and 198.18.0.3 send 50 packets/s each, under their limits"
+sender() {
+	nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d 198.18.0.254 -r "$2" \
+		-n $(($2 * SECONDS_TO_RUN)) -t $((SECONDS_TO_RUN + 2)) >/dev/null
+}
+sender 198.18.0.1 50000 & PIDS+=($!)
+sender 198.18.0.2 50 & PIDS+=($!)
+sender 198.18.0.3 50 & PIDS+=($!)
+
+for ((t = 1; t <= SECONDS_TO_RUN; t++)); do
+	sleep 1
+	printf '\n-- t = %2ds ------------------------------------------------------------\n' "$t"
+	ctl stats
+done
+wait "${PIDS[@]}" 2>/dev/null || true
+PIDS=()
+
+say top count 5
+say show 198.18.0.1
+say show 198.18.0.2
+say status
+say detach dev d0 purge
