@@ -142,6 +142,23 @@ test_rule_commands() {
 	check_match "pretty" "$(ctl -p rule list)" '^\[\]$'
 }
 
+# Each rule command reads the set, changes it and publishes it: without the
+# lock on the pin directory, parallel invocations would lose rules.
+test_parallel_invocations() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	local i pids=()
+	for i in $(seq 1 20); do
+		ctl rule add 198.19.$i.0/24 rate $i/s burst $i >/dev/null &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "a parallel rule add failed"
+	done
+	check_eq "all 20 rules" "$(ctl -j rule list | jq length)" 20
+	check_eq "distinct ids" "$(ctl -j rule list | jq '[.[].id] | unique | length')" 20
+}
+
 # expect_err RC REGEX ARGS...: the command fails with RC and an Error naming it
 expect_err() {
 	local rc=$1 re=$2 out
@@ -194,5 +211,6 @@ run_test test_two_interfaces_share_buckets
 run_test test_ipv6_slash64
 run_test test_mode_dry_run
 run_test test_rule_commands
+run_test test_parallel_invocations
 run_test test_errors
 summary
