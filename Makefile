@@ -33,9 +33,10 @@ LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
-TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench
+TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
+	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
-.PHONY: all clean test demo deps install microbench
+.PHONY: all clean test demo deps install microbench bench
 .SECONDARY:
 all: $(CLI) $(TESTS)
 
@@ -50,6 +51,10 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.bpf.o: tests/bpf/%.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: tests/tools/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -81,6 +86,18 @@ $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPU
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
+$(OUTPUT)/xrl-flood: tests/tools/xrl_flood.c $(OUTPUT)/xrl_flood.skel.h
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lpthread -o $@
+
+$(OUTPUT)/xdp-ref: tests/tools/xdp_ref.c $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/udpsink: tests/tools/udpsink.c | $(OUTPUT)
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
 $(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
@@ -96,6 +113,12 @@ microbench:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/microbench
+
+# Side by side with bare XDP_DROP, nftables and iptables (under 10 minutes).
+bench:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/bench/bench.sh
 
 demo:
 	$(Q)scripts/deps.sh

@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
-	iproute2 util-linux procps jq
+	iproute2 util-linux procps jq ethtool bc
+	nftables iptables gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# sudo make bench: xdp-rl side by side with bare XDP_DROP, nftables meters,
+# iptables hashlimit and no filter, on a veth lab of its own.
+#
+#   ns $GEN: s0 ---- veth ---- d0 :ns $RCV   (contender on d0; GRO on)
+#   xrl-flood on s0: BPF_PROG_RUN live frames redirected out of s0
+#
+# Every limiter gets the same rule: per source /32 (IPv6 /64), 100 packets/s,
+# burst 20, drop above. For each scenario, every contender runs in turn, in
+# several interleaved rounds (A B C ... A B C ...); medians are reported with
+# min and max. Floods are bounded in time (DUR seconds) and count.
+#
+# Environment: ROUNDS (3), DUR (seconds per run, 1.5), OUT (.output/bench).
+set -u
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+
+[[ $(id -u) -eq 0 ]] || { echo "Error: the benchmark needs root (sudo make bench)" >&2; exit 1; }
+
+ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-1.5}
+OUT=${OUT:-$TOP/.output/bench}
+RATE=100
+BURST=20
+CTL_BIN=$TOP/.output/xdp-rlctl
+FLOOD=$TOP/.output/xrl-flood
+XDPREF=$TOP/.output/xdp-ref
+UDPFLOOD=$TOP/.output/udpflood
+UDPSINK=$TOP/.output/udpsink
+ID="xrlb$$"
+GEN="$ID-gen"
+RCV="$ID-rcv"
+TMPD=$(mktemp -d "/tmp/$ID.XXXXXX")
+BPFFS="$TMPD/bpffs"
+PIN="$BPFFS/xdp-rl"
+DST_MAC=02:00:00:00:00:fe
+SRC_MAC=02:00:00:00:00:01
+DST4=198.19.255.254
+DST6=2001:db8:ffff::fe
+POLITE=(198.19.200.1 198.19.200.2 198.19.200.3)
+RESULTS="$TMPD/results.jsonl"
+NAPI_PID=
+
+cleanup() {
+	set +e
+	jobs -p | xargs -r kill 2>/dev/null
+	wait 2>/dev/null
+	ip netns del "$GEN" 2>/dev/null
+	ip netns del "$RCV" 2>/dev/null
+	umount "$BPFFS" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s\n' "$*" >&2; }
+in_gen() { nsenter --net="/run/netns/$GEN" "$@"; }
+in_rcv() { nsenter --net="/run/netns/$RCV" "$@"; }
+ctl() { in_rcv "$CTL_BIN" --pin-dir "$PIN" "$@"; }
+
+# ---- the lab ----
+lab_up() {
+	mkdir -p "$BPFFS" && mount -t bpf bpf "$BPFFS" || return 1
+	ip netns add "$GEN" && ip netns add "$RCV" || return 1
+	# Two queues: the flood (generated on CPU 0) fills queue 0; the polite
+	# senders run on CPU 1 and XPS steers them to queue 1, as RSS would
+	# spread sources over a real NIC's queues.
+	ip -n "$GEN" link add s0 numtxqueues 2 numrxqueues 2 type veth \
+		peer name d0 numtxqueues 2 numrxqueues 2 netns "$RCV" || return 1
+	ip netns exec "$GEN" sh -c 'echo 1 > /sys/class/net/s0/queues/tx-0/xps_cpus; echo 2 > /sys/class/net/s0/queues/tx-1/xps_cpus' || return 1
+	ip -n "$GEN" link set s0 address $SRC_MAC up
+	ip -n "$RCV" link set d0 address $DST_MAC up
+	ip -n "$GEN" link set lo up
+	ip -n "$RCV" link set lo up
+	ip -n "$RCV" addr add $DST4/15 dev d0
+	ip -n "$RCV" addr add $DST6/64 dev d0 nodad
+	for a in "${POLITE[@]}"; do
+		ip -n "$GEN" addr add "$a/15" dev s0
+		ip -n "$RCV" neigh add "$a" lladdr $SRC_MAC dev d0 nud permanent
+	done
+	ip -n "$GEN" neigh add $DST4 lladdr $DST_MAC dev s0 nud permanent
+	# contenders without XDP receive redirected frames through GRO
+	in_rcv ethtool -K d0 gro on >/dev/null
+	in_rcv sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.d0.rp_filter=0
+}
+
+# ---- contenders: setup_NAME / teardown_NAME, counters_NAME -> "seen dropped" ----
+CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none})
+declare -A LABEL=(
+	[xdp_drop]="bare XDP_DROP" [xdprl_native]="xdp-rl native" [xdprl_generic]="xdp-rl generic"
+	[nft_netdev]="nftables meter, netdev ingress" [nft_input]="nftables meter, inet input"
+	[iptables_hashlimit]="iptables hashlimit, raw" [none]="no filter"
+)
+
+setup_none() { :; }
+teardown_none() { :; }
+counters_none() { echo "0 0"; }
+
+setup_xdp_drop() { in_rcv "$XDPREF" d0 drop native; }
+teardown_xdp_drop() { in_rcv "$XDPREF" d0 off; }
+counters_xdp_drop() { echo "0 0"; }
+
+xdprl_up() {
+	ctl attach dev d0 mode "$1" keys 1048576 >/dev/null &&
+	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 >/dev/null &&
+	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 >/dev/null
+}
+setup_xdprl_native() { xdprl_up native; }
+setup_xdprl_generic() { xdprl_up generic; }
+teardown_xdprl_native() { ctl detach dev d0 purge >/dev/null; }
+teardown_xdprl_generic() { teardown_xdprl_native; }
+counters_xdprl() {
+	ctl -j stats | jq -r '[([.rules[] | .passed_packets + .dropped_packets] | add),
+			      ([.rules[] | .dropped_packets] | add)] | "\(.[0]) \(.[1])"'
+}
+counters_xdprl_native() { counters_xdprl; }
+counters_xdprl_generic() { counters_xdprl; }
+
+nft_rules() {	# FAMILY HOOKSPEC
+	cat <<-EOF
+	table $1 xrlbench {
+	  set m4 { type ipv4_addr; size 1048576; flags dynamic,timeout; timeout 60s; }
+	  set m6 { type ipv6_addr; size 1048576; flags dynamic,timeout; timeout 60s; }
+	  chain c {
+	    $2; policy accept;
+	    ip saddr 198.18.0.0/15 counter
+	    ip6 saddr 2001:db8::/32 counter
+	    ip saddr 198.18.0.0/15 update @m4 { ip saddr limit rate over $RATE/second burst $BURST packets } counter drop
+	    ip6 saddr 2001:db8::/32 update @m6 { ip6 saddr & ffff:ffff:ffff:ffff:: limit rate over $RATE/second burst $BURST packets } counter drop
+	  }
+	}
+	EOF
+}
+setup_nft_netdev() { nft_rules netdev "type filter hook ingress device d0 priority -500" | in_rcv nft -f -; }
+setup_nft_input() { nft_rules inet "type filter hook input priority 0" | in_rcv nft -f -; }
+teardown_nft_netdev() { in_rcv nft delete table netdev xrlbench; }
+teardown_nft_input() { in_rcv nft delete table inet xrlbench; }
+counters_nft() {	# FAMILY: the counter rules see, the drop rules drop
+	in_rcv nft -j list chain "$1" xrlbench c | jq -r '
+		[.nftables[] | select(.rule) | .rule.expr] as $r |
+		[([$r[] | select(any(.[]; has("drop")) | not) | .[] | .counter? // empty | .packets] | add // 0),
+		 ([$r[] | select(any(.[]; has("drop"))) | .[] | .counter? // empty | .packets] | add // 0)]
+		| "\(.[0]) \(.[1])"'
+}
+counters_nft_netdev() { counters_nft netdev; }
+counters_nft_input() { counters_nft inet; }
+
+setup_iptables_hashlimit() {
+	local hl="-m hashlimit --hashlimit-above $RATE/sec --hashlimit-burst $BURST --hashlimit-mode srcip --hashlimit-htable-size 1048576 --hashlimit-htable-max 1048576"
+	in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 &&
+	in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 $hl --hashlimit-name x4 -j DROP &&
+	in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 &&
+	in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 $hl --hashlimit-srcmask 64 --hashlimit-name x6 -j DROP
+}
+teardown_iptables_hashlimit() {
+	in_rcv iptables-legacy -t raw -F
+	in_rcv ip6tables-legacy -t raw -F
+}
+counters_iptables_hashlimit() {
+	{ in_rcv iptables-legacy -t raw -L PREROUTING -v -x -n; in_rcv ip6tables-legacy -t raw -L PREROUTING -v -x -n; } |
+		awk '$1 ~ /^[0-9]+$/ { if ($3 == "DROP") d += $1; else s += $1 } END { print s + 0, d + 0 }'
+}
+
+# ---- scenarios: xrl-flood arguments, keys metered, polite senders ----
+SCENARIOS=(${SCENARIOS_ONLY:-one k1 m1 v6_64 mixed})
+declare -A SLABEL=(
+	[one]="1 source" [k1]="1,000 sources" [m1]="1,000,000 random sources (IPv6 /64s)"
+	[v6_64]="IPv6: 1,000 addresses in one /64" [mixed]="1 flooding + 3 polite sources"
+)
+declare -A SARGS=(
+	[one]="-d $DST4 -s 198.18.0.1"
+	[k1]="-d $DST4 -s 198.18.0.0/15 -N 1000"
+	[m1]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 7"
+	[v6_64]="-d $DST6 -s 2001:db8:1::1/64 -N 1000"
+	[mixed]="-d $DST4 -s 198.18.0.1"
+)
+declare -A SKEYS=([one]=1 [k1]=1000 [m1]=1000000 [v6_64]=1 [mixed]=1)
+
+xmit() {	# delivered and failed frames out of s0 so far
+	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } /tx_queue_[0-9]+_xdp_xmit_errors:/ { e += $2 } END { print x + 0, e + 0 }'
+}
+
+napi_cpu_ticks() {
+	[[ -n "$NAPI_PID" ]] && awk '{ print $14 + $15 }' "/proc/$NAPI_PID/stat" || echo 0
+}
+
+# run_one ROUND SCENARIO CONTENDER MODE(shared|split): one measurement, one JSON line
+run_one() {
+	local round=$1 sc=$2 c=$3 mode=$4 x0 x1 e0 e1 t0 t1 res seen dropped polite_json="{}" mem=null
+	"setup_$c" || { log "Error: setup of $c failed"; return 1; }
+	local sink_pid= polite_pids=()
+	if [[ $sc == mixed ]]; then
+		in_rcv "$UDPSINK" -p 5353 -T "$(echo "$DUR + 1.5" | bc)" >"$TMPD/sink" &
+		sink_pid=$!
+		sleep 0.2
+		for a in "${POLITE[@]}"; do
+			in_gen taskset -c 1 "$UDPFLOOD" -s "$a" -d $DST4 -p 5353 -r 50 -n "$(echo "$DUR * 50 / 1" | bc)" -t 10 >/dev/null &
+			polite_pids+=($!)
+		done
+	fi
+	read -r x0 e0 < <(xmit)
+	t0=$(napi_cpu_ticks)
+	local cpuopt=()
+	[[ $mode == split ]] && cpuopt=(-c 0)
+	res=$(in_gen taskset -c 0 "$FLOOD" -i s0 -m $DST_MAC ${SARGS[$sc]} -n 1000000000 -T "$DUR" "${cpuopt[@]}" -j)
+	t1=$(napi_cpu_ticks)
+	read -r x1 e1 < <(xmit)
+	if [[ $sc == mixed ]]; then
+		wait "${polite_pids[@]}" 2>/dev/null
+		wait "$sink_pid"
+		polite_json=$(cat "$TMPD/sink")
+	fi
+	sleep 0.1	# let the last frames drain before reading counters
+	read -r seen dropped < <("counters_$c")
+	if [[ $c == xdprl_native && $sc == one && $mode == shared ]]; then
+		mem=$(in_rcv bpftool -j map show pinned "$PIN/xrl_buckets" | jq '.bytes_memlock / .max_entries')
+	fi
+	"teardown_$c"
+	jq -nc --argjson r "$round" --arg sc "$sc" --arg c "$c" --arg mode "$mode" \
+		--argjson gen "$res" --argjson delivered $((x1 - x0)) --argjson ring_lost $((e1 - e0)) \
+		--argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" \
+		--argjson ticks $((t1 - t0)) --argjson hz "$(getconf CLK_TCK)" \
+		--argjson keys "${SKEYS[$sc]}" --argjson polite "$polite_json" --argjson mem "$mem" \
+		--argjson rate $RATE --argjson burst $BURST '
+		{round: $r, scenario: $sc, contender: $c, mode: $mode, seconds: $gen.seconds,
+		 delivered: $delivered, ring_lost: $ring_lost,
+		 mpps: ($delivered / $gen.seconds / 1e6),
+		 rx_ns_per_packet: (if $mode == "split" and $delivered > 0 then $ticks * 1e9 / $hz / $delivered else null end),
+		 seen: $seen, admitted: ($seen - $dropped), dropped: $dropped,
+		 polite_sent: (if $sc == "mixed" then 3 * (('"$DUR"' * 50) | floor) else 0 end),
+		 keys: $keys} |
+		.expected = (if $seen > 0 then ([$keys * ($burst + $rate * .seconds) + .polite_sent, $seen] | min) else null end) |
+		. + {
+		 polite_received: ([$polite[]] | add // 0),
+		 bytes_per_key: $mem}' >>"$RESULTS"
+}
+
+# ---- main ----
+mkdir -p "$OUT"
+log "== lab"
+lab_up || { log "Error: cannot build the lab"; exit 1; }
+log "== $ROUNDS rounds x ${#SCENARIOS[@]} scenarios x ${#CONTENDERS[@]} contenders, ${DUR}s each (one CPU sends and receives)"
+start=$(date +%s)
+for ((r = 1; r <= ROUNDS; r++)); do
+	for sc in "${SCENARIOS[@]}"; do
+		for c in "${CONTENDERS[@]}"; do
+			run_one "$r" "$sc" "$c" shared || exit 1
+			log "   round $r  $(tail -n 1 "$RESULTS" | jq -r '"\(.scenario)\t\(.contender)\t\(.mpps * 1000 | round / 1000) Mpps"')"
+		done
+	done
+done
+
+# Receiver CPU per packet: NAPI in its own thread on CPU 1, the generator on CPU 0.
+log "== receiver CPU per packet (threaded NAPI on CPU 1)"
+ip netns exec "$RCV" sh -c 'echo 1 > /sys/class/net/d0/threaded'
+NAPI_PID=$(pgrep -f '^\[?napi/d0-' | head -n 1)
+[[ -z "$NAPI_PID" ]] && NAPI_PID=$(ps -eo pid,comm | awk '$2 ~ /^napi\/d0-/ { print $1; exit }')
+if [[ -n "$NAPI_PID" && $(nproc) -ge 2 ]]; then
+	taskset -pc 1 "$NAPI_PID" >/dev/null
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for sc in one k1; do
+			for c in "${CONTENDERS[@]}"; do
+				run_one "$r" "$sc" "$c" split || exit 1
+			done
+		done
+	done
+else
+	log "   (skipped: no NAPI thread or fewer than 2 CPUs)"
+fi
+ip netns exec "$RCV" sh -c 'echo 0 > /sys/class/net/d0/threaded'
+NAPI_PID=
+
+# Micro-benchmark of the program alone.
+log "== micro-benchmark"
+"$TOP/.output/microbench" -j >"$OUT/microbench.json"
+"$TOP/.output/microbench" >"$OUT/microbench.md"
+
+elapsed=$(($(date +%s) - start))
+cp "$RESULTS" "$OUT/runs.jsonl"
+"$TOP/tests/bench/report.sh" "$OUT" "$elapsed"

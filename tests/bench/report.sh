@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# report.sh OUT [ELAPSED]: turn OUT/runs.jsonl (one JSON line per run) into
+# OUT/summary.json, OUT/bench.md (Markdown tables) and OUT/bench.png.
+set -eu
+OUT=$1
+ELAPSED=${2:-}
+RUNS="$OUT/runs.jsonl"
+
+# medians per (mode, scenario, contender); ratios to bare XDP_DROP are taken
+# per round, in the same round, then their median
+jq -s '
+  def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+  def stat(f): [.[] | f | select(. != null)] | {median: median, min: min, max: max};
+  (map(select(.contender == "xdp_drop")) | map({key: "\(.mode)/\(.scenario)/\(.round)", value: .}) | from_entries) as $floor |
+  group_by([.mode, .scenario, .contender]) | map(
+    . as $g | $g[0] as $f |
+    {mode: $f.mode, scenario: $f.scenario, contender: $f.contender, rounds: length,
+     mpps: stat(.mpps),
+     ratio_to_xdp_drop: stat(. as $x | $floor["\($x.mode)/\($x.scenario)/\($x.round)"].mpps as $d | if $d then $x.mpps / $d else null end),
+     rx_ns_per_packet: stat(.rx_ns_per_packet),
+     accuracy: stat(if .expected and .expected > 0 then .admitted / .expected else null end),
+     admitted: stat(.admitted), expected: stat(.expected),
+     ring_lost: stat(.ring_lost),
+     polite_lost: stat(if .scenario == "mixed" then .polite_sent - .polite_received else null end),
+     bytes_per_key: stat(.bytes_per_key)})
+' "$RUNS" >"$OUT/summary.json"
+
+label() {
+	case $1 in
+	xdp_drop) echo "bare XDP_DROP" ;; xdprl_native) echo "xdp-rl native" ;;
+	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
+	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
+	none) echo "no filter" ;; *) echo "$1" ;;
+	esac
+}
+slabel() {
+	case $1 in
+	one) echo "1 source" ;; k1) echo "1,000 sources" ;; m1) echo "1,000,000 random sources (IPv6 /64s)" ;;
+	v6_64) echo "IPv6: 1,000 addresses in one /64" ;; mixed) echo "1 flooding + 3 polite sources" ;; *) echo "$1" ;;
+	esac
+}
+
+cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
+{
+	echo "Measured $(date -u +%Y-%m-%d) on kernel $(uname -r), $(nproc) CPUs ($cpu)."
+	echo "Reproduce: \`sudo make bench\` (ROUNDS, DUR: seconds per run)${ELAPSED:+; this run took ${ELAPSED}s}."
+	echo
+	echo "**Packets handled per second at the receiver** — one CPU sends (xrl-flood, live frames) and"
+	echo "receives (the veth's NAPI runs on the sending CPU); median of the rounds (min–max); ratio to"
+	echo "bare XDP_DROP in the same round. Accuracy: packets admitted ÷ (burst + rate × duration) summed"
+	echo "over the keys (capped by what arrived)."
+	echo
+	for sc in one k1 m1 v6_64 mixed; do
+		jq -e --arg sc "$sc" 'any(.[]; .scenario == $sc and .mode == "shared")' "$OUT/summary.json" >/dev/null || continue
+		echo "*$(slabel "$sc")*"
+		echo
+		if [[ $sc == mixed ]]; then
+			echo "| contender | Mpps | × XDP_DROP | accuracy | polite lost |"
+			echo "|---|---:|---:|---:|---:|"
+		else
+			echo "| contender | Mpps | × XDP_DROP | accuracy |"
+			echo "|---|---:|---:|---:|"
+		fi
+		jq -r --arg sc "$sc" '.[] | select(.scenario == $sc and .mode == "shared") |
+			def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+			[.contender,
+			 "\(.mpps.median | f(3)) (\(.mpps.min | f(2))–\(.mpps.max | f(2)))",
+			 (.ratio_to_xdp_drop.median | f(2)),
+			 (if .accuracy.median == null then "—" else "\(.accuracy.median * 100 | f(1)) %" end),
+			 (.polite_lost.median | f(0))] | @tsv' "$OUT/summary.json" |
+		while IFS=$'\t' read -r c m r a p; do
+			if [[ $sc == mixed ]]; then
+				[[ $c == xdp_drop ]] && p="— (drops all)"
+				echo "| $(label "$c") | $m | $r | $a | $p |"
+			else
+				echo "| $(label "$c") | $m | $r | $a |"
+			fi
+		done
+		echo
+	done
+	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
+		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
+		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"
+		echo "cross CPUs here, so every program that reads the packet pays a cache miss that bare"
+		echo "XDP_DROP (which reads nothing) does not."
+		echo
+		echo "| contender | 1 source | 1,000 sources |"
+		echo "|---|---:|---:|"
+		for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+			a=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "one" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
+			b=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "k1" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
+			echo "| $(label "$c") | ${a:-—} | ${b:-—} |"
+		done
+		echo
+	fi
+	mem=$(jq -r '.[] | select(.contender == "xdprl_native" and .bytes_per_key.median != null) | .bytes_per_key.median' "$OUT/summary.json" | head -n 1)
+	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem bytes per tracked key (memlock ÷ entries, 1,048,576 entries)."; echo; }
+	if [[ -f "$OUT/microbench.md" ]]; then
+		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds):"
+		echo
+		cat "$OUT/microbench.md"
+	fi
+} >"$OUT/bench.md"
+
+# the chart: Mpps per contender, grouped by scenario
+{
+	printf 'scenario'
+	for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+		printf '\t"%s"' "$(label "$c")"
+	done
+	echo
+	for sc in one k1 m1 v6_64 mixed; do
+		printf '"%s"' "$(slabel "$sc" | sed 's/ (IPv6 \/64s)//; s/IPv6: 1,000 addresses in one/IPv6 one/')"
+		for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+			printf '\t%s' "$(jq -r --arg sc "$sc" --arg c "$c" '.[] | select(.mode == "shared" and .scenario == $sc and .contender == $c) | .mpps.median' "$OUT/summary.json" | head -n 1)"
+		done
+		echo
+	done
+} >"$OUT/chart.dat"
+if command -v gnuplot >/dev/null; then
+	gnuplot <<-EOF
+	set terminal pngcairo size 1100,520 font ",10"
+	set output "$OUT/bench.png"
+	set title "Packets handled per second at the receiver (Mpps, one CPU sends and receives)"
+	set style data histogram
+	set style histogram cluster gap 1
+	set style fill solid 0.9 border -1
+	set boxwidth 0.9
+	set key outside right top
+	set ylabel "Mpps"
+	set yrange [0:*]
+	set grid ytics
+	plot for [i=2:8] "$OUT/chart.dat" using i:xtic(1) title columnheader(i)
+	EOF
+fi
+cat "$OUT/bench.md"

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ref: attach a reference program (the benchmark's floor) to a device.
+ *   xdp-ref DEV drop|parse native|generic     attach (stays attached)
+ *   xdp-ref DEV off                           detach whatever is attached
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xrl_test_progs.skel.h"
+
+int main(int argc, char **argv)
+{
+	struct xrl_test_progs *skel;
+	unsigned int ifindex;
+	__u32 flags;
+	int fd, err;
+
+	if (argc < 3 || !(ifindex = if_nametoindex(argv[1]))) {
+		fprintf(stderr, "usage: xdp-ref DEV drop|parse native|generic | xdp-ref DEV off\n");
+		return 2;
+	}
+	libbpf_set_print(NULL);
+	if (!strcmp(argv[2], "off")) {
+		bpf_xdp_detach(ifindex, XDP_FLAGS_SKB_MODE, NULL);
+		bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+		return 0;
+	}
+	if (argc < 4)
+		return 2;
+	flags = !strcmp(argv[3], "generic") ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
+	skel = xrl_test_progs__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "Error: cannot load the reference programs\n");
+		return 1;
+	}
+	fd = bpf_program__fd(!strcmp(argv[2], "parse") ? skel->progs.xdp_parse_only
+						       : skel->progs.xdp_drop_all);
+	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err)
+		fprintf(stderr, "Error: cannot attach to %s: %s\n", argv[1], strerror(-err));
+	xrl_test_progs__destroy(skel);	/* the attachment keeps the program */
+	return err ? 1 : 0;
+}
