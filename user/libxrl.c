@@ -479,8 +479,8 @@ __u64 xrl_now_ns(struct xrl *x)
 
 	if (x->skel ? x->skel->rodata->use_test_clock : false)
 		return t;
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* the program's bpf_ktime_get_coarse_ns() */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
