@@ -162,6 +162,14 @@ static __always_inline int meter(const struct xrl_rule *r,
 	return XRL_DROP;
 }
 
+/* The daemon stopped heartbeating: its watchdog time has passed. */
+static __always_inline int watchdog_fired(const struct xrl_control *ctrl)
+{
+	__u64 wd = ctrl->watchdog_ns;
+
+	return wd && clock_ns(ctrl) - ctrl->heartbeat_ns > wd;
+}
+
 /* Decide for a matched rule under the current mode. */
 static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 				  const struct xrl_pkt *p,
@@ -170,7 +178,20 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 {
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
-	if (mode == XRL_MODE_FAIL_CLOSED || r->action == XRL_ACT_DENY)
+	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
+		return XRL_DROP;
+	if (watchdog_fired(ctrl)) {
+		/* each rule's failure policy, counted as such */
+		if (r->on_failure == XRL_FAIL_CLOSED) {
+			if (rs)
+				rs->failure_dropped++;
+			return XRL_DROP;
+		}
+		if (rs)
+			rs->failure_passed++;
+		return XRL_PASS;
+	}
+	if (r->action == XRL_ACT_DENY)
 		return XRL_DROP;
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;

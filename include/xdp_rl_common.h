@@ -101,8 +101,8 @@ struct xrl_control {
 	__u32 active;		/* active rule set: 0 or 1 */
 	__u64 gen;		/* last rule generation handed out (userspace) */
 	__u64 test_now_ns;	/* the clock, when loaded with the test clock */
-	__u64 heartbeat_ns;	/* reserved for the daemon's heartbeat */
-	__u64 watchdog_ns;	/* reserved: 0 = no watchdog */
+	__u64 heartbeat_ns;	/* the daemon's last heartbeat, data-path clock */
+	__u64 watchdog_ns;	/* heartbeat older than this: failure; 0 = none */
 	__u32 rules;		/* rules in the active set (for status) */
 	__u32 pad;
 };
@@ -113,6 +113,8 @@ struct xrl_rule_stats {
 	__u64 dropped_packets;
 	__u64 dropped_bytes;
 	__u64 new_keys;
+	__u64 failure_passed;	/* passed by on-failure open (watchdog fired) */
+	__u64 failure_dropped;	/* dropped by on-failure closed */
 };
 
 struct xrl_global_stats {

@@ -202,7 +202,8 @@ static int lock_dir(struct xrl *x)
 {
 	int waited = 0;
 
-	x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->lock_fd < 0)
+		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->lock_fd < 0)
 		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
 	while (flock(x->lock_fd, LOCK_EX | LOCK_NB)) {
@@ -214,6 +215,17 @@ static int lock_dir(struct xrl *x)
 		waited += 10;
 	}
 	return 0;
+}
+
+int xrl_lock(struct xrl *x)
+{
+	return x->pinned ? lock_dir(x) : 0;
+}
+
+void xrl_unlock(struct xrl *x)
+{
+	if (x->lock_fd >= 0)
+		flock(x->lock_fd, LOCK_UN);
 }
 
 static void pin_path(const struct xrl *x, const char *name, char *buf, size_t len)
@@ -484,6 +496,22 @@ __u64 xrl_now_ns(struct xrl *x)
 	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
+void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns)
+{
+	__atomic_store_n(&x->ctrl->heartbeat_ns, xrl_now_ns(x), __ATOMIC_RELEASE);
+	__atomic_store_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_RELEASE);
+}
+
+long long xrl_heartbeat_age(struct xrl *x)
+{
+	__u64 hb = __atomic_load_n(&x->ctrl->heartbeat_ns, __ATOMIC_ACQUIRE);
+	__u64 now = xrl_now_ns(x);
+
+	if (!hb)
+		return -1;
+	return now > hb ? (long long)(now - hb) : 0;
+}
+
 void xrl_test_clock_set(struct xrl *x, __u64 ns)
 {
 	__atomic_store_n(&x->ctrl->test_now_ns, ns, __ATOMIC_RELEASE);
@@ -584,6 +612,13 @@ static int cmp_id(const void *a, const void *b)
 	return x->r.id < y->r.id ? -1 : x->r.id > y->r.id;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int active_set(struct xrl *x)
 {
 	return __atomic_load_n(&x->ctrl->active, __ATOMIC_ACQUIRE) & 1;
@@ -606,12 +641,6 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 	qsort(v, *n, sizeof(*v), cmp_id);
 	*out = v;
 	return 0;
-}
-
-static bool same_prefix(const struct xrl_rule_entry *a, const struct xrl_rule_entry *b)
-{
-	return a->family == b->family && a->prefix_len == b->prefix_len &&
-	       !memcmp(a->addr, b->addr, 16);
 }
 
 /* Same configuration: the bucket and counters carry over. */
@@ -649,77 +678,138 @@ static int zero_rule_stats(struct xrl *x, __u32 slot)
 	return err;
 }
 
-int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
+/* Order by family, prefix length, address: equal prefixes are neighbours. */
+static int cmp_prefix(const void *a, const void *b)
 {
-	struct xrl_rule_entry *old = NULL;
-	size_t nold = 0, n4 = 0, n6 = 0;
-	unsigned char *used = NULL;
-	int err, set, next;
-	__u64 gen;
+	const struct xrl_rule_entry *x = *(const struct xrl_rule_entry *const *)a;
+	const struct xrl_rule_entry *y = *(const struct xrl_rule_entry *const *)b;
 
-	/* 1. validate the whole set before touching anything */
+	if (x->family != y->family)
+		return x->family - y->family;
+	if (x->prefix_len != y->prefix_len)
+		return x->prefix_len - y->prefix_len;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+static int cmp_id_ptr(const void *a, const void *b)
+{
+	return cmp_id(*(const void *const *)a, *(const void *const *)b);
+}
+
+int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
+{
+	struct xrl_rule_entry **p = NULL;
+	size_t n4 = 0, n6 = 0;
+	int err = 0;
+
 	for (size_t i = 0; i < n; i++) {
+		*bad = i;
 		err = xrl_rule_prepare(&v[i]);
 		if (err)
 			return err;
 		if (v[i].family == 6 ? ++n6 > XRL_MAX_RULES : ++n4 > XRL_MAX_RULES)
 			return fail(ENOSPC, "too many IPv%d rules (at most %d)",
 				    v[i].family, XRL_MAX_RULES);
-		for (size_t j = 0; j < i; j++) {
+	}
+	if (n < 2)
+		return 0;
+	p = malloc(n * sizeof(*p));
+	if (!p)
+		return fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		p[i] = &v[i];
+	qsort(p, n, sizeof(*p), cmp_prefix);
+	for (size_t i = 1; i < n && !err; i++) {
+		if (cmp_prefix(&p[i - 1], &p[i]) == 0) {
+			struct xrl_rule_entry *first = p[i - 1] < p[i] ? p[i - 1] : p[i];
+			struct xrl_rule_entry *second = p[i - 1] < p[i] ? p[i] : p[i - 1];
 			char pfx[INET6_ADDRSTRLEN + 8];
 
-			xrl_prefix_format(&v[i], pfx, sizeof(pfx));
-			if (same_prefix(&v[i], &v[j]) && v[j].r.id)
-				return fail(EEXIST, "duplicate prefix %s: rule %u has it already",
-					    pfx, v[j].r.id);
-			if (same_prefix(&v[i], &v[j]))
-				return fail(EEXIST, "duplicate prefix %s", pfx);
-			if (v[i].r.id && v[i].r.id == v[j].r.id)
-				return fail(EEXIST, "duplicate rule id %u", v[i].r.id);
+			xrl_prefix_format(second, pfx, sizeof(pfx));
+			*bad = second - v;
+			err = first->r.id ? fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+						 pfx, first->r.id)
+					  : fail(EEXIST, "duplicate prefix %s", pfx);
 		}
 	}
-	/* ids of 0: the lowest ids not taken */
-	for (size_t i = 0, id = 1; i < n; i++) {
-		bool taken;
+	qsort(p, n, sizeof(*p), cmp_id_ptr);
+	for (size_t i = 1; i < n && !err; i++) {
+		if (p[i]->r.id && p[i]->r.id == p[i - 1]->r.id) {
+			*bad = (p[i - 1] < p[i] ? p[i] : p[i - 1]) - v;
+			err = fail(EEXIST, "duplicate rule id %u", p[i]->r.id);
+		}
+	}
+	free(p);
+	return err;
+}
 
+/* Ids of 0 get the lowest ids not taken. */
+static int assign_ids(struct xrl_rule_entry *v, size_t n)
+{
+	__u32 *ids = malloc((n + 1) * sizeof(*ids)), id = 1;
+	size_t k = 0, j = 0;
+
+	if (!ids)
+		return fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.id)
+			ids[k++] = v[i].r.id;
+	qsort(ids, k, sizeof(*ids), cmp_u32);
+	for (size_t i = 0; i < n; i++) {
 		if (v[i].r.id)
 			continue;
-		do {
-			taken = false;
-			for (size_t j = 0; j < n && !taken; j++)
-				taken = v[j].r.id == id;
-			if (taken)
-				id++;
-		} while (taken);
+		while (j < k && ids[j] < id)
+			j++;
+		while (j < k && ids[j] == id)
+			id++, j++;
 		v[i].r.id = id++;
 	}
+	free(ids);
+	return 0;
+}
+
+int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
+{
+	struct xrl_rule_entry *old = NULL, **oldp = NULL;
+	size_t nold = 0, bad;
+	unsigned char *used = NULL;
+	int err, set, next;
+	__u64 gen;
+
+	/* 1. validate the whole set before touching anything */
+	err = xrl_rules_validate(v, n, &bad);
+	if (!err)
+		err = assign_ids(v, n);
+	if (err)
+		return err;
 
 	/* 2. rules that did not change keep their slot and generation */
 	err = xrl_rules_get(x, &old, &nold);
 	if (err)
 		return err;
 	used = calloc(XRL_MAX_RULES, 1);
-	if (!used) {
+	oldp = malloc((nold + 1) * sizeof(*oldp));
+	if (!used || !oldp) {
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < nold; i++)
+	for (size_t i = 0; i < nold; i++) {
 		used[old[i].r.slot % XRL_MAX_RULES] = 1;	/* not re-used in this step */
+		oldp[i] = &old[i];
+	}
+	qsort(oldp, nold, sizeof(*oldp), cmp_prefix);
 	gen = x->ctrl->gen;
 	next = 0;
 	for (size_t i = 0; i < n; i++) {
-		bool kept = false;
+		struct xrl_rule_entry *key = &v[i], **hit;
 
-		for (size_t j = 0; j < nold && !kept; j++) {
-			if (same_prefix(&v[i], &old[j]) && same_config(&v[i].r, &old[j].r)) {
-				v[i].r.slot = old[j].r.slot;
-				v[i].r.gen = old[j].r.gen;
-				used[v[i].r.slot] = 2;
-				kept = true;
-			}
-		}
-		if (kept)
+		hit = nold ? bsearch(&key, oldp, nold, sizeof(*oldp), cmp_prefix) : NULL;
+		if (hit && same_config(&v[i].r, &(*hit)->r)) {
+			v[i].r.slot = (*hit)->r.slot;
+			v[i].r.gen = (*hit)->r.gen;
+			used[v[i].r.slot] = 2;
 			continue;
+		}
 		/* a fresh slot: first one free of old and new rules, else one
 		 * that only a removed rule held */
 		while (next < XRL_MAX_RULES && used[next])
@@ -767,6 +857,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	__atomic_store_n(&x->ctrl->active, set, __ATOMIC_RELEASE);
 	err = 0;
 out:
+	free(oldp);
 	free(used);
 	free(old);
 	return err;

@@ -42,6 +42,10 @@ struct xrl_rule_entry {
 	struct xrl_rule r;	/* id, action, key_len (0 = default), rate, burst, on_failure */
 };
 
+/* Check a whole rule set without touching the system: ranges, duplicate
+ * prefixes and ids. On failure *bad is the index of the offending rule. */
+int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad);
+
 /* Fill the derived fields (interval, limit, key mask, default key_len) and
  * check the ranges. Returns 0 or -EINVAL with xrl_errmsg() set. */
 int xrl_rule_prepare(struct xrl_rule_entry *e);
@@ -66,6 +70,14 @@ int xrl_mode_parse(const char *s, enum xrl_mode *m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
 void xrl_test_clock_set(struct xrl *x, __u64 ns);
+/* The daemon's heartbeat: now, and the watchdog time (0: none). */
+void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns);
+/* Age of the last heartbeat in ns, or -1 when there never was one. */
+long long xrl_heartbeat_age(struct xrl *x);
+/* The pin-directory lock, for long-lived users (the daemon) that take it
+ * only around their changes. xrl_open() returns with it held. */
+int xrl_lock(struct xrl *x);
+void xrl_unlock(struct xrl *x);
 struct xrl_control *xrl_control(struct xrl *x);
 
 /* ---- counters ---- */

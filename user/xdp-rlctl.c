@@ -184,7 +184,8 @@ static int do_status(struct xrl_cmd *c)
 	struct xrl_attachment *a = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	__u64 keys = 0;
+	long long hb_age;
+	__u64 keys = 0, wd;
 	struct xrl *x;
 	size_t n = 0;
 
@@ -197,6 +198,8 @@ static int do_status(struct xrl_cmd *c)
 		return 1;
 	}
 	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
+	hb_age = xrl_heartbeat_age(x);
+	wd = xrl_control(x)->watchdog_ns;
 	if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
@@ -205,6 +208,17 @@ static int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "rules", xrl_control(x)->rules);
 		jw_ku64(&jw, "keys_tracked", keys);
 		jw_ku64(&jw, "keys_capacity", xrl_keys_capacity(x));
+		jw_key(&jw, "daemon");
+		jw_obj_start(&jw);
+		jw_kbool(&jw, "heartbeating", hb_age >= 0 && (!wd || (__u64)hb_age <= wd));
+		jw_key(&jw, "heartbeat_age_ms");
+		if (hb_age >= 0)
+			jw_u64(&jw, hb_age / 1000000);
+		else
+			jw_null(&jw);
+		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
+		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
+		jw_obj_end(&jw);
 		jw_key(&jw, "interfaces");
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < n; i++) {
@@ -226,6 +240,11 @@ static int do_status(struct xrl_cmd *c)
 		printf("rules:       %u\n", xrl_control(x)->rules);
 		printf("keys:        %llu tracked / %u capacity\n",
 		       (unsigned long long)keys, xrl_keys_capacity(x));
+		if (hb_age < 0)
+			printf("daemon:      none has heartbeated\n");
+		else
+			printf("daemon:      last heartbeat %.1f s ago (watchdog %s%s)\n", hb_age / 1e9,
+			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
 			if (a[i].ifindex)
@@ -441,6 +460,8 @@ static int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, "passed_bytes", rs[i].passed_bytes);
 			jw_ku64(&jw, "dropped_bytes", rs[i].dropped_bytes);
 			jw_ku64(&jw, "new_keys", rs[i].new_keys);
+			jw_ku64(&jw, "failure_passed_packets", rs[i].failure_passed);
+			jw_ku64(&jw, "failure_dropped_packets", rs[i].failure_dropped);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -478,6 +499,11 @@ static int do_stats(struct xrl_cmd *c)
 			       (unsigned long long)rs[i].dropped_bytes,
 			       (unsigned long long)rs[i].new_keys);
 		}
+		for (size_t i = 0; i < n; i++)
+			if (rs[i].failure_passed || rs[i].failure_dropped)
+				printf("rule %u on failure: passed %llu, dropped %llu\n", v[i].r.id,
+				       (unsigned long long)rs[i].failure_passed,
+				       (unsigned long long)rs[i].failure_dropped);
 		printf("unmatched %llu, non-ip %llu, malformed %llu\n",
 		       (unsigned long long)g.unmatched_packets,
 		       (unsigned long long)g.non_ip_packets,

@@ -437,6 +437,56 @@ static void test_unchanged_rule_keeps_bucket(void)
 	teardown();
 }
 
+/* The daemon's watchdog: a stale heartbeat makes each rule follow its
+ * on-failure policy; a new heartbeat restores enforcement. */
+static void test_watchdog_policies(void)
+{
+	struct xrl_control *c;
+
+	setup();
+	c = xrl_control(X);
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 on-failure open",
+		     "rule add 198.18.1.0/24 rate 1/h burst 1 on-failure closed",
+		     "rule add 198.18.2.0/24 action allow on-failure closed",
+		     "rule add 198.18.3.0/24 action deny"), "%s", xrl_errmsg());
+	xrl_heartbeat(X, 5 * SEC);		/* heartbeat at T0, watchdog 5 s */
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);	/* enforced */
+	CHECK_EQ(run_from("198.18.1.1"), PASS);
+	CHECK_EQ(run_from("198.18.1.2"), PASS);
+	/* not yet: exactly the watchdog time */
+	xrl_test_clock_set(X, T0 + 5 * SEC);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.1.3"), PASS);	/* a new key, metered */
+	/* past it: each rule's policy */
+	xrl_test_clock_set(X, T0 + 5 * SEC + 1);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);	/* open */
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.1.4"), DROP);	/* closed, even a new key */
+	CHECK_EQ(run_from("198.18.2.1"), PASS);	/* allow always passes */
+	CHECK_EQ(run_from("198.18.3.1"), PASS);	/* deny, open by default */
+	CHECK_EQ(rstats(1).failure_passed, 2);
+	CHECK_EQ(rstats(2).failure_dropped, 1);
+	CHECK_EQ(rstats(4).failure_passed, 1);
+	/* a new heartbeat: enforcement again, with the buckets it had */
+	xrl_heartbeat(X, 5 * SEC);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.1.1"), DROP);
+	CHECK_EQ(run_from("198.18.3.1"), DROP);
+	/* watchdog 0: a heartbeat however old never fires */
+	xrl_heartbeat(X, 0);
+	xrl_test_clock_set(X, T0 + 3600 * SEC);
+	CHECK_EQ(run_from("198.18.1.4"), PASS);
+	CHECK_EQ(run_from("198.18.1.4"), DROP);
+	CHECK(c->watchdog_ns == 0, "disarmed");
+	/* the operator's fail-closed comes before the watchdog */
+	xrl_heartbeat(X, 1);
+	xrl_test_clock_set(X, T0 + 7200 * SEC);
+	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
+	CHECK_EQ(run_from("198.18.0.9"), DROP);
+	teardown();
+}
+
 /* A failed commit changes nothing. */
 static void test_commit_all_or_nothing(void)
 {
@@ -539,6 +589,7 @@ int main(void)
 	RUN(test_rule_change_next_packet);
 	RUN(test_unchanged_rule_keeps_bucket);
 	RUN(test_commit_all_or_nothing);
+	RUN(test_watchdog_policies);
 	RUN(test_concurrency_exact);
 	return tl_summary();
 }
