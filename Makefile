@@ -29,16 +29,17 @@ endif
 BPF_OBJS  := $(OUTPUT)/xdp_rl.bpf.o
 TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
 SKEL      := $(OUTPUT)/xdp_rl.skel.h
-LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c
+LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c user/config.c
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
+DAEMON    := $(OUTPUT)/xdp-rld
 TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
 .PHONY: all clean test demo deps install microbench bench
 .SECONDARY:
-all: $(CLI) $(TESTS)
+all: $(CLI) $(DAEMON) $(TESTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -73,6 +74,10 @@ $(LIBXRL): $(LIB_OBJS)
 $(CLI): $(OUTPUT)/xdp-rlctl.o $(LIBXRL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(DAEMON): $(OUTPUT)/xdp-rld.o $(OUTPUT)/linkmon.o $(OUTPUT)/metrics.o $(LIBXRL)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
 
 $(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -125,9 +130,21 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-install: $(CLI)
+SYSTEMDDIR ?= /lib/systemd/system
+install: $(CLI) $(DAEMON)
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
+	install -D -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/xdp-rld
 	install -D -m 0644 man/xdp-rlctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rlctl.8
+	install -D -m 0644 man/xdp-rld.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rld.8
+	install -D -m 0644 man/xdp-rl.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xdp-rl.conf.5
+	install -d $(DESTDIR)$(SYSTEMDDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' packaging/xdp-rld.service > $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
+	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
+		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
+	else \
+		install -D -m 0644 packaging/rules.conf $(DESTDIR)/etc/xdp-rl/rules.conf; \
+	fi
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -8,6 +8,7 @@ PKGS=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
 	iproute2 util-linux procps jq ethtool bc
 	nftables iptables gnuplot-nox
+	libmicrohttpd-dev prometheus curl
 )
 
 missing=()
@@ -24,5 +25,14 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Packages with a service (prometheus) must not start it: the tests start
+# their own, inside a namespace. A policy-rc.d of ours says so for the
+# length of the install, unless the machine has one already.
+policy=/usr/sbin/policy-rc.d
+ours=0
+if [[ ! -e $policy ]]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy" && ours=1
+fi
+trap '[[ $ours == 1 ]] && rm -f "$policy"' EXIT
 apt-get update -qq >/dev/null
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -110,7 +110,10 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 	done
 	echo
 	for sc in one k1 m1 v6_64 mixed; do
-		printf '"%s"' "$(slabel "$sc" | sed 's/ (IPv6 \/64s)//; s/IPv6: 1,000 addresses in one/IPv6 one/')"
+		case $sc in
+		one) printf '"1 source"' ;; k1) printf '"1,000 sources"' ;; m1) printf '"1M random (IPv6)"' ;;
+		v6_64) printf '"IPv6, one /64"' ;; mixed) printf '"flood + 3 polite"' ;;
+		esac
 		for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
 			printf '\t%s' "$(jq -r --arg sc "$sc" --arg c "$c" '.[] | select(.mode == "shared" and .scenario == $sc and .contender == $c) | .mpps.median' "$OUT/summary.json" | head -n 1)"
 		done
@@ -119,7 +122,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 } >"$OUT/chart.dat"
 if command -v gnuplot >/dev/null; then
 	gnuplot <<-EOF
-	set terminal pngcairo size 1100,520 font ",10"
+	set terminal pngcairo size 1100,520 font ",10" noenhanced
 	set output "$OUT/bench.png"
 	set title "Packets handled per second at the receiver (Mpps, one CPU sends and receives)"
 	set style data histogram

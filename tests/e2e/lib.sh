@@ -15,6 +15,8 @@ set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CTL_BIN="$TOP/.output/xdp-rlctl"
+RLD_BIN="$TOP/.output/xdp-rld"
+XFLOOD="$TOP/.output/xrl-flood"
 FLOOD="$TOP/.output/udpflood"
 RUN_ID="xrl$$"
 TMPD=$(mktemp -d "/tmp/$RUN_ID.XXXXXX")
@@ -25,6 +27,7 @@ DST="$RUN_ID-dst"
 DST_MAC=02:00:00:00:00:fe
 SRC_MAC=02:00:00:00:00:01
 NAMESPACES=()
+BG_PIDS=()	# daemons and servers a test started
 
 TESTS_PASSED=0
 TESTS_FAILED=0
@@ -33,7 +36,17 @@ CUR_FAILED=0
 mkdir -p "$BPFFS"
 mount -t bpf bpf "$BPFFS" || { echo "Error: cannot mount a bpffs at $BPFFS" >&2; exit 1; }
 
+kill_bg() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	BG_PIDS=()
+}
+
 cleanup() {
+	kill_bg
 	local ns
 	for ns in "${NAMESPACES[@]}"; do
 		ip netns del "$ns" 2>/dev/null
@@ -60,7 +73,9 @@ check_match() {	# DESC TEXT REGEX
 }
 
 run_test() {	# FUNCTION
+	selected "$1" || return 0
 	CUR_FAILED=0
+	lab_down	# whatever an aborted test left
 	"$1"
 	lab_down
 	if ((CUR_FAILED)); then
@@ -70,6 +85,11 @@ run_test() {	# FUNCTION
 		TESTS_PASSED=$((TESTS_PASSED + 1))
 		echo "ok   $1"
 	fi
+}
+
+# only TEST...: run just these tests of the file (ONLY="a b" bash test_x.sh)
+selected() {
+	[[ -z "${ONLY:-}" || " $ONLY " == *" $1 "* ]]
 }
 
 summary() {
@@ -86,6 +106,9 @@ new_ns() {
 
 # lab_up: two namespaces and one veth pair between them
 lab_up() {
+	lab_up_veth
+}
+lab_up_veth() {
 	new_ns "$SRC" && new_ns "$DST" || { fail "cannot create namespaces"; return 1; }
 	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" || return 1
 	ip -n "$DST" link set d0 address $DST_MAC
@@ -109,6 +132,7 @@ lab_up() {
 }
 
 lab_down() {
+	kill_bg
 	ctl detach dev d0 purge >/dev/null 2>&1
 	ctl detach dev d1 purge >/dev/null 2>&1
 	local ns
@@ -128,6 +152,33 @@ ctl() {
 # flood SRC_ADDR DST_ADDR COUNT [PPS]: a bounded, paced send from $SRC
 flood() {
 	nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d "$2" -n "$3" -r "${4:-40000}" -t 30
+}
+
+# fastflood SRC DST COUNT: the live-frames generator, for floods that must
+# outrun the control plane (one CPU, bounded in count and time)
+fastflood() {
+	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s "$1" -d "$2" -n "$3" -T 10 -j |
+		jq -r .sent
+}
+
+# start_rld LOG ARGS...: xdp-rld in the receiving namespace, in the background
+start_rld() {
+	local log=$1
+	shift
+	nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" "$@" >>"$log" 2>&1 &
+	RLD_PID=$!
+	BG_PIDS+=($RLD_PID)
+}
+
+# wait_log FILE REGEX [SECONDS]: until a line matches (default 10 s)
+wait_log() {
+	local i
+	for ((i = 0; i < ${3:-10} * 20; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no line /$2/ in $(basename "$1") within ${3:-10} s; it says: $(tail -n 3 "$1" | tr '\n' '|')"
+	return 1
 }
 
 # jget JSON FILTER

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+#define MAX_WORDS 32
+
+const char xrl_default_config[] =
+	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"
+	"rule add 0.0.0.0/0 rate 1000/s burst 2000 id 1\n"
+	"rule add ::/0 rate 1000/s burst 2000 id 2\n";
+
+__attribute__((format(printf, 5, 6)))
+static int add_err(struct xrl_config_err **errs, size_t *n, int line, int col,
+		   const char *fmt, ...)
+{
+	struct xrl_config_err *e = realloc(*errs, (*n + 1) * sizeof(**errs));
+	va_list ap;
+
+	if (!e)
+		return -ENOMEM;
+	*errs = e;
+	e += (*n)++;
+	e->line = line;
+	e->col = col;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int parse_ms(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 3600000)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
+{
+	const char *colon;
+	char *end;
+	long p;
+
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':' || (size_t)(rb - s - 1) >= hlen)
+			return -EINVAL;
+		memcpy(host, s + 1, rb - s - 1);
+		host[rb - s - 1] = '\0';
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= hlen || colon == s)
+			return -EINVAL;
+		memcpy(host, s, colon - s);
+		host[colon - s] = '\0';
+	}
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
+		return -EINVAL;
+	*port = p;
+	return 0;
+}
+
+/* Config-only commands; 0 when handled, 1 when not one of them. */
+static int parse_config_cmd(int argc, char **argv, const int *cols, int line,
+			    struct xrl_config *c, struct xrl_config_err **errs, size_t *nerrs)
+{
+	const char *w = argv[0];
+	char host[64];
+	int port;
+
+	if (!strcmp(w, "interface")) {
+		struct xrl_iface_cfg ic = { .mode = XRL_XDP_AUTO }, *ni;
+
+		if (argc < 2)
+			return add_err(errs, nerrs, line, cols[0], "missing interface name after 'interface'") ?: 0;
+		if (strlen(argv[1]) >= IF_NAMESIZE)
+			return add_err(errs, nerrs, line, cols[1], "interface name '%s' is too long", argv[1]) ?: 0;
+		strcpy(ic.name, argv[1]);
+		if (argc >= 3) {
+			if (strcmp(argv[2], "mode") || argc != 4)
+				return add_err(errs, nerrs, line, cols[2], "expected 'mode native|generic|auto'") ?: 0;
+			if (!strcmp(argv[3], "native"))
+				ic.mode = XRL_XDP_NATIVE;
+			else if (!strcmp(argv[3], "generic"))
+				ic.mode = XRL_XDP_GENERIC;
+			else if (strcmp(argv[3], "auto"))
+				return add_err(errs, nerrs, line, cols[3],
+					       "invalid XDP mode '%s' (native, generic, auto)", argv[3]) ?: 0;
+		}
+		for (size_t i = 0; i < c->nifaces; i++)
+			if (!strcmp(c->ifaces[i].name, ic.name))
+				return add_err(errs, nerrs, line, cols[1], "interface %s given twice", ic.name) ?: 0;
+		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		c->ifaces = ni;
+		c->ifaces[c->nifaces++] = ic;
+		return 0;
+	}
+	if (!strcmp(w, "heartbeat") || !strcmp(w, "watchdog")) {
+		long *dst = w[0] == 'h' ? &c->heartbeat_ms : &c->watchdog_ms;
+
+		if (argc != 2)
+			return add_err(errs, nerrs, line, argc < 2 ? cols[0] : cols[2],
+				       "expected '%s MS'", w) ?: 0;
+		if (parse_ms(argv[1], dst) || (w[0] == 'h' && *dst < 10))
+			return add_err(errs, nerrs, line, cols[1], "invalid %s '%s' (milliseconds, %s .. 3600000)",
+				       w, argv[1], w[0] == 'h' ? "10" : "0") ?: 0;
+		return 0;
+	}
+	if (!strcmp(w, "metrics")) {
+		if (argc != 2)
+			return add_err(errs, nerrs, line, argc < 2 ? cols[0] : cols[2],
+				       "expected 'metrics ADDR:PORT'") ?: 0;
+		if ((strcmp(argv[1], "off") && xrl_hostport_parse(argv[1], host, sizeof(host), &port)) ||
+		    strlen(argv[1]) >= sizeof(c->metrics))
+			return add_err(errs, nerrs, line, cols[1], "invalid metrics address '%s' (ADDR:PORT or off)",
+				       argv[1]) ?: 0;
+		strcpy(c->metrics, argv[1]);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_line(char *text, int line, struct xrl_config *c,
+		      struct xrl_config_err **errs, size_t *nerrs)
+{
+	char *argv[MAX_WORDS + 1];
+	int cols[MAX_WORDS + 1], argc = 0, err;
+	struct xrl_parse_err pe;
+	struct xrl_cmd cmd;
+	char *p = text;
+
+	/* words and their columns; '#' starts a comment */
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p || *p == '#')
+			break;
+		if (argc == MAX_WORDS)
+			return add_err(errs, nerrs, line, p - text + 1, "too many words on one line") ?: 0;
+		cols[argc] = p - text + 1;
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
+			p++;
+		if (*p == '#') {
+			*p = '\0';
+			break;
+		}
+		if (*p)
+			*p++ = '\0';
+	}
+	cols[argc] = p - text + 1;	/* "missing ..." points at the end */
+	if (!argc)
+		return 0;
+
+	err = parse_config_cmd(argc, argv, cols, line, c, errs, nerrs);
+	if (err <= 0)
+		return err;
+	if (xrl_cmd_parse(argc, argv, &cmd, &pe)) {
+		int i = pe.argi < 0 ? 0 : pe.argi > argc ? argc : pe.argi;
+
+		return add_err(errs, nerrs, line, cols[i], "%s", pe.msg) ?: 0;
+	}
+	if (cmd.kind == XRL_CMD_RULE_ADD) {
+		struct xrl_rule_entry *nr = realloc(c->rules, (c->nrules + 1) * sizeof(*nr));
+		int *nl = realloc(c->rule_line, (c->nrules + 1) * sizeof(*nl));
+		int *nc = nl ? realloc(c->rule_col, (c->nrules + 1) * sizeof(*nc)) : NULL;
+
+		if (nr)
+			c->rules = nr;
+		if (nl)
+			c->rule_line = nl;
+		if (nc)
+			c->rule_col = nc;
+		if (!nr || !nl || !nc)
+			return -ENOMEM;
+		c->rules[c->nrules] = cmd.rule;
+		c->rule_line[c->nrules] = line;
+		c->rule_col[c->nrules++] = cols[2];
+		return 0;
+	}
+	if (cmd.kind == XRL_CMD_MODE_SET) {
+		c->has_mode = true;
+		c->mode = cmd.mode;
+		return 0;
+	}
+	return add_err(errs, nerrs, line, cols[0],
+		       "'%s' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics)",
+		       argv[0]) ?: 0;
+}
+
+int xrl_config_parse_text(const char *path, const char *text, struct xrl_config *c,
+			  struct xrl_config_err **errs, size_t *nerrs)
+{
+	char *copy = strdup(text), *line, *save = NULL;
+	int lineno = 0, err = 0;
+	size_t bad;
+
+	(void)path;
+	memset(c, 0, sizeof(*c));
+	c->heartbeat_ms = c->watchdog_ms = -1;
+	*errs = NULL;
+	*nerrs = 0;
+	if (!copy)
+		return -ENOMEM;
+	/* strtok_r would skip empty lines and break the numbering */
+	for (line = copy; line && !err; line = save) {
+		save = strchr(line, '\n');
+		if (save)
+			*save++ = '\0';
+		err = parse_line(line, ++lineno, c, errs, nerrs);
+	}
+	free(copy);
+	if (err)
+		return err;
+	/* the whole set: duplicate prefixes and ids */
+	if (!*nerrs && xrl_rules_validate(c->rules, c->nrules, &bad))
+		add_err(errs, nerrs, c->rule_line[bad], c->rule_col[bad], "%s", xrl_errmsg());
+	return *nerrs ? -EINVAL : 0;
+}
+
+int xrl_config_load(const char *path, struct xrl_config *c,
+		    struct xrl_config_err **errs, size_t *nerrs)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	*errs = NULL;
+	*nerrs = 0;
+	if (!f)
+		return -errno;
+	{
+		FILE *m = open_memstream(&text, &len);
+		char buf[65536];
+		size_t r;
+
+		if (!m) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, r, m);
+		err = ferror(f) ? -EIO : 0;
+		fclose(m);
+	}
+	fclose(f);
+	if (!err && memchr(text, '\0', len))
+		err = add_err(errs, nerrs, 1, 1, "not a text file (it holds a NUL byte)") ?: -EINVAL;
+	if (!err)
+		err = xrl_config_parse_text(path, text, c, errs, nerrs);
+	free(text);
+	return err;
+}
+
+void xrl_config_free(struct xrl_config *c)
+{
+	free(c->rules);
+	free(c->rule_line);
+	free(c->rule_col);
+	free(c->ifaces);
+	memset(c, 0, sizeof(*c));
+}

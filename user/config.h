@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The xdp-rld configuration file: one command per line, in the grammar of
+ * xdp-rlctl without the program name (rule add ..., mode set ...), plus
+ *   interface IF [mode native|generic|auto]
+ *   heartbeat MS
+ *   watchdog MS
+ *   metrics ADDR:PORT
+ * and # comments. Parsed with xrl_cmd_parse(): one grammar, one parser.
+ */
+#ifndef XRL_CONFIG_H
+#define XRL_CONFIG_H
+
+#include <stdio.h>
+#include "libxrl.h"
+
+struct xrl_iface_cfg {
+	char name[IF_NAMESIZE];
+	enum xrl_xdp_mode mode;
+};
+
+struct xrl_config {
+	struct xrl_rule_entry *rules;
+	int *rule_line, *rule_col;	/* where each rule was written */
+	size_t nrules;
+	bool has_mode;
+	enum xrl_mode mode;
+	struct xrl_iface_cfg *ifaces;
+	size_t nifaces;
+	long heartbeat_ms;		/* -1: not set */
+	long watchdog_ms;		/* -1: not set */
+	char metrics[80];		/* "": not set */
+};
+
+struct xrl_config_err {
+	int line, col;
+	char msg[300];
+};
+
+#define XRL_DEFAULT_CONFIG	"/etc/xdp-rl/rules.conf"
+
+/* The rule set used when there is no configuration file. */
+extern const char xrl_default_config[];
+
+/* Parse `text` (named `path` in messages). Every error is collected. Returns
+ * 0, or -EINVAL with *errs (free()) holding *nerrs errors. */
+int xrl_config_parse_text(const char *path, const char *text, struct xrl_config *c,
+			  struct xrl_config_err **errs, size_t *nerrs);
+/* Read and parse a file; -ENOENT when it does not exist. */
+int xrl_config_load(const char *path, struct xrl_config *c,
+		    struct xrl_config_err **errs, size_t *nerrs);
+void xrl_config_free(struct xrl_config *c);
+/* "127.0.0.1:9437", "[::1]:9437" */
+int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port);
+
+#endif

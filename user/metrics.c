@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include "metrics.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <microhttpd.h>
+
+#include "cmd.h"
+#include "config.h"
+
+/* ---- the exposition ---- */
+
+static void help(FILE *f, const char *name, const char *type, const char *text)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static int count_cb(const struct xrl_bucket_key *k, const struct xrl_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	++*(unsigned long long *)ctx;
+	return 0;
+}
+
+int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} per_rule[] = {
+		{ "xdp_rl_passed_packets_total", "Packets passed, per rule.",
+		  offsetof(struct xrl_rule_stats, passed_packets) },
+		{ "xdp_rl_dropped_packets_total", "Packets dropped (in dry-run: that would be dropped), per rule.",
+		  offsetof(struct xrl_rule_stats, dropped_packets) },
+		{ "xdp_rl_passed_bytes_total", "Bytes passed, per rule.",
+		  offsetof(struct xrl_rule_stats, passed_bytes) },
+		{ "xdp_rl_dropped_bytes_total", "Bytes dropped, per rule.",
+		  offsetof(struct xrl_rule_stats, dropped_bytes) },
+		{ "xdp_rl_failure_passed_packets_total", "Packets passed by the rule's on-failure open policy.",
+		  offsetof(struct xrl_rule_stats, failure_passed) },
+		{ "xdp_rl_failure_dropped_packets_total", "Packets dropped by the rule's on-failure closed policy.",
+		  offsetof(struct xrl_rule_stats, failure_dropped) },
+		{ "xdp_rl_new_keys_total", "Keys that started a new bucket, per rule.",
+		  offsetof(struct xrl_rule_stats, new_keys) },
+	};
+	struct xrl_rule_entry *v = NULL;
+	struct xrl_rule_stats *rs = NULL;
+	struct xrl_global_stats g;
+	unsigned long long keys = 0;
+	long long age;
+	size_t n = 0;
+	int err;
+
+	err = xrl_rules_get(x, &v, &n);
+	if (!err)
+		err = xrl_global_stats_get(x, &g);
+	if (!err && !(rs = calloc(n + 1, sizeof(*rs))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		err = xrl_rule_stats_get(x, v[i].r.slot, &rs[i]);
+	if (!err)
+		err = xrl_buckets_walk(x, count_cb, &keys);
+	if (err)
+		goto out;
+
+	for (size_t m = 0; m < sizeof(per_rule) / sizeof(per_rule[0]); m++) {
+		help(f, per_rule[m].name, "counter", per_rule[m].help);
+		for (size_t i = 0; i < n; i++) {
+			char pfx[64];
+
+			xrl_prefix_format(&v[i], pfx, sizeof(pfx));
+			fprintf(f, "%s{rule=\"%u\",prefix=\"%s\",action=\"%s\"} %llu\n", per_rule[m].name,
+				v[i].r.id, pfx, xrl_action_name(v[i].r.action),
+				*(unsigned long long *)((char *)&rs[i] + per_rule[m].off));
+		}
+	}
+	help(f, "xdp_rl_unmatched_packets_total", "counter", "IP packets that matched no rule (passed).");
+	fprintf(f, "xdp_rl_unmatched_packets_total %llu\n", (unsigned long long)g.unmatched_packets);
+	help(f, "xdp_rl_non_ip_packets_total", "counter", "Non-IP frames (passed untouched).");
+	fprintf(f, "xdp_rl_non_ip_packets_total %llu\n", (unsigned long long)g.non_ip_packets);
+	help(f, "xdp_rl_malformed_packets_total", "counter", "Malformed IP packets (dropped in enforce).");
+	fprintf(f, "xdp_rl_malformed_packets_total %llu\n", (unsigned long long)g.malformed_packets);
+	help(f, "xdp_rl_verdict_packets_total", "counter", "Verdicts of the data path, by mode.");
+	for (int m = 0; m < XRL_MODE_MAX; m++) {
+		fprintf(f, "xdp_rl_verdict_packets_total{mode=\"%s\",verdict=\"pass\"} %llu\n",
+			xrl_mode_name(m), (unsigned long long)g.passed_packets[m]);
+		fprintf(f, "xdp_rl_verdict_packets_total{mode=\"%s\",verdict=\"drop\"} %llu\n",
+			xrl_mode_name(m), (unsigned long long)g.dropped_packets[m]);
+	}
+	help(f, "xdp_rl_mode", "gauge", "The data path's mode: 1 for the current one.");
+	for (int m = 0; m < XRL_MODE_MAX; m++)
+		fprintf(f, "xdp_rl_mode{mode=\"%s\"} %d\n", xrl_mode_name(m), xrl_mode_get(x) == (enum xrl_mode)m);
+	age = xrl_heartbeat_age(x);
+	help(f, "xdp_rl_heartbeat_age_seconds", "gauge", "Seconds since the last heartbeat, as the data path sees it.");
+	fprintf(f, "xdp_rl_heartbeat_age_seconds %.3f\n", age < 0 ? 0 : age / 1e9);
+	help(f, "xdp_rl_watchdog_seconds", "gauge", "The watchdog time (0: off).");
+	fprintf(f, "xdp_rl_watchdog_seconds %.3f\n", xrl_control(x)->watchdog_ns / 1e9);
+	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket.");
+	fprintf(f, "xdp_rl_keys_tracked %llu\n", keys);
+	help(f, "xdp_rl_keys_capacity", "gauge", "Size of the bucket table.");
+	fprintf(f, "xdp_rl_keys_capacity %u\n", xrl_keys_capacity(x));
+	help(f, "xdp_rl_rules_loaded", "gauge", "Rules in the active rule set.");
+	fprintf(f, "xdp_rl_rules_loaded %zu\n", n);
+	if (ds) {
+		help(f, "xdp_rl_reloads_total", "counter", "Configuration reloads applied.");
+		fprintf(f, "xdp_rl_reloads_total %llu\n", ds->reloads);
+		help(f, "xdp_rl_reload_failures_total", "counter", "Reloads refused (invalid file), old rules kept.");
+		fprintf(f, "xdp_rl_reload_failures_total %llu\n", ds->reload_failures);
+		help(f, "xdp_rl_interfaces_attached", "gauge", "Interfaces the program is attached to.");
+		fprintf(f, "xdp_rl_interfaces_attached %u\n", ds->interfaces_attached);
+	}
+out:
+	free(rs);
+	free(v);
+	return err;
+}
+
+/* ---- HTTP ---- */
+
+struct xrl_metrics {
+	struct MHD_Daemon *mhd;
+	xrl_metrics_fill fill;
+	void *ctx;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
+			     char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **state)
+{
+	struct xrl_metrics *m = cls;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)state;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", strdup("GET only\n"), 9);
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup("see /metrics\n"), 13);
+	f = open_memstream(&body, &len);
+	if (!f)
+		return MHD_NO;
+	if (m->fill(f, m->ctx)) {
+		fclose(f);
+		free(body);
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+			     strdup("cannot read the maps\n"), 21);
+	}
+	fclose(f);
+	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
+}
+
+int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
+		      struct xrl_metrics **out)
+{
+	struct sockaddr_storage ss = {};
+	struct xrl_metrics *m;
+	char host[64];
+	int port;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+
+	if (xrl_hostport_parse(hostport, host, sizeof(host), &port))
+		return -EINVAL;
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		return -EINVAL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->fill = fill;
+	m->ctx = ctx;
+	m->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, m,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_LIMIT, 16U,
+				  MHD_OPTION_CONNECTION_TIMEOUT, 10U,
+				  MHD_OPTION_END);
+	if (!m->mhd) {
+		free(m);
+		return -EADDRINUSE;
+	}
+	*out = m;
+	return 0;
+}
+
+void xrl_metrics_stop(struct xrl_metrics *m)
+{
+	if (!m)
+		return;
+	MHD_stop_daemon(m->mhd);
+	free(m);
+}

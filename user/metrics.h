@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Prometheus text exposition of the data path's counters, served over HTTP
+ * by libmicrohttpd. */
+#ifndef XRL_METRICS_H
+#define XRL_METRICS_H
+
+#include <stdio.h>
+#include "libxrl.h"
+
+struct xrl_daemon_stats {
+	unsigned long long reloads;
+	unsigned long long reload_failures;
+	unsigned interfaces_attached;
+};
+
+/* Write every metric of `x` (and the daemon's own) to f. */
+int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds);
+
+/* The HTTP side: GET /metrics calls fill(f, ctx) for the body. */
+typedef int (*xrl_metrics_fill)(FILE *f, void *ctx);
+struct xrl_metrics;
+int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
+		      struct xrl_metrics **out);
+void xrl_metrics_stop(struct xrl_metrics *m);
+
+#endif

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-rld: owns the configuration, proves it is alive, reports what the
+ * data path does, and decides what happens when something breaks.
+ *
+ * One thread runs the event loop (signals, the config file, link
+ * notifications, the heartbeat timer); libmicrohttpd's thread serves
+ * /metrics. Every map and attach operation goes through libxrl.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "libxrl.h"
+#include "linkmon.h"
+#include "metrics.h"
+
+#define DEFAULT_METRICS		"127.0.0.1:9437"
+#define DEFAULT_HEARTBEAT_MS	1000
+#define DEFAULT_WATCHDOG_MS	5000
+#define RELOAD_SETTLE_MS	100	/* editors write, rename, chmod: one reload */
+
+enum { L_ERR, L_WARN, L_INFO, L_DEBUG };
+static const char *level_names[] = { "error", "warning", "info", "debug" };
+static const int level_syslog[] = { 3, 4, 6, 7 };
+
+static struct {
+	const char *config;
+	bool config_given;
+	char *ifaces[64];
+	int nifaces;
+	const char *metrics;
+	long heartbeat_ms, watchdog_ms;
+	const char *pin_dir;
+	bool keep_attached, check;
+	int level;
+	bool journal;
+} opt = { .config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = L_INFO };
+
+/* The running state. `lock` serialises map reads by the metrics thread with
+ * the event loop's rule changes. */
+static struct {
+	struct xrl *x;
+	pthread_mutex_t lock;
+	struct xrl_daemon_stats stats;
+	struct xrl_iface_cfg *ifaces;	/* served interfaces */
+	size_t nifaces;
+	long heartbeat_ms, watchdog_ms;
+	int timer_fd;
+} d = { .lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1 };
+
+__attribute__((format(printf, 2, 3)))
+static void logm(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > opt.level)
+		return;
+	/* one line per event; under journald a <N> prefix carries the level */
+	if (opt.journal)
+		fprintf(stderr, "<%d>", level_syslog[level]);
+	fprintf(stderr, "%s: ", level_names[level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: xdp-rld [--config FILE] [--iface IF]... [--metrics ADDR:PORT]\n"
+		"               [--heartbeat MS] [--watchdog MS] [--pin-dir DIR] [--keep-attached]\n"
+		"               [--log-level error|warning|info|debug] [--check]\n"
+		"See xdp-rld(8) and xdp-rl.conf(5).\n");
+}
+
+static void print_errors(const char *path, const struct xrl_config_err *e, size_t n, bool as_log)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (as_log)
+			logm(L_ERR, "%s:%d:%d: %s", path, e[i].line, e[i].col, e[i].msg);
+		else
+			fprintf(stderr, "%s:%d:%d: %s\n", path, e[i].line, e[i].col, e[i].msg);
+	}
+}
+
+/* Read the configuration: the file, or the built-in rule set when the
+ * default file does not exist. */
+static int read_config(struct xrl_config *c, bool as_log, bool *builtin)
+{
+	struct xrl_config_err *errs = NULL;
+	size_t nerrs = 0;
+	int err;
+
+	*builtin = false;
+	err = xrl_config_load(opt.config, c, &errs, &nerrs);
+	if (err == -ENOENT && !opt.config_given) {
+		*builtin = true;
+		err = xrl_config_parse_text("(built-in)", xrl_default_config, c, &errs, &nerrs);
+	} else if (err == -ENOENT || (err && !nerrs)) {
+		if (as_log)
+			logm(L_ERR, "%s: %s", opt.config, strerror(-err));
+		else
+			fprintf(stderr, "%s: %s\n", opt.config, strerror(-err));
+	}
+	print_errors(opt.config, errs, nerrs, as_log);
+	free(errs);
+	return err;
+}
+
+/* ---- interfaces ---- */
+
+static bool attached_now(const char *ifname)
+{
+	struct xrl_attachment *a;
+	bool yes = false;
+	size_t n;
+
+	if (xrl_attachments(d.x, &a, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char name[IF_NAMESIZE];
+
+		if (strcmp(a[i].ifname, ifname))
+			continue;
+		/* the link is live when its device is still the one of that name */
+		yes = a[i].ifindex && if_indextoname(a[i].ifindex, name) && !strcmp(name, ifname);
+	}
+	free(a);
+	return yes;
+}
+
+static bool has_link_pin(const char *ifname)
+{
+	struct xrl_attachment *a;
+	bool yes = false;
+	size_t n;
+
+	if (xrl_attachments(d.x, &a, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		yes |= !strcmp(a[i].ifname, ifname);
+	free(a);
+	return yes;
+}
+
+static void count_attached(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < d.nifaces; i++)
+		n += attached_now(d.ifaces[i].name);
+	d.stats.interfaces_attached = n;
+}
+
+/* Attach, or adopt what a previous run left attached. */
+static void serve_iface(const struct xrl_iface_cfg *ic)
+{
+	enum xrl_xdp_mode got;
+
+	if (attached_now(ic->name)) {
+		logm(L_INFO, "interface %s: adopted the program already attached", ic->name);
+		return;
+	}
+	if (!if_nametoindex(ic->name)) {
+		logm(L_WARN, "interface %s does not exist; it will be attached when it appears", ic->name);
+		return;
+	}
+	xrl_lock(d.x);
+	if (has_link_pin(ic->name))
+		xrl_detach(d.x, ic->name);	/* a stale link of a device that is gone */
+	if (xrl_attach(d.x, ic->name, ic->mode, &got))
+		logm(L_ERR, "interface %s: %s", ic->name, xrl_errmsg());
+	else
+		logm(L_INFO, "interface %s: attached (%s mode)", ic->name, xrl_xdp_mode_name(got));
+	xrl_unlock(d.x);
+}
+
+static void unserve_iface(const char *name)
+{
+	xrl_lock(d.x);
+	if (xrl_detach(d.x, name))
+		logm(L_WARN, "interface %s: %s", name, xrl_errmsg());
+	else
+		logm(L_INFO, "interface %s: detached", name);
+	xrl_unlock(d.x);
+}
+
+/* The served set: the file's interfaces and every --iface. */
+static int set_ifaces(const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n)
+{
+	struct xrl_iface_cfg *v = calloc(c->nifaces + opt.nifaces + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*n = 0;
+	for (size_t i = 0; i < c->nifaces; i++)
+		v[(*n)++] = c->ifaces[i];
+	for (int i = 0; i < opt.nifaces; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < *n; j++)
+			dup |= !strcmp(v[j].name, opt.ifaces[i]);
+		if (!dup) {
+			snprintf(v[*n].name, IF_NAMESIZE, "%s", opt.ifaces[i]);
+			v[(*n)++].mode = XRL_XDP_AUTO;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static void on_link(const struct xrl_link_event *ev, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < d.nifaces; i++) {
+		if (strcmp(d.ifaces[i].name, ev->ifname))
+			continue;
+		if (!ev->added) {
+			logm(L_WARN, "interface %s disappeared; keeping the maps, waiting for it", ev->ifname);
+		} else if (!attached_now(ev->ifname)) {
+			logm(L_INFO, "interface %s appeared", ev->ifname);
+			serve_iface(&d.ifaces[i]);
+		}
+	}
+	count_attached();
+}
+
+/* ---- heartbeat ---- */
+
+static void heartbeat(void)
+{
+	xrl_heartbeat(d.x, (__u64)d.watchdog_ms * 1000000);
+}
+
+static int arm_timer(void)
+{
+	struct itimerspec its = {
+		.it_interval = { d.heartbeat_ms / 1000, (d.heartbeat_ms % 1000) * 1000000 },
+		.it_value = { d.heartbeat_ms / 1000, (d.heartbeat_ms % 1000) * 1000000 },
+	};
+
+	return timerfd_settime(d.timer_fd, 0, &its, NULL);
+}
+
+/* ---- applying a configuration ---- */
+
+static long pick(long flag, long file, long def)
+{
+	return flag >= 0 ? flag : file >= 0 ? file : def;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* One transaction: the rule set and the mode; then the interfaces and the
+ * heartbeat settings. On failure the running rule set is untouched. */
+static int apply(struct xrl_config *c, const char *what)
+{
+	struct xrl_iface_cfg *ifs;
+	struct timespec t0;
+	size_t nifs;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_lock(&d.lock);
+	err = xrl_lock(d.x);
+	if (!err)
+		err = xrl_rules_commit(d.x, c->rules, c->nrules);
+	if (!err)
+		xrl_mode_set(d.x, c->has_mode ? c->mode : XRL_MODE_ENFORCE);
+	xrl_unlock(d.x);
+	pthread_mutex_unlock(&d.lock);
+	if (err) {
+		logm(L_ERR, "%s: %s; the rules in force are unchanged", what, xrl_errmsg());
+		return err;
+	}
+	logm(L_INFO, "%s: %zu rules, mode %s, applied in %.1f ms", what, c->nrules,
+	     xrl_mode_name(c->has_mode ? c->mode : XRL_MODE_ENFORCE), ms_since(&t0));
+
+	d.heartbeat_ms = pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS);
+	d.watchdog_ms = pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS);
+	if (d.watchdog_ms && d.watchdog_ms < 2 * d.heartbeat_ms)
+		logm(L_WARN, "watchdog %ld ms is less than two heartbeats (%ld ms): it may fire while the daemon is alive",
+		     d.watchdog_ms, d.heartbeat_ms);
+	heartbeat();
+	if (d.timer_fd >= 0)
+		arm_timer();
+
+	if (set_ifaces(c, &ifs, &nifs) == 0) {
+		for (size_t i = 0; i < d.nifaces; i++) {
+			bool keep = false;
+
+			for (size_t j = 0; j < nifs; j++)
+				keep |= !strcmp(d.ifaces[i].name, ifs[j].name);
+			if (!keep && has_link_pin(d.ifaces[i].name))
+				unserve_iface(d.ifaces[i].name);
+		}
+		free(d.ifaces);
+		d.ifaces = ifs;
+		d.nifaces = nifs;
+		for (size_t i = 0; i < d.nifaces; i++)
+			serve_iface(&d.ifaces[i]);
+	}
+	if (!d.nifaces)
+		logm(L_WARN, "no interface to serve: name one with 'interface IF' or --iface");
+	count_attached();
+	return 0;
+}
+
+static void reload(const char *why)
+{
+	struct xrl_config c;
+	bool builtin;
+
+	logm(L_INFO, "reloading %s (%s)", opt.config, why);
+	if (read_config(&c, true, &builtin)) {
+		d.stats.reload_failures++;
+		logm(L_ERR, "reload refused: the rules in force are unchanged");
+		return;
+	}
+	if (builtin)
+		logm(L_WARN, "%s does not exist: using the built-in default rule set", opt.config);
+	if (apply(&c, "reload"))
+		d.stats.reload_failures++;
+	else
+		d.stats.reloads++;
+	xrl_config_free(&c);
+}
+
+static int metrics_fill(FILE *f, void *ctx)
+{
+	int err;
+
+	(void)ctx;
+	pthread_mutex_lock(&d.lock);
+	err = xrl_metrics_write(f, d.x, &d.stats);
+	pthread_mutex_unlock(&d.lock);
+	return err;
+}
+
+/* ---- the config file watch: the directory, so that an editor's
+ * write-to-temp-and-rename is seen ---- */
+
+static int watch_config(int ifd)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", opt.config);
+	return inotify_add_watch(ifd, dirname(dir),
+				 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM);
+}
+
+static bool config_event(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char base[PATH_MAX];
+	const char *name;
+	bool hit = false;
+	ssize_t n;
+
+	snprintf(base, sizeof(base), "%s", opt.config);
+	name = basename(base);
+	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if (ev->len && !strcmp(ev->name, name))
+				hit = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return hit;
+}
+
+/* ---- main ---- */
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "iface", required_argument, NULL, 'i' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "heartbeat", required_argument, NULL, 'H' },
+		{ "watchdog", required_argument, NULL, 'W' },
+		{ "pin-dir", required_argument, NULL, 'd' },
+		{ "keep-attached", no_argument, NULL, 'k' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	char host[64], *end;
+	int ch, port;
+
+	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:Ch", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			opt.config = optarg;
+			opt.config_given = true;
+			break;
+		case 'i':
+			if (opt.nifaces == 64 || strlen(optarg) >= IF_NAMESIZE) {
+				fprintf(stderr, "Error: invalid --iface '%s'\n", optarg);
+				return 2;
+			}
+			opt.ifaces[opt.nifaces++] = optarg;
+			break;
+		case 'm':
+			if (strcmp(optarg, "off") && xrl_hostport_parse(optarg, host, sizeof(host), &port)) {
+				fprintf(stderr, "Error: invalid --metrics '%s' (ADDR:PORT)\n", optarg);
+				return 2;
+			}
+			opt.metrics = optarg;
+			break;
+		case 'H':
+		case 'W':
+			errno = 0;
+			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg ||
+			    (ch == 'H' ? opt.heartbeat_ms < 10 : opt.watchdog_ms < 0) ||
+			    (ch == 'H' ? opt.heartbeat_ms : opt.watchdog_ms) > 3600000) {
+				fprintf(stderr, "Error: invalid --%s '%s' (milliseconds)\n",
+					ch == 'H' ? "heartbeat" : "watchdog", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			opt.pin_dir = optarg;
+			break;
+		case 'k':
+			opt.keep_attached = true;
+			break;
+		case 'l':
+			for (opt.level = 0; opt.level <= L_DEBUG && strcmp(optarg, level_names[opt.level]); opt.level++)
+				;
+			if (opt.level > L_DEBUG) {
+				fprintf(stderr, "Error: invalid --log-level '%s' (error, warning, info, debug)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'C':
+			opt.check = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "Error: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct xrl_open_opts oo = { .create = true };
+	struct xrl_linkmon *lm = NULL;
+	struct xrl_metrics *metrics = NULL;
+	struct xrl_config c;
+	const char *maddr;
+	bool builtin, running = true;
+	double reload_at = 0;	/* a changed file is reloaded once it settles */
+	int err, sfd, ifd, wd = -1;
+	sigset_t mask;
+
+	err = parse_args(argc, argv);
+	if (err)
+		return err;
+	opt.journal = getenv("JOURNAL_STREAM") != NULL;
+
+	if (opt.check) {
+		/* parse and validate; touch nothing */
+		err = read_config(&c, false, &builtin);
+		if (!err)
+			printf("%s: %s, %zu rules\n", builtin ? "(built-in)" : opt.config,
+			       "valid", c.nrules);
+		xrl_config_free(&c);
+		return err ? 1 : 0;
+	}
+
+	if (read_config(&c, true, &builtin))
+		return 1;
+	if (builtin)
+		logm(L_WARN, "%s does not exist: using the built-in default rule set (every source, 1000/s, burst 2000)",
+		     opt.config);
+
+	if (!getenv("XRL_DEBUG"))
+		libbpf_set_print(NULL);
+	oo.pin_dir = opt.pin_dir;
+	if (xrl_open(&oo, &d.x)) {
+		logm(L_ERR, "%s", xrl_errmsg());
+		return 1;
+	}
+	xrl_unlock(d.x);	/* held only around changes: xdp-rlctl stays usable */
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (sfd < 0 || d.timer_fd < 0 || ifd < 0) {
+		logm(L_ERR, "cannot set up the event loop: %s", strerror(errno));
+		return 1;
+	}
+	if (!builtin || !opt.config_given) {
+		wd = watch_config(ifd);
+		if (wd < 0)
+			logm(L_WARN, "cannot watch %s (%s): reload with SIGHUP", opt.config, strerror(errno));
+	}
+	if ((err = xrl_linkmon_open(&lm)))
+		logm(L_WARN, "no link notifications (%s): interfaces that reappear are not re-attached",
+		     strerror(-err));
+
+	if (apply(&c, "start")) {
+		xrl_config_free(&c);
+		xrl_close(d.x);
+		return 1;
+	}
+	maddr = opt.metrics ? opt.metrics : c.metrics[0] ? c.metrics : DEFAULT_METRICS;
+	if (strcmp(maddr, "off")) {
+		if ((err = xrl_metrics_start(maddr, metrics_fill, NULL, &metrics)))
+			logm(L_ERR, "metrics on %s: %s; continuing without", maddr, strerror(-err));
+		else
+			logm(L_INFO, "metrics on http://%s/metrics", maddr);
+	}
+	xrl_config_free(&c);
+	logm(L_INFO, "running: heartbeat %ld ms, watchdog %ld ms%s", d.heartbeat_ms, d.watchdog_ms,
+	     d.watchdog_ms ? "" : " (off)");
+
+	while (running) {
+		struct pollfd p[4] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = d.timer_fd, .events = POLLIN },
+			{ .fd = ifd, .events = POLLIN },
+			{ .fd = lm ? xrl_linkmon_fd(lm) : -1, .events = POLLIN },
+		};
+		int timeout = -1, n;
+
+		if (reload_at) {
+			double left = reload_at - now_ms();
+
+			timeout = left > 0 ? (int)left + 1 : 0;
+		}
+		n = poll(p, 4, timeout);
+		if (n < 0 && errno != EINTR) {
+			logm(L_ERR, "poll: %s", strerror(errno));
+			break;
+		}
+		if (reload_at && now_ms() >= reload_at) {	/* the file settled */
+			reload_at = 0;
+			reload("the file changed");
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					reload("SIGHUP");
+				else
+					running = false;
+			}
+		}
+		if (p[1].revents & POLLIN) {
+			__u64 ticks;
+
+			if (read(d.timer_fd, &ticks, sizeof(ticks)) > 0)
+				heartbeat();
+		}
+		if ((p[2].revents & POLLIN) && config_event(ifd))
+			reload_at = now_ms() + RELOAD_SETTLE_MS;
+		if (lm && (p[3].revents & POLLIN) && xrl_linkmon_read(lm, on_link, NULL) == -ENOBUFS) {
+			/* notifications were lost: look at every interface again */
+			for (size_t i = 0; i < d.nifaces; i++)
+				serve_iface(&d.ifaces[i]);
+			count_attached();
+		}
+	}
+
+	logm(L_INFO, "stopping");
+	xrl_metrics_stop(metrics);
+	xrl_linkmon_close(lm);
+	if (opt.keep_attached) {
+		/* A decided stop, not a failure: the data path keeps enforcing
+		 * the rules in force until a daemon heartbeats again. */
+		xrl_heartbeat(d.x, 0);
+		logm(L_INFO, "left attached (--keep-attached); watchdog disarmed");
+	} else {
+		struct xrl_attachment *a;
+		size_t n;
+
+		for (size_t i = 0; i < d.nifaces; i++)
+			if (has_link_pin(d.ifaces[i].name))
+				unserve_iface(d.ifaces[i].name);
+		xrl_lock(d.x);
+		if (xrl_attachments(d.x, &a, &n) == 0) {
+			if (n == 0 && xrl_purge(d.x) == 0)
+				logm(L_INFO, "removed the pins under %s", xrl_pin_dir(d.x));
+			else if (n)
+				logm(L_INFO, "pins kept: %zu interface(s) attached by others", n);
+			free(a);
+		}
+	}
+	free(d.ifaces);
+	xrl_close(d.x);
+	return 0;
+}
