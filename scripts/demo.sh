@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sudo make demo: a throwaway lab, the limiter attached, a flood, live counters.
+# sudo make demo: a throwaway lab, the limiter attached by its daemon, a flood,
+# live counters.
 #
 #   ns $SRC: s0 198.18.0.1 (abusive), .2 and .3 (polite)  ---veth---  ns $DST: d0 (xdp-rl)
 #
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 [[ $(id -u) -eq 0 ]] || { echo "Error: the demo needs root (sudo make demo)" >&2; exit 1; }
 
 CTL_BIN=$PWD/.output/xdp-rlctl
+RLD_BIN=$PWD/.output/xdp-rld
 FLOOD=$PWD/.output/udpflood
 ID="xrl-demo$$"
 SRC="$ID-src"
@@ -20,10 +22,12 @@ BPFFS="$TMPD/bpffs"
 PIN="$BPFFS/xdp-rl"
 SECONDS_TO_RUN=${DEMO_SECONDS:-10}
 PIDS=()
+RLD_PID=
 
 cleanup() {
 	set +e
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	[[ -n "$RLD_PID" ]] && kill "$RLD_PID" 2>/dev/null	# detaches, removes the pins
 	wait 2>/dev/null
 	ip netns del "$SRC" 2>/dev/null
 	ip netns del "$DST" 2>/dev/null
@@ -47,6 +51,7 @@ mkdir -p "$BPFFS"
 mount -t bpf bpf "$BPFFS"
 ip netns add "$SRC"
 ip netns add "$DST"
+ip -n "$DST" link set lo up	# the daemon's metrics listen on 127.0.0.1
 ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST"
 ip -n "$SRC" link set s0 address 02:00:00:00:00:01 up
 ip -n "$DST" link set d0 address 02:00:00:00:00:fe up
@@ -57,9 +62,28 @@ for i in 1 2 3; do
 done
 ip -n "$SRC" neigh add 198.18.0.254 lladdr 02:00:00:00:00:fe dev s0 nud permanent
 
-say attach dev d0 mode native
-say rule add 198.18.0.0/24 rate 100/s burst 20
-say rule add 198.18.0.3/32 rate 1000/s burst 100
+cat >"$TMPD/rules.conf" <<CONF
+# the demo's xdp-rl.conf(5)
+interface d0 mode native
+heartbeat 1000
+watchdog 5000
+metrics 127.0.0.1:9437
+rule add 198.18.0.0/24 rate 100/s burst 20 id 1
+rule add 198.18.0.3/32 rate 1000/s burst 100 id 2
+CONF
+echo
+echo "== the daemon's configuration ($TMPD/rules.conf):"
+sed 's/^/   /' "$TMPD/rules.conf"
+echo
+echo "== starting xdp-rld"
+nsenter --net="/run/netns/$DST" "$RLD_BIN" --config "$TMPD/rules.conf" --pin-dir "$PIN" \
+	2> >(sed -u 's/^/   xdp-rld: /' >&2) &
+RLD_PID=$!
+for ((i = 0; i < 100; i++)); do
+	[[ $(ctl -j status 2>/dev/null | jq '.interfaces | length' 2>/dev/null) == 1 ]] && break
+	sleep 0.1
+done
+say status
 say rule list
 
 echo
@@ -84,5 +108,10 @@ PIDS=()
 say top count 5
 say show 198.18.0.1
 say show 198.18.0.2
-say status
-say detach dev d0 purge
+printf '\n\033[1m$ curl -s 127.0.0.1:9437/metrics | grep dropped_packets_total\033[0m\n'
+nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics | grep '^xdp_rl_dropped_packets_total' || true
+echo
+echo "== stopping xdp-rld (SIGTERM: it detaches and removes its pins)"
+kill "$RLD_PID"
+wait "$RLD_PID" 2>/dev/null
+RLD_PID=

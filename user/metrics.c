@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 
 #include "cmd.h"
@@ -174,35 +176,49 @@ int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 {
 	struct sockaddr_storage ss = {};
 	struct xrl_metrics *m;
+	socklen_t sl;
 	char host[64];
-	int port;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	int port, fd, one = 1, err;
 
 	if (xrl_hostport_parse(hostport, host, sizeof(host), &port))
 		return -EINVAL;
 	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		sl = sizeof(struct sockaddr_in);
 	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
 		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-		flags |= MHD_USE_IPv6;
+		sl = sizeof(struct sockaddr_in6);
 	} else {
 		return -EINVAL;
 	}
+	/* our own socket: a bind error is reported for what it is */
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 16)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	m = calloc(1, sizeof(*m));
-	if (!m)
+	if (!m) {
+		close(fd);
 		return -ENOMEM;
+	}
 	m->fill = fill;
 	m->ctx = ctx;
-	m->mhd = MHD_start_daemon(flags, port, NULL, NULL, handle, m,
-				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				  handle, m, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_LIMIT, 16U,
 				  MHD_OPTION_CONNECTION_TIMEOUT, 10U,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
+		close(fd);
 		free(m);
-		return -EADDRINUSE;
+		return -ENOMEM;
 	}
 	*out = m;
 	return 0;

@@ -260,6 +260,17 @@ static int do_status(struct xrl_cmd *c)
 	return 0;
 }
 
+/* A daemon heartbeats into the control block: its next reload puts the
+ * file's rule set and mode back (see xdp-rld(8)). */
+static void note_daemon(struct xrl *x)
+{
+	long long age = xrl_heartbeat_age(x);
+	__u64 wd = xrl_control(x)->watchdog_ns;
+
+	if (age >= 0 && ((__u64)age <= wd || age < 5000000000LL))
+		fprintf(stderr, "Note: xdp-rld is running; this change lasts until its next reload\n");
+}
+
 /* Read the rule set, let `edit` change it, commit it as one transaction. */
 static int edit_rules(struct xrl_cmd *c, bool create,
 		      int (*edit)(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n))
@@ -278,6 +289,8 @@ static int edit_rules(struct xrl_cmd *c, bool create,
 		err = xrl_rules_commit(x, v, n);
 	if (err)
 		p_err("%s", xrl_errmsg());
+	else
+		note_daemon(x);
 	free(v);
 	xrl_close(x);
 	return err ? 1 : 0;
@@ -347,6 +360,8 @@ static int do_rule_del(struct xrl_cmd *c)
 		p_err("%s", xrl_errmsg());
 	} else if (!(err = edit_del(c, &v, &n)) && (err = xrl_rules_commit(x, v, n))) {
 		p_err("%s", xrl_errmsg());
+	} else if (!err) {
+		note_daemon(x);
 	}
 	free(v);
 	xrl_close(x);
@@ -408,9 +423,9 @@ static int do_mode_set(struct xrl_cmd *c)
 	if (open_x(&x, true, 0))
 		return 1;
 	err = xrl_mode_set(x, c->mode);
-	if (err)
+	if (err) {
 		p_err("%s", xrl_errmsg());
-	else if (opt.json) {
+	} else if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "mode", xrl_mode_name(c->mode));
 		jw_obj_end(&jw);
@@ -418,6 +433,8 @@ static int do_mode_set(struct xrl_cmd *c)
 	} else {
 		printf("mode %s\n", xrl_mode_name(c->mode));
 	}
+	if (!err)
+		note_daemon(x);
 	xrl_close(x);
 	return err ? 1 : 0;
 }

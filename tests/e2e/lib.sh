@@ -115,6 +115,8 @@ lab_up_veth() {
 	ip -n "$SRC" link set s0 address $SRC_MAC
 	ip -n "$SRC" link set s0 up
 	ip -n "$DST" link set d0 up
+	# frames redirected into d0 need its NAPI: an XDP program, or GRO
+	nsenter --net="/run/netns/$DST" ethtool -K d0 gro on >/dev/null
 	ip -n "$DST" addr add 198.18.0.254/24 dev d0
 	ip -n "$DST" addr add 2001:db8:1::fe/64 dev d0 nodad
 	for i in 1 2 3 4 5 6 7 8 9; do
@@ -149,17 +151,18 @@ ctl() {
 	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" "$@"
 }
 
-# flood SRC_ADDR DST_ADDR COUNT [PPS]: a bounded, paced send from $SRC
+# flood SRC_ADDR DST_ADDR COUNT [PPS]: COUNT UDP frames of 106 bytes from
+# $SRC, as fast as the live-frames generator goes, or paced at PPS through a
+# socket; prints how many were sent
 flood() {
-	nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d "$2" -n "$3" -r "${4:-40000}" -t 30
+	if [[ -n "${4:-}" ]]; then
+		nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d "$2" -n "$3" -r "$4" -t 30
+	else
+		nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s "$1" -d "$2" -n "$3" \
+			-l 106 -T 30 -j | jq -r .sent
+	fi
 }
 
-# fastflood SRC DST COUNT: the live-frames generator, for floods that must
-# outrun the control plane (one CPU, bounded in count and time)
-fastflood() {
-	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s "$1" -d "$2" -n "$3" -T 10 -j |
-		jq -r .sent
-}
 
 # start_rld LOG ARGS...: xdp-rld in the receiving namespace, in the background
 start_rld() {

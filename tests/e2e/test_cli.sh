@@ -2,7 +2,7 @@
 # End-to-end: xdp-rlctl on a veth lab, a bounded flood, counters checked.
 source "$(dirname "$0")/lib.sh"
 
-FRAME=106	# 64 bytes of UDP payload + 8 + 20 + 14
+FRAME=106	# the frames flood() sends: 14 + 20 + 8 + 64 bytes of payload
 
 test_flood_counters() {
 	lab_up || return

@@ -87,7 +87,8 @@ test_start_reload_and_reconcile() {
 		awk '/^xdp_rl_reload_failures_total/ { print $2 }')" 1
 
 	# xdp-rlctl works beside the daemon; the next reload reconciles with the file
-	ctl rule add 198.18.9.0/24 rate 1/s burst 1 >/dev/null
+	check_eq "cli says so" "$(ctl rule add 198.18.9.0/24 rate 1/s burst 1 2>&1 >/dev/null)" \
+		"Note: xdp-rld is running; this change lasts until its next reload"
 	check_eq "cli rule added" "$(ctl -j rule list | jq length)" 3
 	base_conf "rule add 198.18.0.0/24 rate 1/h burst 50 id 1"
 	kill -HUP "$RLD_PID"
@@ -147,20 +148,20 @@ test_watchdog_and_restart() {
 	ip -n "$DST" neigh add 198.18.0.129 lladdr $SRC_MAC dev d0 nud permanent
 	start_rld "$LOG" --config "$CONF"
 	wait_log "$LOG" "running" || return
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
-	fastflood 198.18.0.129 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.129 198.18.0.254 100 >/dev/null
 	check_eq "open rule limited" "$(rule_stat 1 passed_packets)" 10
 	check_eq "closed rule limited" "$(rule_stat 2 passed_packets)" 10
 
 	kill -9 "$RLD_PID"
 	wait "$RLD_PID" 2>/dev/null
 	# within the watchdog time: enforcement goes on unchanged
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
 	check_eq "still enforced" "$(rule_stat 1 passed_packets)" 10
 	sleep 1	# two watchdog times
 	check_eq "watchdog fired" "$(ctl -j status | jq .daemon.watchdog_fired)" true
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
-	fastflood 198.18.0.129 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.129 198.18.0.254 100 >/dev/null
 	check_eq "open: passes" "$(rule_stat 1 failure_passed_packets)" 100
 	check_eq "closed: drops" "$(rule_stat 2 failure_dropped_packets)" 100
 	check_eq "closed: nothing through" "$(rule_stat 2 passed_packets)" 10
@@ -169,7 +170,7 @@ test_watchdog_and_restart() {
 	start_rld "$LOG" --config "$CONF"
 	wait_log "$LOG" "adopted the program already attached" || return
 	wait_log "$LOG" "running" || return
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
 	check_eq "enforced again, same bucket" "$(rule_stat 1 passed_packets)" 110
 	check_eq "no new key" "$(rule_stat 1 new_keys)" 1
 	check_eq "still limited" "$(ctl -j show 198.18.0.1 | jq .tokens)" 0
@@ -203,17 +204,18 @@ test_interface_comes_back() {
 	base_conf "rule add 198.18.0.0/24 rate 1/h burst 30 id 1"
 	start_rld "$LOG" --config "$CONF"
 	wait_log "$LOG" "running" || return
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
 	check_eq "limited" "$(rule_stat 1 dropped_packets)" 70
 	ip -n "$DST" link del d0	# takes s0 with it
 	wait_log "$LOG" "interface d0 disappeared; keeping the maps" || return
 	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST"
 	ip -n "$DST" link set d0 address $DST_MAC up
+	nsenter --net="/run/netns/$DST" ethtool -K d0 gro on >/dev/null
 	ip -n "$SRC" link set s0 address $SRC_MAC up
 	ip -n "$SRC" addr add 198.18.0.1/24 dev s0
 	ip -n "$SRC" neigh add 198.18.0.254 lladdr $DST_MAC dev s0 nud permanent
 	wait_log "$LOG" "interface d0: attached" 2 || return
-	fastflood 198.18.0.1 198.18.0.254 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
 	check_eq "limiting resumed, same bucket" "$(rule_stat 1 dropped_packets)" 170
 	check_eq "metrics: attached" "$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics |
 		awk '/^xdp_rl_interfaces_attached/ { print $2 }')" 1
@@ -227,7 +229,7 @@ test_prometheus_scrape() {
 	base_conf "rule add 198.18.0.0/24 rate 1/h burst 25 id 1" "rule add 2001:db8:1::/48 action allow id 2"
 	start_rld "$LOG" --config "$CONF"
 	wait_log "$LOG" "metrics on http://127.0.0.1:9437/metrics" || return
-	fastflood 198.18.0.1 198.18.0.254 1000 >/dev/null
+	flood 198.18.0.1 198.18.0.254 1000 >/dev/null
 	local m
 	m=$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)
 	check_match "counter" "$m" 'xdp_rl_dropped_packets_total\{rule="1",prefix="198.18.0.0/24",action="limit"\} 975'
