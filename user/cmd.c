@@ -83,19 +83,27 @@ static int need(int argc, int i, struct xrl_parse_err *e, const char *what)
 	return perr(e, argc, "missing %s", what);
 }
 
+/* "dev IFACE", the start of attach and detach; the index after it, or < 0 */
+static int parse_dev(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
+{
+	if (argc < 1 || strcmp(argv[0], "dev"))
+		return perr(e, 0, "expected 'dev IFACE'");
+	if (need(argc, 1, e, "interface name after 'dev'"))
+		return -EINVAL;
+	if (strlen(argv[1]) >= IF_NAMESIZE)
+		return perr(e, 1, "interface name '%s' is too long", argv[1]);
+	strcpy(c->ifname, argv[1]);
+	return 2;
+}
+
 static int parse_attach(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
-	int i = 0;
+	int i;
 	__u64 v;
 
 	c->kind = XRL_CMD_ATTACH;
-	if (i >= argc || strcmp(argv[i], "dev"))
-		return perr(e, i, "expected 'dev IFACE'");
-	if (need(argc, ++i, e, "interface name after 'dev'"))
-		return -EINVAL;
-	if (strlen(argv[i]) >= IF_NAMESIZE)
-		return perr(e, i, "interface name '%s' is too long", argv[i]);
-	strcpy(c->ifname, argv[i++]);
+	if ((i = parse_dev(argc, argv, c, e)) < 0)
+		return i;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "mode")) {
 			if (need(argc, ++i, e, "native|generic|auto after 'mode'"))
@@ -123,16 +131,11 @@ static int parse_attach(int argc, char **argv, struct xrl_cmd *c, struct xrl_par
 
 static int parse_detach(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
-	int i = 0;
+	int i;
 
 	c->kind = XRL_CMD_DETACH;
-	if (i >= argc || strcmp(argv[i], "dev"))
-		return perr(e, i, "expected 'dev IFACE'");
-	if (need(argc, ++i, e, "interface name after 'dev'"))
-		return -EINVAL;
-	if (strlen(argv[i]) >= IF_NAMESIZE)
-		return perr(e, i, "interface name '%s' is too long", argv[i]);
-	strcpy(c->ifname, argv[i++]);
+	if ((i = parse_dev(argc, argv, c, e)) < 0)
+		return i;
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "purge"))
 			c->purge = true;
@@ -352,6 +355,50 @@ static const struct {
 	{ "show", parse_show },
 	{ "top", parse_top },
 };
+
+int xrl_split_words(char *line, char **argv, int *cols, int max)
+{
+	char *p = line;
+	int argc = 0;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p || *p == '#')
+			break;
+		if (argc == max)
+			return -E2BIG;
+		if (cols)
+			cols[argc] = p - line + 1;
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
+			p++;
+		if (*p == '#') {
+			*p = '\0';
+			break;
+		}
+		if (*p)
+			*p++ = '\0';
+	}
+	if (cols)
+		cols[argc] = p - line + 1;	/* "missing ..." points past the end */
+	return argc;
+}
+
+int xrl_cmd_parse_line(const char *line, struct xrl_cmd *c, struct xrl_parse_err *e)
+{
+	char buf[1024], *argv[XRL_MAX_WORDS];
+	int argc;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	argc = xrl_split_words(buf, argv, NULL, XRL_MAX_WORDS);
+	if (argc < 0) {
+		memset(e, 0, sizeof(*e));
+		snprintf(e->msg, sizeof(e->msg), "too many words");
+		return -EINVAL;
+	}
+	return xrl_cmd_parse(argc, argv, c, e);
+}
 
 int xrl_cmd_parse(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {

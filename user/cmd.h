@@ -51,6 +51,15 @@ struct xrl_parse_err {
 /* 0, or -EINVAL with *e filled. */
 int xrl_cmd_parse(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e);
 
+#define XRL_MAX_WORDS 32
+
+/* Split a line into words in place; '#' starts a comment. cols (max + 1
+ * entries, or NULL) gets each word's 1-based column and, after the last,
+ * the column past the end. Returns the count, or -E2BIG. */
+int xrl_split_words(char *line, char **argv, int *cols, int max);
+/* xrl_cmd_parse() of one line of text. */
+int xrl_cmd_parse_line(const char *line, struct xrl_cmd *c, struct xrl_parse_err *e);
+
 /* "100/s", "5/min", "1/h" */
 int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns);
 void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);

@@ -9,8 +9,6 @@
 
 #include "cmd.h"
 
-#define MAX_WORDS 32
-
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"
 	"rule add 0.0.0.0/0 rate 1000/s burst 2000 id 1\n"
@@ -142,32 +140,14 @@ static int parse_config_cmd(int argc, char **argv, const int *cols, int line,
 static int parse_line(char *text, int line, struct xrl_config *c,
 		      struct xrl_config_err **errs, size_t *nerrs)
 {
-	char *argv[MAX_WORDS + 1];
-	int cols[MAX_WORDS + 1], argc = 0, err;
+	char *argv[XRL_MAX_WORDS + 1];
+	int cols[XRL_MAX_WORDS + 1], argc, err;
 	struct xrl_parse_err pe;
 	struct xrl_cmd cmd;
-	char *p = text;
 
-	/* words and their columns; '#' starts a comment */
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == '\r')
-			p++;
-		if (!*p || *p == '#')
-			break;
-		if (argc == MAX_WORDS)
-			return add_err(errs, nerrs, line, p - text + 1, "too many words on one line") ?: 0;
-		cols[argc] = p - text + 1;
-		argv[argc++] = p;
-		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
-			p++;
-		if (*p == '#') {
-			*p = '\0';
-			break;
-		}
-		if (*p)
-			*p++ = '\0';
-	}
-	cols[argc] = p - text + 1;	/* "missing ..." points at the end */
+	argc = xrl_split_words(text, argv, cols, XRL_MAX_WORDS);
+	if (argc < 0)
+		return add_err(errs, nerrs, line, 1, "too many words on one line") ?: 0;
 	if (!argc)
 		return 0;
 

@@ -127,38 +127,38 @@ static int read_config(struct xrl_config *c, bool as_log, bool *builtin)
 
 /* ---- interfaces ---- */
 
-static bool attached_now(const char *ifname)
+enum link_state { LINK_NONE, LINK_STALE, LINK_LIVE };
+
+/* Our pinned link on ifname: none, stale (its device is gone), or live. */
+static enum link_state link_state(const char *ifname)
 {
+	enum link_state st = LINK_NONE;
 	struct xrl_attachment *a;
-	bool yes = false;
 	size_t n;
 
 	if (xrl_attachments(d.x, &a, &n))
-		return false;
+		return LINK_NONE;
 	for (size_t i = 0; i < n; i++) {
 		char name[IF_NAMESIZE];
 
 		if (strcmp(a[i].ifname, ifname))
 			continue;
-		/* the link is live when its device is still the one of that name */
-		yes = a[i].ifindex && if_indextoname(a[i].ifindex, name) && !strcmp(name, ifname);
+		/* live while its device is still the one of that name */
+		st = a[i].ifindex && if_indextoname(a[i].ifindex, name) && !strcmp(name, ifname) ?
+			     LINK_LIVE : LINK_STALE;
 	}
 	free(a);
-	return yes;
+	return st;
+}
+
+static bool attached_now(const char *ifname)
+{
+	return link_state(ifname) == LINK_LIVE;
 }
 
 static bool has_link_pin(const char *ifname)
 {
-	struct xrl_attachment *a;
-	bool yes = false;
-	size_t n;
-
-	if (xrl_attachments(d.x, &a, &n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		yes |= !strcmp(a[i].ifname, ifname);
-	free(a);
-	return yes;
+	return link_state(ifname) != LINK_NONE;
 }
 
 static void count_attached(void)

@@ -29,15 +29,11 @@ struct bcase {
 
 static int add_rule(struct xrl *x, struct xrl_rule_entry *v, size_t *n, const char *line)
 {
-	char buf[256], *argv[32], *save, *tok;
 	struct xrl_parse_err e;
 	struct xrl_cmd c;
-	int argc = 0;
 
-	snprintf(buf, sizeof(buf), "%s", line);
-	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		argv[argc++] = tok;
-	if (xrl_cmd_parse(argc, argv, &c, &e)) {
+	(void)x;
+	if (xrl_cmd_parse_line(line, &c, &e)) {
 		fprintf(stderr, "Error: %s: %s\n", line, e.msg);
 		return -1;
 	}

@@ -82,15 +82,10 @@ static int set_rules(const char *const *lines)
 	size_t n = 0;
 
 	for (; *lines; lines++) {
-		char buf[256], *argv[32], *tok, *save;
 		struct xrl_parse_err e;
 		struct xrl_cmd c;
-		int argc = 0;
 
-		snprintf(buf, sizeof(buf), "%s", *lines);
-		for (tok = strtok_r(buf, " ", &save); tok && argc < 32; tok = strtok_r(NULL, " ", &save))
-			argv[argc++] = tok;
-		if (xrl_cmd_parse(argc, argv, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+		if (xrl_cmd_parse_line(*lines, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
 			fprintf(stderr, "    bad rule '%s': %s\n", *lines, e.msg);
 			return -1;
 		}
