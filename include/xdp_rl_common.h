@@ -66,7 +66,7 @@ struct xrl_lpm6_key {
 struct xrl_rule {
 	__u32 id;		/* operator-visible id */
 	__u32 slot;		/* index into the per-rule counters */
-	__u32 gen;		/* generation, part of every bucket key */
+	__u32 gen;		/* generation: unique per rule version, in every bucket key */
 	__u8 action;		/* enum xrl_action */
 	__u8 algo;		/* enum xrl_algo */
 	__u8 key_len;		/* per-key aggregation, bits of the source */
@@ -82,11 +82,20 @@ struct xrl_rule {
 	__u8 pad[3];
 };
 
-/* The bucket of one key under one rule. */
-struct xrl_bucket_key {
-	__u32 slot;
+/*
+ * The bucket of one key under one rule version. A generation is handed out
+ * once per new or changed rule, so (gen, masked source) names a bucket
+ * without the rule's slot. One table per family keeps an IPv4 key at 8
+ * bytes: an LRU element of 48 + 8 + 24 bytes, 96 with its hash bucket.
+ */
+struct xrl_bucket_key4 {
 	__u32 gen;
-	__u32 addr[4];		/* source masked by the rule's key_len; v4 in addr[0] */
+	__u32 addr;		/* source masked by the rule's key_len */
+};
+
+struct xrl_bucket_key6 {
+	__u32 gen;
+	__u32 addr[4];
 };
 
 struct xrl_bucket {

@@ -35,12 +35,13 @@
 
 enum {
 	M_CONTROL, M_RULES4_0, M_RULES4_1, M_RULES6_0, M_RULES6_1,
-	M_BUCKETS, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
+	M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
 };
 
 static const char *map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4_0", "xrl_rules4_1", "xrl_rules6_0",
-	"xrl_rules6_1", "xrl_buckets", "xrl_rule_stats", "xrl_global_stats",
+	"xrl_rules6_1", "xrl_buckets4", "xrl_buckets6", "xrl_rule_stats",
+	"xrl_global_stats",
 };
 
 struct xrl {
@@ -267,15 +268,16 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	maps[M_RULES4_1] = x->skel->maps.xrl_rules4_1;
 	maps[M_RULES6_0] = x->skel->maps.xrl_rules6_0;
 	maps[M_RULES6_1] = x->skel->maps.xrl_rules6_1;
-	maps[M_BUCKETS] = x->skel->maps.xrl_buckets;
+	maps[M_BUCKETS4] = x->skel->maps.xrl_buckets4;
+	maps[M_BUCKETS6] = x->skel->maps.xrl_buckets6;
 	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
 	maps[M_GLOBAL_STATS] = x->skel->maps.xrl_global_stats;
 
-	if (x->pinned && pin_exists(x, map_names[M_BUCKETS])) {
+	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */
 		int fd, cap;
 
-		pin_path(x, map_names[M_BUCKETS], p, sizeof(p));
+		pin_path(x, map_names[M_BUCKETS4], p, sizeof(p));
 		fd = bpf_obj_get(p);
 		cap = fd < 0 ? -errno : map_max_entries(fd);
 		if (fd >= 0)
@@ -285,9 +287,12 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		if (o->keys && (__u32)cap != o->keys)
 			return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
 				    cap, o->keys);
-		bpf_map__set_max_entries(maps[M_BUCKETS], cap);
+		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
+		bpf_map__set_max_entries(maps[M_BUCKETS6], cap);
 	} else if (o->keys) {
-		bpf_map__set_max_entries(maps[M_BUCKETS], o->keys);
+		/* `keys` sizes each family's table */
+		bpf_map__set_max_entries(maps[M_BUCKETS4], o->keys);
+		bpf_map__set_max_entries(maps[M_BUCKETS6], o->keys);
 	}
 
 	if (x->pinned) {
@@ -330,7 +335,7 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 			return fail(errno, "cannot open pinned map %s: %s ('detach dev IFACE purge' to start over)",
 				    p, strerror(errno));
 	}
-	cap = map_max_entries(x->map_fd[M_BUCKETS]);
+	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
 	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
 		return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
 			    cap, o->keys);
@@ -930,30 +935,43 @@ int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum)
 /* ------------------------------------------------------------------ */
 /* Buckets                                                             */
 
-void xrl_bucket_key_of(struct xrl_bucket_key *k, const struct xrl_rule *r,
-		       int family, const __u8 *addr)
+void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
+		const __u8 *addr)
 {
 	__u32 a[4] = {};
 
 	memcpy(a, addr, family == 6 ? 16 : 4);
-	k->slot = r->slot;
-	k->gen = r->gen;
 	for (int i = 0; i < 4; i++)
-		k->addr[i] = a[i] & r->key_mask[i];
+		a[i] &= r->key_mask[i];
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->gen = r->gen;
+	memcpy(k->addr, a, family == 6 ? 16 : 4);
 }
 
-int xrl_bucket_get(struct xrl *x, const struct xrl_bucket_key *k,
-		   struct xrl_bucket *b)
+int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
 {
-	if (bpf_map_lookup_elem(x->map_fd[M_BUCKETS], k, b))
-		return -errno;
-	return 0;
+	struct xrl_bucket_key4 k4 = { .gen = k->gen };
+	struct xrl_bucket_key6 k6 = { .gen = k->gen };
+	int err;
+
+	if (k->family == 6) {
+		memcpy(k6.addr, k->addr, 16);
+		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS6], &k6, b);
+	} else {
+		memcpy(&k4.addr, k->addr, 4);
+		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS4], &k4, b);
+	}
+	return err ? -errno : 0;
 }
 
-int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
+/* Walk one family's table in batches; keys come back as struct xrl_key. */
+static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
 {
 	enum { BATCH = 4096 };
-	struct xrl_bucket_key *keys = calloc(BATCH, sizeof(*keys));
+	size_t ksz = family == 6 ? sizeof(struct xrl_bucket_key6) : sizeof(struct xrl_bucket_key4);
+	int fd = x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4];
+	char *keys = calloc(BATCH, ksz);
 	struct xrl_bucket *vals = calloc(BATCH, sizeof(*vals));
 	__u32 in = 0, out = 0;
 	bool first = true, done = false;
@@ -966,8 +984,7 @@ int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
 	while (!done) {
 		__u32 count = BATCH;
 
-		if (bpf_map_lookup_batch(x->map_fd[M_BUCKETS], first ? NULL : &in,
-					 &out, keys, vals, &count, NULL)) {
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
 			if (errno != ENOENT) {
 				err = fail(errno, "cannot read buckets: %s", strerror(errno));
 				goto out;
@@ -975,7 +992,12 @@ int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
 			done = true;	/* the last batch, possibly partial */
 		}
 		for (__u32 i = 0; i < count; i++) {
-			err = cb(&keys[i], &vals[i], ctx);
+			struct xrl_key k = { .family = family };
+			const char *raw = keys + i * ksz;
+
+			memcpy(&k.gen, raw, 4);
+			memcpy(k.addr, raw + 4, ksz - 4);
+			err = cb(&k, &vals[i], ctx);
 			if (err)
 				goto out;
 		}
@@ -988,9 +1010,16 @@ out:
 	return err;
 }
 
+int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
+{
+	int err = walk_table(x, 4, cb, ctx);
+
+	return err ? err : walk_table(x, 6, cb, ctx);
+}
+
 __u32 xrl_keys_capacity(struct xrl *x)
 {
-	int cap = map_max_entries(x->map_fd[M_BUCKETS]);
+	int cap = map_max_entries(x->map_fd[M_BUCKETS4]);
 
 	return cap < 0 ? 0 : cap;
 }

@@ -85,13 +85,21 @@ int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum);
 int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum);
 
 /* ---- buckets ---- */
-typedef int (*xrl_bucket_cb)(const struct xrl_bucket_key *k,
-			     const struct xrl_bucket *b, void *ctx);
+/* A bucket's key: a rule version's generation and the masked source. */
+struct xrl_key {
+	int family;
+	__u32 gen;
+	__u8 addr[16];
+};
+
+typedef int (*xrl_bucket_cb)(const struct xrl_key *k, const struct xrl_bucket *b,
+			     void *ctx);
+/* Every bucket of both families' tables. */
 int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx);
-int xrl_bucket_get(struct xrl *x, const struct xrl_bucket_key *k,
-		   struct xrl_bucket *b);
-void xrl_bucket_key_of(struct xrl_bucket_key *k, const struct xrl_rule *r,
-		       int family, const __u8 *addr);
+int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
+void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
+		const __u8 *addr);
+/* The size of each family's bucket table. */
 __u32 xrl_keys_capacity(struct xrl *x);
 
 /* ---- attach ---- */

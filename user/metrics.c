@@ -20,7 +20,7 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static int count_cb(const struct xrl_bucket_key *k, const struct xrl_bucket *b, void *ctx)
+static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
 {
 	(void)k;
 	(void)b;
@@ -103,7 +103,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	fprintf(f, "xdp_rl_watchdog_seconds %.3f\n", xrl_control(x)->watchdog_ns / 1e9);
 	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket.");
 	fprintf(f, "xdp_rl_keys_tracked %llu\n", keys);
-	help(f, "xdp_rl_keys_capacity", "gauge", "Size of the bucket table.");
+	help(f, "xdp_rl_keys_capacity", "gauge", "Size of each family's bucket table.");
 	fprintf(f, "xdp_rl_keys_capacity %u\n", xrl_keys_capacity(x));
 	help(f, "xdp_rl_rules_loaded", "gauge", "Rules in the active rule set.");
 	fprintf(f, "xdp_rl_rules_loaded %zu\n", n);

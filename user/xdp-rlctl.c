@@ -171,7 +171,7 @@ out:
 	return err ? 1 : 0;
 }
 
-static int count_cb(const struct xrl_bucket_key *k, const struct xrl_bucket *b, void *ctx)
+static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
 {
 	(void)k;
 	(void)b;
@@ -238,7 +238,7 @@ static int do_status(struct xrl_cmd *c)
 		printf("program id:  %u\n", info.id);
 		printf("mode:        %s\n", xrl_mode_name(xrl_mode_get(x)));
 		printf("rules:       %u\n", xrl_control(x)->rules);
-		printf("keys:        %llu tracked / %u capacity\n",
+		printf("keys:        %llu tracked / %u capacity per family\n",
 		       (unsigned long long)keys, xrl_keys_capacity(x));
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
@@ -538,19 +538,18 @@ out:
 	return err;
 }
 
-static void key_format(int family, const struct xrl_bucket_key *k, __u8 key_len,
-		       char *buf, size_t len)
+static void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len)
 {
 	char a[64];
 
-	xrl_addr_format(family, (const __u8 *)k->addr, a, sizeof(a));
+	xrl_addr_format(k->family, k->addr, a, sizeof(a));
 	snprintf(buf, len, "%s/%u", a, key_len);
 }
 
 static int do_show(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry e;
-	struct xrl_bucket_key k;
+	struct xrl_key k;
 	struct xrl_bucket b;
 	char addr[64], key[80], pfx[64];
 	bool tracked = false;
@@ -574,8 +573,8 @@ static int do_show(struct xrl_cmd *c)
 		xrl_close(x);
 		return 0;
 	}
-	xrl_bucket_key_of(&k, &e.r, c->family, c->addr);
-	key_format(c->family, &k, e.r.key_len, key, sizeof(key));
+	xrl_key_of(&k, &e.r, c->family, c->addr);
+	key_format(&k, e.r.key_len, key, sizeof(key));
 	xrl_prefix_format(&e, pfx, sizeof(pfx));
 	now = xrl_now_ns(x);
 	if (e.r.action == XRL_ACT_LIMIT) {
@@ -622,21 +621,21 @@ struct top_ctx {
 	struct xrl_rule_entry *rules;
 	size_t nrules;
 	struct top_item {
-		struct xrl_bucket_key k;
+		struct xrl_key k;
 		__u64 dropped;
 		size_t rule;
 	} *items;
 	size_t n, cap;
 };
 
-static int top_cb(const struct xrl_bucket_key *k, const struct xrl_bucket *b, void *ctx)
+static int top_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
 {
 	struct top_ctx *t = ctx;
 
 	if (!b->dropped)
 		return 0;
 	for (size_t i = 0; i < t->nrules; i++) {
-		if (t->rules[i].r.slot != k->slot || t->rules[i].r.gen != k->gen)
+		if (t->rules[i].r.gen != k->gen)
 			continue;	/* a stale bucket of a changed rule is skipped */
 		if (t->n == t->cap) {
 			size_t nc = t->cap ? t->cap * 2 : 256;
@@ -684,7 +683,7 @@ static int do_top(struct xrl_cmd *c)
 		const struct xrl_rule_entry *e = &t.rules[t.items[i].rule];
 		char key[80];
 
-		key_format(e->family, &t.items[i].k, e->r.key_len, key, sizeof(key));
+		key_format(&t.items[i].k, e->r.key_len, key, sizeof(key));
 		if (opt.json) {
 			jw_obj_start(&jw);
 			jw_kstr(&jw, "key", key);

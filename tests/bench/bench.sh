@@ -226,7 +226,8 @@ run_one() {
 	POLITE_RX=$(jq '[.[]] | add // 0' <<<"$polite_json")
 	read -r seen dropped < <("counters_$c")
 	if [[ $c == xdprl_native && $sc == one && $mode == shared ]]; then
-		mem=$(in_rcv bpftool -j map show pinned "$PIN/xrl_buckets" | jq '.bytes_memlock / .max_entries')
+		mem=$(for t in 4 6; do in_rcv bpftool -j map show pinned "$PIN/xrl_buckets$t"; done |
+			jq -s '{ipv4: (.[0].bytes_memlock / .[0].max_entries), ipv6: (.[1].bytes_memlock / .[1].max_entries)}')
 	fi
 	local td0=$SECONDS
 	"teardown_$c"

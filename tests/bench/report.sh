@@ -22,7 +22,7 @@ jq -s '
      admitted: stat(.admitted), expected: stat(.expected),
      ring_lost: stat(.ring_lost),
      polite_lost: stat(if .scenario == "mixed" then .polite_sent - .polite_received else null end),
-     bytes_per_key: stat(.bytes_per_key)})
+     bytes_per_key_ipv4: stat(.bytes_per_key.ipv4?), bytes_per_key_ipv6: stat(.bytes_per_key.ipv6?)})
 ' "$RUNS" >"$OUT/summary.json"
 
 label() {
@@ -93,8 +93,9 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		done
 		echo
 	fi
-	mem=$(jq -r '.[] | select(.contender == "xdprl_native" and .bytes_per_key.median != null) | .bytes_per_key.median' "$OUT/summary.json" | head -n 1)
-	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem bytes per tracked key (memlock ÷ entries, 1,048,576 entries)."; echo; }
+	mem=$(jq -r '.[] | select(.contender == "xdprl_native" and .bytes_per_key_ipv4.median != null) |
+		"\(.bytes_per_key_ipv4.median | round) bytes per tracked IPv4 key, \(.bytes_per_key_ipv6.median | round) per IPv6 key"' "$OUT/summary.json" | head -n 1)
+	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem (memlock ÷ entries, 1,048,576 entries per family)."; echo; }
 	if [[ -f "$OUT/microbench.md" ]]; then
 		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds):"
 		echo
