@@ -158,12 +158,9 @@ static __always_inline int meter_bucket(void *map, const void *key,
 }
 
 static __always_inline int meter(const struct xrl_rule *r,
-				 const struct xrl_pkt *p,
-				 const struct xrl_control *ctrl,
+				 const struct xrl_pkt *p, __u64 now_ns,
 				 struct xrl_rule_stats *rs)
 {
-	__u64 now_ns = clock_ns(ctrl);
-
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
@@ -184,25 +181,23 @@ static __always_inline int meter(const struct xrl_rule *r,
 	}
 }
 
-/* The daemon stopped heartbeating: its watchdog time has passed. */
-static __always_inline int watchdog_fired(const struct xrl_control *ctrl)
-{
-	__u64 wd = ctrl->watchdog_ns;
-
-	return wd && clock_ns(ctrl) - ctrl->heartbeat_ns > wd;
-}
-
-/* Decide for a matched rule under the current mode. */
+/* Decide for a matched rule under the current mode. The clock is read at
+ * most once: for the watchdog (armed while a daemon runs) and the meter. */
 static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 				  const struct xrl_pkt *p,
 				  const struct xrl_control *ctrl,
 				  struct xrl_rule_stats *rs)
 {
+	__u64 wd = ctrl->watchdog_ns, now_ns = 0;
+
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
 	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
 		return XRL_DROP;
-	if (watchdog_fired(ctrl)) {
+	if (wd)
+		now_ns = clock_ns(ctrl);
+	/* the daemon stopped heartbeating: its watchdog time has passed */
+	if (wd && now_ns - ctrl->heartbeat_ns > wd) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
@@ -217,7 +212,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_DROP;
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
-	return meter(r, p, ctrl, rs);
+	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
 }
 
 static __always_inline void count_rule(struct xrl_rule_stats *rs,
