@@ -69,6 +69,7 @@ void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);
 	"  detach dev IFACE [purge]\n" \
 	"  status\n" \
 	"  rule add PREFIX rate N/s|N/min|N/h burst N [per /LEN] [action limit|allow|deny] [id ID]\n" \
+	"           [on-failure open|closed]\n" \
 	"  rule del ID | rule del PREFIX\n" \
 	"  rule list\n" \
 	"  rule flush\n" \
