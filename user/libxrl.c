@@ -1017,6 +1017,20 @@ int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
 	return err ? err : walk_table(x, 6, cb, ctx);
 }
 
+static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	++*(unsigned long long *)ctx;
+	return 0;
+}
+
+int xrl_keys_tracked(struct xrl *x, unsigned long long *n)
+{
+	*n = 0;
+	return xrl_buckets_walk(x, count_cb, n);
+}
+
 __u32 xrl_keys_capacity(struct xrl *x)
 {
 	int cap = map_max_entries(x->map_fd[M_BUCKETS4]);

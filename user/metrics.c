@@ -20,14 +20,6 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
-{
-	(void)k;
-	(void)b;
-	++*(unsigned long long *)ctx;
-	return 0;
-}
-
 int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 {
 	static const struct {
@@ -65,7 +57,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	for (size_t i = 0; !err && i < n; i++)
 		err = xrl_rule_stats_get(x, v[i].r.slot, &rs[i]);
 	if (!err)
-		err = xrl_buckets_walk(x, count_cb, &keys);
+		err = xrl_keys_tracked(x, &keys);
 	if (err)
 		goto out;
 

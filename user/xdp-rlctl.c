@@ -171,14 +171,6 @@ out:
 	return err ? 1 : 0;
 }
 
-static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
-{
-	(void)k;
-	(void)b;
-	++*(__u64 *)ctx;
-	return 0;
-}
-
 static int do_status(struct xrl_cmd *c)
 {
 	struct xrl_attachment *a = NULL;
@@ -192,7 +184,7 @@ static int do_status(struct xrl_cmd *c)
 	(void)c;
 	if (open_x(&x, false, 0))
 		return 1;
-	if (xrl_attachments(x, &a, &n) || xrl_buckets_walk(x, count_cb, &keys)) {
+	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked(x, &keys)) {
 		p_err("%s", xrl_errmsg());
 		xrl_close(x);
 		return 1;
