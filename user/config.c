@@ -2,10 +2,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -207,6 +210,11 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 		if (save)
 			*save++ = '\0';
 		err = parse_line(line, ++lineno, c, errs, nerrs);
+		if (!err && *nerrs >= XRL_CONFIG_MAX_ERRORS) {
+			err = add_err(errs, nerrs, lineno, 1, "too many errors (%d); not reading further",
+				      XRL_CONFIG_MAX_ERRORS) ?: -EINVAL;
+			break;
+		}
 	}
 	free(copy);
 	if (err)
@@ -220,31 +228,44 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 int xrl_config_load(const char *path, struct xrl_config *c,
 		    struct xrl_config_err **errs, size_t *nerrs)
 {
-	FILE *f = fopen(path, "r");
 	char *text = NULL;
 	size_t len = 0;
-	int err;
+	struct stat st;
+	ssize_t r;
+	int fd, err = 0;
 
 	memset(c, 0, sizeof(*c));
 	*errs = NULL;
 	*nerrs = 0;
-	if (!f)
+	/* O_NONBLOCK: a FIFO put in the file's place must not stall the reader */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	{
-		FILE *m = open_memstream(&text, &len);
-		char buf[65536];
-		size_t r;
-
-		if (!m) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		while ((r = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, r, m);
-		err = ferror(f) ? -EIO : 0;
-		fclose(m);
+	if (fstat(fd, &st)) {
+		err = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		err = add_err(errs, nerrs, 1, 1, "not a regular file") ?: -EINVAL;
+	} else if (st.st_size > XRL_CONFIG_MAX_BYTES) {
+		err = add_err(errs, nerrs, 1, 1, "the file is %lld bytes; the limit is %d bytes",
+			      (long long)st.st_size, XRL_CONFIG_MAX_BYTES) ?: -EINVAL;
+	} else if (!(text = malloc(XRL_CONFIG_MAX_BYTES + 2))) {
+		err = -ENOMEM;
 	}
-	fclose(f);
+	/* read at most one byte past the limit: a file that grows after the
+	 * fstat is caught too */
+	while (!err && len <= XRL_CONFIG_MAX_BYTES &&
+	       (r = read(fd, text + len, XRL_CONFIG_MAX_BYTES + 1 - len)) != 0) {
+		if (r < 0 && errno != EINTR)
+			err = -errno;
+		else if (r > 0)
+			len += r;
+	}
+	close(fd);
+	if (!err && len > XRL_CONFIG_MAX_BYTES)
+		err = add_err(errs, nerrs, 1, 1, "the file is over the limit of %d bytes",
+			      XRL_CONFIG_MAX_BYTES) ?: -EINVAL;
+	if (!err)
+		text[len] = '\0';
 	if (!err && memchr(text, '\0', len))
 		err = add_err(errs, nerrs, 1, 1, "not a text file (it holds a NUL byte)") ?: -EINVAL;
 	if (!err)

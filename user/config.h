@@ -38,6 +38,11 @@ struct xrl_config_err {
 };
 
 #define XRL_DEFAULT_CONFIG	"/etc/xdp-rl/rules.conf"
+/* A file over this size is refused before it is parsed: 16 MiB is some
+ * 200,000 rule lines, far past the rule limit. */
+#define XRL_CONFIG_MAX_BYTES	(16 << 20)
+/* Parsing stops after this many errors. */
+#define XRL_CONFIG_MAX_ERRORS	50
 
 /* The rule set used when there is no configuration file. */
 extern const char xrl_default_config[];
