@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"
+#define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define LOCK_WAIT_MS	10000
 
 enum {
@@ -53,6 +55,7 @@ struct xrl {
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
 	int ncpus;
+	int daemon_fd;		/* the daemon's claim on the pin directory */
 };
 
 static __thread char errbuf[512];
@@ -352,6 +355,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	if (!x)
 		return fail(ENOMEM, "out of memory");
 	x->lock_fd = -1;
+	x->daemon_fd = -1;
 	x->prog_fd = -1;
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = -1;
@@ -435,6 +439,8 @@ void xrl_close(struct xrl *x)
 	}
 	if (x->lock_fd >= 0)
 		close(x->lock_fd);	/* drops the flock */
+	if (x->daemon_fd >= 0)
+		close(x->daemon_fd);
 	free(x);
 }
 
@@ -1208,11 +1214,160 @@ int xrl_purge(struct xrl *x)
 		if (de->d_name[0] == '.')
 			continue;
 		pin_path(x, de->d_name, p, sizeof(p));
-		if (unlink(p))
+		/* the daemon's claim is a directory (DAEMON_DIR) */
+		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	}
 	closedir(d);
 	if (!err && rmdir(x->pin_dir))
 		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
 	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The daemon's claim and the pins' health                             */
+
+/* The pid holding a flock on fd's file, from /proc/locks; 0 if unknown. */
+static pid_t flock_holder(int fd)
+{
+	unsigned long long ino;
+	unsigned maj, min;
+	struct stat st;
+	char line[256];
+	pid_t pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		int p;
+
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" */
+		if (strstr(line, "FLOCK") &&
+		    sscanf(line, "%*s FLOCK %*s %*s %d %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
+		    ino == st.st_ino && makedev(maj, min) == st.st_dev)
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
+/* Claim DIR/daemon: mkdir (bpffs has directories but no regular files) and
+ * hold an exclusive flock on it until xrl_close(). */
+static int claim(struct xrl *x, pid_t *holder)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	*holder = 0;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	if (mkdir(p, 0700) && errno != EEXIST)
+		return fail(errno, "cannot create %s: %s", p, strerror(errno));
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(errno, "cannot open %s: %s", p, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+
+		*holder = flock_holder(fd);
+		close(fd);
+		if (err == EWOULDBLOCK)
+			return fail(EBUSY, "%s is served by another xdp-rld (pid %d): one daemon per pin directory",
+				    x->pin_dir, (int)*holder);
+		return fail(err, "cannot lock %s: %s", p, strerror(err));
+	}
+	if (x->daemon_fd >= 0)
+		close(x->daemon_fd);
+	x->daemon_fd = fd;
+	return 0;
+}
+
+int xrl_daemon_claim(struct xrl *x, pid_t *holder)
+{
+	pid_t h;
+
+	if (!x->pinned)
+		return fail(EINVAL, "an unpinned instance has no daemon");
+	return claim(x, holder ? holder : &h);
+}
+
+static __u32 fd_id(int fd, bool prog)
+{
+	if (prog) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	} else {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	}
+}
+
+/* The object pinned at DIR/name: 1 ours, 0 missing, -EEXIST another one. */
+static int pinned_is(struct xrl *x, const char *name, int fd, bool prog)
+{
+	char p[PATH_MAX];
+	int pfd, same;
+
+	pin_path(x, name, p, sizeof(p));
+	pfd = bpf_obj_get(p);
+	if (pfd < 0)
+		return 0;
+	same = fd_id(pfd, prog) == fd_id(fd, prog);
+	close(pfd);
+	return same ? 1 : -EEXIST;
+}
+
+int xrl_pins_ok(struct xrl *x)
+{
+	char p[PATH_MAX];
+
+	if (!x->pinned)
+		return 1;
+	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
+		return 0;
+	for (int i = 0; i < M__COUNT; i++)
+		if (pinned_is(x, map_names[i], x->map_fd[i], false) != 1)
+			return 0;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	return x->daemon_fd < 0 || access(p, F_OK) == 0;
+}
+
+int xrl_pins_restore(struct xrl *x)
+{
+	char p[PATH_MAX];
+	pid_t holder;
+	int err;
+
+	if (!x->pinned)
+		return 0;
+	err = ensure_bpffs(x->pin_dir, true);
+	if (err)
+		return err;
+	if (mkdir(x->pin_dir, 0700) && errno != EEXIST)
+		return fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+	/* the old directory may be gone: lock the one that is there now */
+	if (x->lock_fd >= 0) {
+		close(x->lock_fd);
+		x->lock_fd = -1;
+	}
+	for (int i = -1; i < M__COUNT; i++) {
+		const char *name = i < 0 ? PROG_PIN : map_names[i];
+		int fd = i < 0 ? x->prog_fd : x->map_fd[i];
+
+		err = pinned_is(x, name, fd, i < 0);
+		if (err < 0)
+			return fail(err, "%s/%s is another instance's: not replaced", x->pin_dir, name);
+		if (err == 1)
+			continue;
+		pin_path(x, name, p, sizeof(p));
+		if (bpf_obj_pin(fd, p))
+			return fail(errno, "cannot pin %s: %s", p, strerror(errno));
+	}
+	if (x->daemon_fd >= 0)
+		return claim(x, &holder);
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <net/if.h>
+#include <sys/types.h>
 #include "xdp_rl_common.h"
 
 #define XRL_DEFAULT_PIN_DIR	"/sys/fs/bpf/xdp-rl"
@@ -126,6 +127,18 @@ int xrl_detach(struct xrl *x, const char *ifname);
 int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
 /* Remove every pin, when no interface is attached any more. */
 int xrl_purge(struct xrl *x);
+
+/* ---- the daemon ---- */
+/* One daemon per pin directory, for its whole life: an flock held until
+ * xrl_close(). -EBUSY when another daemon holds it (*holder: its pid, or 0
+ * when unknown). */
+int xrl_daemon_claim(struct xrl *x, pid_t *holder);
+/* 1 when every pin under the pin directory is still this handle's objects. */
+int xrl_pins_ok(struct xrl *x);
+/* Pin this handle's program and maps again where they were removed (an
+ * `rm -rf` of the pin directory), and renew the daemon's claim. The links
+ * are the caller's to re-create (xrl_attach). */
+int xrl_pins_restore(struct xrl *x);
 
 /* ---- addresses ---- */
 /* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix). */

@@ -106,6 +106,10 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_reload_failures_total %llu\n", ds->reload_failures);
 		help(f, "xdp_rl_interfaces_attached", "gauge", "Interfaces the program is attached to.");
 		fprintf(f, "xdp_rl_interfaces_attached %u\n", ds->interfaces_attached);
+		help(f, "xdp_rl_pins_ok", "gauge", "1 when every pin is in place; 0 when they were removed and could not be restored.");
+		fprintf(f, "xdp_rl_pins_ok %u\n", ds->pins_ok);
+		help(f, "xdp_rl_pin_restores_total", "counter", "Times the pins were found removed and restored (links re-attached).");
+		fprintf(f, "xdp_rl_pin_restores_total %llu\n", ds->pin_restores);
 	}
 out:
 	free(rs);

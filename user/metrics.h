@@ -11,6 +11,8 @@ struct xrl_daemon_stats {
 	unsigned long long reloads;
 	unsigned long long reload_failures;
 	unsigned interfaces_attached;
+	unsigned long long pin_restores;	/* pins re-created after a removal */
+	unsigned pins_ok;			/* 1: every pin in place */
 };
 
 /* Write every metric of `x` (and the daemon's own) to f. */

@@ -4,8 +4,11 @@
  * data path does, and decides what happens when something breaks.
  *
  * One thread runs the event loop (signals, the config file, link
- * notifications, the heartbeat timer); libmicrohttpd's thread serves
- * /metrics. Every map and attach operation goes through libxrl.
+ * notifications, a housekeeping tick that checks the pins); a thread of its
+ * own heartbeats, so that nothing the event loop waits for (a reload, the
+ * config reader, another process's lock) can look like a dead daemon to the
+ * watchdog; libmicrohttpd's thread serves /metrics. Every map and attach
+ * operation goes through libxrl.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,16 +57,24 @@ static struct {
 } opt = { .config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = L_INFO };
 
 /* The running state. `lock` serialises map reads by the metrics thread with
- * the event loop's rule changes. */
+ * the event loop's rule changes. The heartbeat thread takes no lock: it reads
+ * its settings atomically and writes two words of the mmap'ed control block. */
 static struct {
 	struct xrl *x;
 	pthread_mutex_t lock;
 	struct xrl_daemon_stats stats;
 	struct xrl_iface_cfg *ifaces;	/* served interfaces */
 	size_t nifaces;
-	long heartbeat_ms, watchdog_ms;
+	long heartbeat_ms, watchdog_ms;	/* atomic: the heartbeat thread reads them */
 	int timer_fd;
-} d = { .lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1 };
+	/* the heartbeat thread */
+	pthread_t hb_thread;
+	bool hb_started, hb_stop;
+	pthread_mutex_t hb_lock;
+	pthread_cond_t hb_cond;
+	long busy_ms;		/* atomic: when the event loop's current turn began; 0: idle in poll */
+	bool pins_broken;	/* the last pin check failed and was logged */
+} d = { .lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER };
 
 __attribute__((format(printf, 2, 3)))
 static void logm(int level, const char *fmt, ...)
@@ -101,9 +112,11 @@ static void print_errors(const char *path, const struct xrl_config_err *e, size_
 	}
 }
 
-/* Read the configuration: the file, or the built-in rule set when the
- * default file does not exist. */
-static int read_config(struct xrl_config *c, bool as_log, bool *builtin)
+/* Read the configuration: the file, or at the first start only, the
+ * built-in rule set when the default file does not exist. A file that
+ * disappears or becomes unreadable later is a failed reload, never a
+ * fallback to the built-in set. */
+static int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin)
 {
 	struct xrl_config_err *errs = NULL;
 	size_t nerrs = 0;
@@ -111,7 +124,7 @@ static int read_config(struct xrl_config *c, bool as_log, bool *builtin)
 
 	*builtin = false;
 	err = xrl_config_load(opt.config, c, &errs, &nerrs);
-	if (err == -ENOENT && !opt.config_given) {
+	if (err == -ENOENT && !opt.config_given && first) {
 		*builtin = true;
 		err = xrl_config_parse_text("(built-in)", xrl_default_config, c, &errs, &nerrs);
 	} else if (err == -ENOENT || (err && !nerrs)) {
@@ -245,19 +258,160 @@ static void on_link(const struct xrl_link_event *ev, void *ctx)
 
 /* ---- heartbeat ---- */
 
-static void heartbeat(void)
+static long get_long(long *p)
 {
-	xrl_heartbeat(d.x, (__u64)d.watchdog_ms * 1000000);
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+static void heartbeat(void)
+{
+	xrl_heartbeat(d.x, (__u64)get_long(&d.watchdog_ms) * 1000000);
+}
+
+static double now_ms(void);
+
+static void timespec_add_ms(struct timespec *t, long ms)
+{
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+/*
+ * The heartbeat proves that the daemon is alive, nothing more: it waits for
+ * no reload, no file, no lock but its own condition variable. A stalled
+ * event loop is reported (log) but does not stop the heartbeat, since that
+ * would lift every limit (the watchdog's on-failure policies).
+ */
+static void *heartbeat_main(void *arg)
+{
+	struct timespec next;
+	bool stall_logged = false;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&d.hb_lock);
+	while (!d.hb_stop) {
+		long hb = get_long(&d.heartbeat_ms);
+		long busy = get_long(&d.busy_ms);
+		double stall = busy ? now_ms() - busy : 0;
+		long wd = get_long(&d.watchdog_ms);
+
+		heartbeat();
+		/* a turn of the event loop takes milliseconds; a reload of a
+		 * large file, a second or so */
+		if (stall > 2.0 * (wd > 10000 ? wd : 10000) && !stall_logged) {
+			logm(L_WARN, "the event loop has been busy for %.0f s (heartbeat goes on)", stall / 1e3);
+			stall_logged = true;
+		} else if (stall < hb) {
+			stall_logged = false;
+		}
+		timespec_add_ms(&next, hb);
+		pthread_cond_timedwait(&d.hb_cond, &d.hb_lock, &next);
+		/* behind by more than a beat (a suspended machine): resync */
+		if (now_ms() > next.tv_sec * 1e3 + next.tv_nsec / 1e6 + hb)
+			clock_gettime(CLOCK_MONOTONIC, &next);
+	}
+	pthread_mutex_unlock(&d.hb_lock);
+	return NULL;
+}
+
+static int heartbeat_start(void)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d.hb_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&d.hb_thread, NULL, heartbeat_main, NULL);
+	d.hb_started = !err;
+	return -err;
+}
+
+static void heartbeat_stop(void)
+{
+	if (!d.hb_started)
+		return;
+	pthread_mutex_lock(&d.hb_lock);
+	d.hb_stop = true;
+	pthread_cond_signal(&d.hb_cond);
+	pthread_mutex_unlock(&d.hb_lock);
+	pthread_join(d.hb_thread, NULL);
+	d.hb_started = false;
+}
+
+/* A new heartbeat period takes effect at once. */
+static void heartbeat_kick(void)
+{
+	if (!d.hb_started)
+		return;
+	pthread_mutex_lock(&d.hb_lock);
+	pthread_cond_signal(&d.hb_cond);
+	pthread_mutex_unlock(&d.hb_lock);
+}
+
+/* The event loop's housekeeping tick: the pin check, once a second. */
 static int arm_timer(void)
 {
 	struct itimerspec its = {
-		.it_interval = { d.heartbeat_ms / 1000, (d.heartbeat_ms % 1000) * 1000000 },
-		.it_value = { d.heartbeat_ms / 1000, (d.heartbeat_ms % 1000) * 1000000 },
+		.it_interval = { 1, 0 },
+		.it_value = { 1, 0 },
 	};
 
 	return timerfd_settime(d.timer_fd, 0, &its, NULL);
+}
+
+/* ---- the pins ---- */
+
+static void serve_iface(const struct xrl_iface_cfg *ic);
+static void count_attached(void);
+
+/*
+ * An `rm -rf` of the pin directory drops the links' last references, so XDP
+ * is detached, while the daemon still holds the maps and the program. Pin
+ * them again, renew the daemon's claim and re-attach: the buckets, rules and
+ * counters carry on. Checked every second and before every reload.
+ */
+static int check_pins(void)
+{
+	int err;
+
+	if (xrl_pins_ok(d.x) == 1) {
+		if (d.pins_broken)
+			logm(L_INFO, "the pins under %s are whole again", xrl_pin_dir(d.x));
+		d.pins_broken = false;
+		d.stats.pins_ok = 1;
+		return 0;
+	}
+	logm(L_ERR, "pins under %s were removed: pinning the maps again and re-attaching",
+	     xrl_pin_dir(d.x));
+	err = xrl_lock(d.x);
+	if (!err) {
+		err = xrl_pins_restore(d.x);
+		xrl_unlock(d.x);
+	}
+	if (err) {
+		/* say it once per outage, count it in the metrics */
+		if (!d.pins_broken)
+			logm(L_ERR, "cannot restore the pins: %s; not enforcing until they are", xrl_errmsg());
+		d.pins_broken = true;
+		d.stats.pins_ok = 0;
+		return err;
+	}
+	d.stats.pin_restores++;
+	for (size_t i = 0; i < d.nifaces; i++)
+		serve_iface(&d.ifaces[i]);
+	count_attached();
+	d.pins_broken = false;
+	d.stats.pins_ok = 1;
+	logm(L_WARN, "restored the pins under %s; %u interface(s) attached", xrl_pin_dir(d.x),
+	     d.stats.interfaces_attached);
+	return 0;
 }
 
 /* ---- applying a configuration ---- */
@@ -308,14 +462,15 @@ static int apply(struct xrl_config *c, const char *what)
 	logm(L_INFO, "%s: %zu rules, mode %s, applied in %.1f ms", what, c->nrules,
 	     xrl_mode_name(c->has_mode ? c->mode : XRL_MODE_ENFORCE), ms_since(&t0));
 
-	d.heartbeat_ms = pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS);
-	d.watchdog_ms = pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS);
+	__atomic_store_n(&d.heartbeat_ms, pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&d.watchdog_ms, pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS),
+			 __ATOMIC_RELEASE);
 	if (d.watchdog_ms && d.watchdog_ms < 2 * d.heartbeat_ms)
 		logm(L_WARN, "watchdog %ld ms is less than two heartbeats (%ld ms): it may fire while the daemon is alive",
 		     d.watchdog_ms, d.heartbeat_ms);
 	heartbeat();
-	if (d.timer_fd >= 0)
-		arm_timer();
+	heartbeat_kick();
 
 	if (set_ifaces(c, &ifs, &nifs) == 0) {
 		for (size_t i = 0; i < d.nifaces; i++) {
@@ -344,13 +499,12 @@ static void reload(const char *why)
 	bool builtin;
 
 	logm(L_INFO, "reloading %s (%s)", opt.config, why);
-	if (read_config(&c, true, &builtin)) {
+	if (read_config(&c, true, false, &builtin)) {
 		d.stats.reload_failures++;
-		logm(L_ERR, "reload refused: the rules in force are unchanged");
+		logm(L_ERR, "reload refused: the rules, mode and interfaces in force are unchanged");
 		return;
 	}
-	if (builtin)
-		logm(L_WARN, "%s does not exist: using the built-in default rule set", opt.config);
+	check_pins();
 	if (apply(&c, "reload"))
 		d.stats.reload_failures++;
 	else
@@ -506,7 +660,7 @@ int main(int argc, char **argv)
 
 	if (opt.check) {
 		/* parse and validate; touch nothing */
-		err = read_config(&c, false, &builtin);
+		err = read_config(&c, false, true, &builtin);
 		if (!err)
 			printf("%s: %s, %zu rules\n", builtin ? "(built-in)" : opt.config,
 			       "valid", c.nrules);
@@ -514,7 +668,7 @@ int main(int argc, char **argv)
 		return err ? 1 : 0;
 	}
 
-	if (read_config(&c, true, &builtin))
+	if (read_config(&c, true, true, &builtin))
 		return 1;
 	if (builtin)
 		logm(L_WARN, "%s does not exist: using the built-in default rule set (every source, 1000/s, burst 2000)",
@@ -528,6 +682,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	xrl_unlock(d.x);	/* held only around changes: xdp-rlctl stays usable */
+	if (xrl_daemon_claim(d.x, NULL)) {
+		/* the other daemon's program, maps and interfaces stay as they are */
+		logm(L_ERR, "%s", xrl_errmsg());
+		xrl_config_free(&c);
+		xrl_close(d.x);
+		return 1;
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
@@ -556,6 +717,11 @@ int main(int argc, char **argv)
 		xrl_close(d.x);
 		return 1;
 	}
+	d.stats.pins_ok = 1;
+	if ((err = heartbeat_start()) || arm_timer()) {
+		logm(L_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
+		return 1;
+	}
 	maddr = opt.metrics ? opt.metrics : c.metrics[0] ? c.metrics : DEFAULT_METRICS;
 	if (strcmp(maddr, "off")) {
 		if ((err = xrl_metrics_start(maddr, metrics_fill, NULL, &metrics)))
@@ -581,7 +747,9 @@ int main(int argc, char **argv)
 
 			timeout = left > 0 ? (int)left + 1 : 0;
 		}
+		__atomic_store_n(&d.busy_ms, 0, __ATOMIC_RELEASE);
 		n = poll(p, 4, timeout);
+		__atomic_store_n(&d.busy_ms, (long)now_ms(), __ATOMIC_RELEASE);
 		if (n < 0 && errno != EINTR) {
 			logm(L_ERR, "poll: %s", strerror(errno));
 			break;
@@ -604,7 +772,7 @@ int main(int argc, char **argv)
 			__u64 ticks;
 
 			if (read(d.timer_fd, &ticks, sizeof(ticks)) > 0)
-				heartbeat();
+				check_pins();
 		}
 		if ((p[2].revents & POLLIN) && config_event(ifd))
 			reload_at = now_ms() + RELOAD_SETTLE_MS;
@@ -617,6 +785,7 @@ int main(int argc, char **argv)
 	}
 
 	logm(L_INFO, "stopping");
+	heartbeat_stop();	/* before the watchdog is disarmed below */
 	xrl_metrics_stop(metrics);
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {

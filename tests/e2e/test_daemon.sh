@@ -261,6 +261,163 @@ test_prometheus_scrape() {
 	[[ -n "$v" ]] || echo "    prometheus said: $(tail -n 3 "$TMPD/prom.log")" >&2
 }
 
+# ---- faults: each of these once let packets through or stopped enforcing ----
+
+metric() {	# NAME: the daemon's value of a metric without labels
+	nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics | awk -v m="$1" '$1 == m { print $2 }'
+}
+
+# start_rld_default LOG ARGS...: xdp-rld with no --config, so it reads the
+# default path, /etc/xdp-rl/rules.conf; a private mount namespace puts
+# $TMPD/etc there, so the machine's own /etc/xdp-rl is never touched.
+ETC_CREATED=0
+start_rld_default() {
+	local log=$1
+	shift
+	mkdir -p "$TMPD/etc"
+	if [[ ! -d /etc/xdp-rl ]]; then
+		mkdir /etc/xdp-rl && ETC_CREATED=1
+	fi
+	unshare -m --propagation private bash -c \
+		'mount --bind "$1" /etc/xdp-rl && shift && exec "$@"' _ "$TMPD/etc" \
+		nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" "$@" >>"$log" 2>&1 &
+	RLD_PID=$!
+	BG_PIDS+=($RLD_PID)
+}
+
+etc_cleanup() {
+	kill_bg
+	((ETC_CREATED)) && rmdir /etc/xdp-rl 2>/dev/null
+	ETC_CREATED=0
+}
+
+# Issue 7.1: the default file deleted (or made unreadable) under a running
+# daemon is a failed reload: rules, mode and interfaces stay.
+test_config_removed_is_a_failed_reload() {
+	lab_up || return
+	local conf="$TMPD/etc/rules.conf"
+	mkdir -p "$TMPD/etc"
+	write_conf "$conf" "interface d0" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.1/32 action deny id 1" "rule add 198.18.0.0/24 rate 1/h burst 10 id 2" \
+		"mode set enforce"
+	start_rld_default "$LOG"
+	wait_log "$LOG" "running" || { etc_cleanup; return; }
+	flood 198.18.0.1 198.18.0.254 50 >/dev/null
+	check_eq "denied" "$(rule_stat 1 dropped_packets)" 50
+
+	rm "$conf"
+	wait_log "$LOG" "reload refused" || { etc_cleanup; return; }
+	check_match "said why" "$(cat "$LOG")" "rules.conf: No such file or directory"
+	check_match "still attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "rules kept" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
+	flood 198.18.0.1 198.18.0.254 50 >/dev/null
+	check_eq "still denied" "$(rule_stat 1 dropped_packets)" 100
+	check_eq "nothing passed" "$(rule_stat 1 passed_packets)" 0
+	check_eq "counted" "$(metric xdp_rl_reload_failures_total)" 1
+
+	# a directory in its place: unreadable, refused the same way
+	mkdir "$conf"
+	wait_log "$LOG" "rules.conf:1:1: not a regular file" || { etc_cleanup; return; }
+	check_eq "counted again" "$(metric xdp_rl_reload_failures_total)" 2
+	check_eq "rules still kept" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
+	rmdir "$conf"
+	# and a file that comes back is applied
+	write_conf "$conf" "interface d0" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.1/32 action deny id 1"
+	wait_log "$LOG" "reload: 1 rules" || { etc_cleanup; return; }
+	check_match "attached" "$(ip -n "$DST" link show d0)" "xdp"
+	etc_cleanup
+}
+
+# failure_passed of rule 1 after floods spread over about SECS seconds
+flood_for() {	# SECS
+	local i
+	for ((i = 0; i < $1 * 4; i++)); do
+		flood 198.18.0.1 198.18.0.254 20 >/dev/null
+		sleep 0.25
+	done
+}
+
+# Issue 7.2: nothing that stalls the event loop (a huge file, a FIFO, another
+# process holding the pin-directory lock) lifts the limits: the heartbeat
+# goes on from its own thread.
+test_stalls_never_lift_limits() {
+	lab_up || return
+	base_conf "rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	flood 198.18.0.1 198.18.0.254 20 >/dev/null
+
+	# 50 MB of invalid lines: refused by size, at once
+	awk 'BEGIN { for (i = 0; i < 1000000; i++) print "rule add 198.18.0.0/24 rate fast burst 10 and more words" }' \
+		>"$CONF.big"
+	mv "$CONF.big" "$CONF"
+	flood_for 2
+	wait_log "$LOG" "the limit is 16777216 bytes" || return
+	check_eq "huge file: nothing failure-passed" "$(rule_stat 1 failure_passed_packets)" 0
+	check_eq "huge file: rule kept" "$(ctl -j rule list | jq length)" 1
+
+	# a FIFO in the file's place must not block the reader
+	rm -f "$CONF"
+	mkfifo "$CONF"
+	wait_log "$LOG" "not a regular file" || return
+	rm -f "$CONF"
+
+	# another process holds the pin-directory lock for longer than the watchdog
+	flock "$PIN" sleep 4 &
+	BG_PIDS+=($!)
+	sleep 0.2
+	base_conf "rule add 198.18.0.0/24 rate 1/h burst 10 id 1" "rule add 198.18.5.0/24 rate 1/s burst 1 id 2"
+	flood_for 3
+	check_eq "lock held: nothing failure-passed" "$(rule_stat 1 failure_passed_packets)" 0
+	check_eq "lock held: watchdog never fired" "$(ctl -j status | jq .daemon.watchdog_fired)" false
+	check_eq "the flood stayed limited" "$(rule_stat 1 passed_packets)" 10
+	wait_log "$LOG" "reload: 2 rules|reload refused" 10
+}
+
+# Issue 7.3: one daemon per pin directory; the second refuses and names the first.
+test_second_daemon_refused() {
+	lab_up || return
+	base_conf "rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	local out rc
+	out=$(timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" 2>&1)
+	rc=$?
+	check_eq "second daemon exit" $rc 1
+	check_match "names the first" "$out" "served by another xdp-rld \(pid $RLD_PID\)"
+	check_match "first still attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "first still heartbeating" "$(ctl -j status | jq .daemon.heartbeating)" true
+	flood 198.18.0.1 198.18.0.254 30 >/dev/null
+	check_eq "still limited" "$(rule_stat 1 passed_packets)" 10
+	# the first stops cleanly, as its own
+	kill -TERM "$RLD_PID"
+	wait "$RLD_PID"
+	check_eq "clean exit" $? 0
+	[[ ! -e "$PIN" ]] || fail "pins left in $PIN"
+}
+
+# Issue 7.4: an rm -rf of the pin directory is found and repaired: pins
+# again, links re-attached, the buckets carry on.
+test_removed_pins_restored() {
+	lab_up || return
+	base_conf "rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	flood 198.18.0.1 198.18.0.254 30 >/dev/null
+	check_eq "limited" "$(rule_stat 1 passed_packets)" 10
+	rm -rf "$PIN"
+	wait_log "$LOG" "restored the pins" 5 || return
+	check_match "re-attached" "$(ip -n "$DST" link show d0)" "xdp"
+	flood 198.18.0.1 198.18.0.254 30 >/dev/null
+	check_eq "same bucket, still limited" "$(rule_stat 1 passed_packets)" 10
+	check_eq "counted" "$(metric xdp_rl_pin_restores_total)" 1
+	check_eq "pins ok" "$(metric xdp_rl_pins_ok)" 1
+	# the claim came back too: a second daemon is still refused
+	timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" >/dev/null 2>&1
+	check_eq "second daemon refused after the restore" $? 1
+}
+
 run_test test_check
 run_test test_builtin_default_rules
 run_test test_start_reload_and_reconcile
@@ -269,4 +426,8 @@ run_test test_watchdog_and_restart
 run_test test_stop_detaches_or_keeps
 run_test test_interface_comes_back
 run_test test_prometheus_scrape
+run_test test_config_removed_is_a_failed_reload
+run_test test_stalls_never_lift_limits
+run_test test_second_daemon_refused
+run_test test_removed_pins_restored
 summary
