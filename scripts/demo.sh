@@ -11,15 +11,10 @@ cd "$(dirname "$0")/.."
 
 [[ $(id -u) -eq 0 ]] || { echo "Error: the demo needs root (sudo make demo)" >&2; exit 1; }
 
+source tests/lib/lab.sh
 CTL_BIN=$PWD/.output/xdp-rlctl
 RLD_BIN=$PWD/.output/xdp-rld
 FLOOD=$PWD/.output/udpflood
-ID="xrl-demo$$"
-SRC="$ID-src"
-DST="$ID-dst"
-TMPD=$(mktemp -d "/tmp/$ID.XXXXXX")
-BPFFS="$TMPD/bpffs"
-PIN="$BPFFS/xdp-rl"
 SECONDS_TO_RUN=${DEMO_SECONDS:-10}
 PIDS=()
 RLD_PID=
@@ -29,17 +24,18 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	[[ -n "$RLD_PID" ]] && kill "$RLD_PID" 2>/dev/null	# detaches, removes the pins
 	wait 2>/dev/null
-	ip netns del "$SRC" 2>/dev/null
-	ip netns del "$DST" 2>/dev/null
-	umount "$BPFFS" 2>/dev/null
-	rm -rf "$TMPD"
+	lab_cleanup
 	echo "lab removed"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+lab_init -demo
+TMPD=$LAB_TMP
+PIN=$LAB_PIN
+
 ctl() {
-	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" "$@"
+	in_dst "$CTL_BIN" --pin-dir "$PIN" "$@"
 }
 say() {
 	printf '\n\033[1m$ xdp-rlctl %s\033[0m\n' "$*"
@@ -47,20 +43,7 @@ say() {
 }
 
 echo "== building the lab: namespaces $SRC and $DST"
-mkdir -p "$BPFFS"
-mount -t bpf bpf "$BPFFS"
-ip netns add "$SRC"
-ip netns add "$DST"
-ip -n "$DST" link set lo up	# the daemon's metrics listen on 127.0.0.1
-ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST"
-ip -n "$SRC" link set s0 address 02:00:00:00:00:01 up
-ip -n "$DST" link set d0 address 02:00:00:00:00:fe up
-ip -n "$DST" addr add 198.18.0.254/24 dev d0
-for i in 1 2 3; do
-	ip -n "$SRC" addr add 198.18.0.$i/24 dev s0
-	ip -n "$DST" neigh add 198.18.0.$i lladdr 02:00:00:00:00:01 dev d0 nud permanent
-done
-ip -n "$SRC" neigh add 198.18.0.254 lladdr 02:00:00:00:00:fe dev s0 nud permanent
+lab_build -s 198.18.0.1/24 -s 198.18.0.2/24 -s 198.18.0.3/24 -d 198.18.0.254/24
 
 cat >"$TMPD/rules.conf" <<CONF
 # the demo's xdp-rl.conf(5)
@@ -90,7 +73,7 @@ echo
 echo "== flooding for ${SECONDS_TO_RUN}s: 198.18.0.1 sends 50000 packets/s (limit 100/s);"
 echo "   198.18.0.2 and 198.18.0.3 send 50 packets/s each, under their limits"
 sender() {
-	nsenter --net="/run/netns/$SRC" "$FLOOD" -s "$1" -d 198.18.0.254 -r "$2" \
+	in_src "$FLOOD" -s "$1" -d 198.18.0.254 -r "$2" \
 		-n $(($2 * SECONDS_TO_RUN)) -t $((SECONDS_TO_RUN + 2)) >/dev/null
 }
 sender 198.18.0.1 50000 & PIDS+=($!)
@@ -109,7 +92,7 @@ say top count 5
 say show 198.18.0.1
 say show 198.18.0.2
 printf '\n\033[1m$ curl -s 127.0.0.1:9437/metrics | grep dropped_packets_total\033[0m\n'
-nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics | grep '^xdp_rl_dropped_packets_total' || true
+in_dst curl -s 127.0.0.1:9437/metrics | grep '^xdp_rl_dropped_packets_total' || true
 echo
 echo "== stopping xdp-rld (SIGTERM: it detaches and removes its pins)"
 kill "$RLD_PID"

@@ -27,60 +27,42 @@ FLOOD=$TOP/.output/xrl-flood
 XDPREF=$TOP/.output/xdp-ref
 UDPFLOOD=$TOP/.output/udpflood
 UDPSINK=$TOP/.output/udpsink
-ID="xrlb$$"
-GEN="$ID-gen"
-RCV="$ID-rcv"
-TMPD=$(mktemp -d "/tmp/$ID.XXXXXX")
-BPFFS="$TMPD/bpffs"
-PIN="$BPFFS/xdp-rl"
-DST_MAC=02:00:00:00:00:fe
-SRC_MAC=02:00:00:00:00:01
+source "$TOP/tests/lib/lab.sh"
 DST4=198.19.255.254
 DST6=2001:db8:ffff::fe
 POLITE=(198.19.200.1 198.19.200.2 198.19.200.3)
-RESULTS="$TMPD/results.jsonl"
 NAPI_PIDS=
 
 cleanup() {
 	set +e
 	jobs -p | xargs -r kill 2>/dev/null
 	wait 2>/dev/null
-	ip netns del "$GEN" 2>/dev/null
-	ip netns del "$RCV" 2>/dev/null
-	umount "$BPFFS" 2>/dev/null
-	rm -rf "$TMPD"
+	lab_cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+lab_init b || exit 1
+GEN=$SRC
+RCV=$DST
+TMPD=$LAB_TMP
+PIN=$LAB_PIN
+RESULTS="$TMPD/results.jsonl"
 
 log() { printf '%s\n' "$*" >&2; }
-in_gen() { nsenter --net="/run/netns/$GEN" "$@"; }
-in_rcv() { nsenter --net="/run/netns/$RCV" "$@"; }
+in_gen() { in_src "$@"; }
+in_rcv() { in_dst "$@"; }
 ctl() { in_rcv "$CTL_BIN" --pin-dir "$PIN" "$@"; }
 
 # ---- the lab ----
+# Two queues: the flood (generated on CPU 0) fills queue 0; the polite
+# senders run on CPU 1 and XPS steers them to queue 1, as RSS would spread
+# sources over a real NIC's queues.
 lab_up() {
-	mkdir -p "$BPFFS" && mount -t bpf bpf "$BPFFS" || return 1
-	ip netns add "$GEN" && ip netns add "$RCV" || return 1
-	# Two queues: the flood (generated on CPU 0) fills queue 0; the polite
-	# senders run on CPU 1 and XPS steers them to queue 1, as RSS would
-	# spread sources over a real NIC's queues.
-	ip -n "$GEN" link add s0 numtxqueues 2 numrxqueues 2 type veth \
-		peer name d0 numtxqueues 2 numrxqueues 2 netns "$RCV" || return 1
-	ip netns exec "$GEN" sh -c 'echo 1 > /sys/class/net/s0/queues/tx-0/xps_cpus; echo 2 > /sys/class/net/s0/queues/tx-1/xps_cpus' || return 1
-	ip -n "$GEN" link set s0 address $SRC_MAC up
-	ip -n "$RCV" link set d0 address $DST_MAC up
-	ip -n "$GEN" link set lo up
-	ip -n "$RCV" link set lo up
-	ip -n "$RCV" addr add $DST4/15 dev d0
-	ip -n "$RCV" addr add $DST6/64 dev d0 nodad
+	local a s=()
 	for a in "${POLITE[@]}"; do
-		ip -n "$GEN" addr add "$a/15" dev s0
-		ip -n "$RCV" neigh add "$a" lladdr $SRC_MAC dev d0 nud permanent
+		s+=(-s "$a/15")
 	done
-	ip -n "$GEN" neigh add $DST4 lladdr $DST_MAC dev s0 nud permanent
-	# contenders without XDP receive redirected frames through GRO
-	in_rcv ethtool -K d0 gro on >/dev/null
+	lab_build -q 2 "${s[@]}" -d $DST4/15 -d $DST6/64 || return 1
 	in_rcv sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.d0.rp_filter=0
 }
 

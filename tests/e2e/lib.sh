@@ -1,40 +1,31 @@
 #!/usr/bin/env bash
-# Shared helpers of the end-to-end tests.
-#
-# Topology of a lab (every name carries this run's id, so runs side by side
-# never meet; both ends of every veth live in namespaces the test created):
+# Shared helpers of the end-to-end tests, on the lab of tests/lib/lab.sh:
 #
 #   ns $SRC                                   ns $DST
-#   s0  198.18.0.1-.9/24, 2001:db8:1::X/64 --- d0  198.18.0.254, 2001:db8:1::fe
+#   s0 198.18.0.1-.9/24, 2001:db8:1::X/64 --- d0  198.18.0.254, 2001:db8:1::fe
 #                                               ^ xdp-rl attached here
 #
-# A private bpffs is mounted for the pins, so a real deployment under
+# The pins go to the lab's private bpffs, so a real deployment under
 # /sys/fs/bpf/xdp-rl is never touched. Everything is removed on exit,
 # failure included.
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$TOP/tests/lib/lab.sh"
 CTL_BIN="$TOP/.output/xdp-rlctl"
 RLD_BIN="$TOP/.output/xdp-rld"
 XFLOOD="$TOP/.output/xrl-flood"
 FLOOD="$TOP/.output/udpflood"
-RUN_ID="xrl$$"
-TMPD=$(mktemp -d "/tmp/$RUN_ID.XXXXXX")
-BPFFS="$TMPD/bpffs"
-PIN="$BPFFS/xdp-rl"
-SRC="$RUN_ID-src"
-DST="$RUN_ID-dst"
-DST_MAC=02:00:00:00:00:fe
-SRC_MAC=02:00:00:00:00:01
-NAMESPACES=()
+lab_init "" || exit 1
+RUN_ID=$LAB_ID
+TMPD=$LAB_TMP
+BPFFS=$LAB_BPFFS
+PIN=$LAB_PIN
 BG_PIDS=()	# daemons and servers a test started
 
 TESTS_PASSED=0
 TESTS_FAILED=0
 CUR_FAILED=0
-
-mkdir -p "$BPFFS"
-mount -t bpf bpf "$BPFFS" || { echo "Error: cannot mount a bpffs at $BPFFS" >&2; exit 1; }
 
 kill_bg() {
 	local p
@@ -47,13 +38,7 @@ kill_bg() {
 
 cleanup() {
 	kill_bg
-	local ns
-	for ns in "${NAMESPACES[@]}"; do
-		ip netns del "$ns" 2>/dev/null
-	done
-	NAMESPACES=()
-	umount "$BPFFS" 2>/dev/null
-	rm -rf "$TMPD"
+	lab_cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -98,50 +83,27 @@ summary() {
 }
 
 # ---- the lab ----
-new_ns() {
-	ip netns add "$1" || return 1
-	NAMESPACES+=("$1")
-	ip -n "$1" link set lo up
-}
+new_ns() { lab_ns "$@"; }
 
-# lab_up: two namespaces and one veth pair between them
+# lab_up: two namespaces and one veth pair between them (a test file may
+# redefine lab_up and call lab_up_veth)
 lab_up() {
 	lab_up_veth
 }
 lab_up_veth() {
-	new_ns "$SRC" && new_ns "$DST" || { fail "cannot create namespaces"; return 1; }
-	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" || return 1
-	ip -n "$DST" link set d0 address $DST_MAC
-	ip -n "$SRC" link set s0 address $SRC_MAC
-	ip -n "$SRC" link set s0 up
-	ip -n "$DST" link set d0 up
-	# frames redirected into d0 need its NAPI: an XDP program, or GRO
-	nsenter --net="/run/netns/$DST" ethtool -K d0 gro on >/dev/null
-	ip -n "$DST" addr add 198.18.0.254/24 dev d0
-	ip -n "$DST" addr add 2001:db8:1::fe/64 dev d0 nodad
+	local i s=()
 	for i in 1 2 3 4 5 6 7 8 9; do
-		ip -n "$SRC" addr add 198.18.0.$i/24 dev s0
-		ip -n "$SRC" addr add 2001:db8:1::$i/64 dev s0 nodad
+		s+=(-s 198.18.0.$i/24 -s 2001:db8:1::$i/64)
 	done
-	# No ARP or neighbour discovery on the measured path, either way: a
-	# neighbour advertisement from a source would be counted by its rule.
-	ip -n "$SRC" neigh add 198.18.0.254 lladdr $DST_MAC dev s0 nud permanent
-	ip -n "$SRC" neigh add 2001:db8:1::fe lladdr $DST_MAC dev s0 nud permanent
-	for i in 1 2 3 4 5 6 7 8 9; do
-		ip -n "$DST" neigh add 198.18.0.$i lladdr $SRC_MAC dev d0 nud permanent
-		ip -n "$DST" neigh add 2001:db8:1::$i lladdr $SRC_MAC dev d0 nud permanent
-	done
+	lab_build "${s[@]}" -d 198.18.0.254/24 -d 2001:db8:1::fe/64 ||
+		{ fail "cannot build the lab"; return 1; }
 }
 
 lab_down() {
 	kill_bg
 	ctl detach dev d0 purge >/dev/null 2>&1
 	ctl detach dev d1 purge >/dev/null 2>&1
-	local ns
-	for ns in "${NAMESPACES[@]}"; do
-		ip netns del "$ns" 2>/dev/null
-	done
-	NAMESPACES=()
+	lab_teardown
 	# pins of a failed test must not leak into the next one
 	rm -rf "$PIN" 2>/dev/null
 }
