@@ -503,6 +503,178 @@ static void test_commit_all_or_nothing(void)
 	teardown();
 }
 
+/* A map of the loaded program, by name: a new fd, or -1. */
+static int prog_map_fd(const char *name)
+{
+	__u32 ids[32], nids = 32;
+	struct bpf_prog_info pi = { .nr_map_ids = nids, .map_ids = (__u64)(unsigned long)ids };
+	__u32 len = sizeof(pi);
+
+	if (bpf_obj_get_info_by_fd(xrl_prog_fd(X), &pi, &len))
+		return -1;
+	for (__u32 i = 0; i < pi.nr_map_ids && i < nids; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &mlen) && !strcmp(mi.name, name))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* No inner rule map at all (a crash between load and the first set, a
+ * hand-edited map): the program passes the packet as unmatched, readers see
+ * no rules, and the next commit publishes a set again. */
+static void test_no_rule_set(void)
+{
+	struct xrl_rule_entry *v = NULL, m;
+	int fd4, fd6;
+	__u32 zero = 0;
+	__u8 a[16] = { 198, 18, 0, 1 };
+	size_t n = 1;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 action deny", "rule add 2001:db8::/32 action deny"),
+	      "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	fd4 = prog_map_fd("xrl_rules4");
+	fd6 = prog_map_fd("xrl_rules6");
+	CHECK(fd4 >= 0 && fd6 >= 0, "outer maps found");
+	CHECK(!bpf_map_delete_elem(fd4, &zero), "delete: %s", strerror(errno));
+	CHECK(!bpf_map_delete_elem(fd6, &zero), "delete: %s", strerror(errno));
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("2001:db8::1"), PASS);
+	CHECK_EQ(gstats().unmatched_packets, 2);
+	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);		/* unmatched, failing closed */
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	xrl_mode_set(X, XRL_MODE_ENFORCE);
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, 0);
+	free(v);
+	CHECK_EQ(xrl_rule_match(X, 4, a, &m), -ENOENT);
+	CHECK(!RULES("rule add 198.18.0.0/16 action deny"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("2001:db8::1"), PASS);	/* an empty IPv6 set */
+	CHECK_EQ(gstats().unmatched_packets, 4);
+	if (fd4 >= 0)
+		close(fd4);
+	if (fd6 >= 0)
+		close(fd6);
+	teardown();
+}
+
+/* ---- a rule-set swap under traffic ---- */
+
+/*
+ * Set A and set B give 198.18.1.1 and 2001:db8:1::1 a DROP by different
+ * rules, and 198.18.2.1 a PASS (A) or a DROP (B). Both sets insert their
+ * /16 (/32) allow first: a packet that saw a half-built or empty set would
+ * PASS 198.18.1.1 (or 2001:db8:1::1), or count as unmatched.
+ */
+static const char *const swap_a[] = {
+	"rule add 198.18.0.0/16 action allow id 1",
+	"rule add 198.18.1.0/24 action deny id 2",
+	"rule add 2001:db8::/32 action allow id 3",
+	"rule add 2001:db8:1::/48 action deny id 4",
+	NULL,
+};
+static const char *const swap_b[] = {
+	"rule add 198.18.0.0/16 action allow id 1",
+	"rule add 2001:db8::/32 action allow id 3",
+	"rule add 198.18.1.0/25 action deny id 5",
+	"rule add 198.18.1.128/25 action deny id 6",
+	"rule add 198.18.2.0/24 action deny id 7",
+	"rule add 2001:db8:1::/49 action deny id 8",
+	"rule add 2001:db8:1:8000::/49 action deny id 9",
+	NULL,
+};
+
+struct swap_probe {
+	int cpu, prog_fd;
+	volatile int *stop;
+	unsigned long runs, bad, err, a_seen, b_seen;
+};
+
+static int run_fd(int fd, const uint8_t *buf, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1);
+
+	return bpf_prog_test_run_opts(fd, &o) ? -1 : (int)o.retval;
+}
+
+static void *swap_probe(void *arg)
+{
+	struct swap_probe *p = arg;
+	struct pkt_spec s1 = { .src = "198.18.1.1", .payload = 18 };
+	struct pkt_spec s2 = { .src = "198.18.2.1", .payload = 18 };
+	struct pkt_spec s6 = { .src = "2001:db8:1::1", .payload = 18 };
+	uint8_t b1[512], b2[512], b6[512];
+	size_t l1 = pkt_build(b1, &s1), l2 = pkt_build(b2, &s2), l6 = pkt_build(b6, &s6);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!*p->stop) {
+		int v1 = run_fd(p->prog_fd, b1, l1);
+		int v2 = run_fd(p->prog_fd, b2, l2);
+		int v6 = run_fd(p->prog_fd, b6, l6);
+
+		p->runs += 3;
+		if (v1 < 0 || v2 < 0 || v6 < 0) {
+			p->err++;
+			continue;
+		}
+		p->bad += (v1 != DROP) + (v6 != DROP);
+		p->a_seen += v2 == PASS;
+		p->b_seen += v2 == DROP;
+	}
+	return NULL;
+}
+
+/* Packets see the old rule set or the new one, never a mix or an empty
+ * one, while one thread commits A and B in turn as fast as it can. */
+static void test_rule_swap_atomic(void)
+{
+	volatile int stop = 0;
+	struct swap_probe p[3];
+	pthread_t t[3];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), np = 3, commits = 0, cerr = 0;
+	unsigned long bad = 0, runs = 0, a_seen = 0, b_seen = 0, err = 0;
+	struct timespec t0, now;
+
+	setup();
+	CHECK(!set_rules(swap_a), "%s", xrl_errmsg());
+	for (int i = 0; i < np; i++) {
+		p[i] = (struct swap_probe){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X), .stop = &stop };
+		pthread_create(&t[i], NULL, swap_probe, &p[i]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (set_rules(commits & 1 ? swap_a : swap_b))
+			cerr++;
+		commits++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000LL + now.tv_nsec - t0.tv_nsec < 3 * 1000000000LL);
+	stop = 1;
+	for (int i = 0; i < np; i++) {
+		pthread_join(t[i], NULL);
+		bad += p[i].bad, runs += p[i].runs, err += p[i].err;
+		a_seen += p[i].a_seen, b_seen += p[i].b_seen;
+	}
+	fprintf(stderr, "    %d commits, %lu packets, %lu saw A, %lu saw B, %lu mixed\n",
+		commits, runs, a_seen, b_seen, bad);
+	CHECK(cerr == 0, "%d commits failed: %s", cerr, xrl_errmsg());
+	CHECK(err == 0, "%lu test runs failed", err);
+	CHECK(bad == 0, "%lu packets saw a half-built or empty rule set", bad);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	CHECK(a_seen && b_seen, "both sets were seen (A %lu, B %lu)", a_seen, b_seen);
+	teardown();
+}
+
 /* ---- concurrency: two CPUs, one key, the real clock ---- */
 
 struct hammer {
@@ -586,5 +758,7 @@ int main(void)
 	RUN(test_commit_all_or_nothing);
 	RUN(test_watchdog_policies);
 	RUN(test_concurrency_exact);
+	RUN(test_rule_swap_atomic);
+	RUN(test_no_rule_set);
 	return tl_summary();
 }
