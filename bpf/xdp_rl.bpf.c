@@ -69,7 +69,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
+	__uint(max_entries, XRL_RULE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct xrl_rule_stats);
 } xrl_rule_stats SEC(".maps");

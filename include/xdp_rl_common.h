@@ -10,7 +10,10 @@
 
 #include <linux/types.h>
 
-#define XRL_MAX_RULES		16384	/* per family, and rule slots overall */
+/* Rules in a rule set, IPv4 and IPv6 together. Twice as many counter slots:
+ * a new or changed rule always gets a slot that no published rule holds. */
+#define XRL_MAX_RULES		16384
+#define XRL_RULE_SLOTS		(2 * XRL_MAX_RULES)
 #define XRL_DEFAULT_KEYS	1048576	/* bucket table size */
 
 /* Operating mode (control block). */

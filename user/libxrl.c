@@ -809,17 +809,19 @@ static int cmp_id_ptr(const void *a, const void *b)
 int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
 {
 	struct xrl_rule_entry **p = NULL;
-	size_t n4 = 0, n6 = 0;
 	int err = 0;
 
+	/* the one limit, for the CLI, the daemon and --check alike */
+	if (n > XRL_MAX_RULES) {
+		*bad = XRL_MAX_RULES;
+		return fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
+			    n, XRL_MAX_RULES);
+	}
 	for (size_t i = 0; i < n; i++) {
 		*bad = i;
 		err = xrl_rule_prepare(&v[i]);
 		if (err)
 			return err;
-		if (v[i].family == 6 ? ++n6 > XRL_MAX_RULES : ++n4 > XRL_MAX_RULES)
-			return fail(ENOSPC, "too many IPv%d rules (at most %d)",
-				    v[i].family, XRL_MAX_RULES);
 	}
 	if (n < 2)
 		return 0;
@@ -883,6 +885,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	struct xrl_rule_entry *old = NULL, **oldp = NULL;
 	size_t nold = 0, bad;
 	unsigned char *used = NULL;
+	__u32 *fresh = NULL;
+	size_t nfresh = 0;
 	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
 	__u64 gen;
 
@@ -893,18 +897,26 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	if (err)
 		return err;
 
-	/* 2. rules that did not change keep their slot and generation */
+	/*
+	 * 2. rules that did not change keep their slot and generation; a new
+	 * or changed rule gets a slot that no published rule holds. The
+	 * published set holds at most XRL_MAX_RULES of the XRL_RULE_SLOTS, so
+	 * there is always one; a slot that only an older set held is out of
+	 * use (see rules_publish). Nothing is written in this step.
+	 */
 	err = xrl_rules_get(x, &old, &nold);
 	if (err)
 		return err;
-	used = calloc(XRL_MAX_RULES, 1);
+	used = calloc(XRL_RULE_SLOTS, 1);
 	oldp = malloc((nold + 1) * sizeof(*oldp));
-	if (!used || !oldp) {
+	fresh = malloc((n + 1) * sizeof(*fresh));
+	if (!used || !oldp || !fresh) {
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nold; i++) {
-		used[old[i].r.slot % XRL_MAX_RULES] = 1;	/* not re-used in this step */
+		if (old[i].r.slot < XRL_RULE_SLOTS)
+			used[old[i].r.slot] = 1;
 		oldp[i] = &old[i];
 	}
 	qsort(oldp, nold, sizeof(*oldp), cmp_prefix);
@@ -914,36 +926,22 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		struct xrl_rule_entry *key = &v[i], **hit;
 
 		hit = nold ? bsearch(&key, oldp, nold, sizeof(*oldp), cmp_prefix) : NULL;
-		if (hit && same_config(&v[i].r, &(*hit)->r)) {
+		if (hit && same_config(&v[i].r, &(*hit)->r) &&
+		    (*hit)->r.slot < XRL_RULE_SLOTS) {
 			v[i].r.slot = (*hit)->r.slot;
 			v[i].r.gen = (*hit)->r.gen;
-			used[v[i].r.slot] = 2;
 			continue;
 		}
-		/* a fresh slot: first one free of old and new rules, else one
-		 * that only a removed rule held */
-		while (next < XRL_MAX_RULES && used[next])
+		while (next < XRL_RULE_SLOTS && used[next])
 			next++;
-		if (next < XRL_MAX_RULES) {
-			v[i].r.slot = next;
-		} else {
-			int s = 0;
-
-			while (s < XRL_MAX_RULES && used[s] != 1)
-				s++;
-			if (s == XRL_MAX_RULES) {
-				err = fail(ENOSPC, "no free rule slot");
-				goto out;
-			}
-			v[i].r.slot = s;
-		}
-		used[v[i].r.slot] = 2;
-		v[i].r.gen = (__u32)++gen;
-		err = zero_rule_stats(x, v[i].r.slot);
-		if (err) {
-			err = fail(err, "cannot reset counters: %s", strerror(-err));
+		if (next == XRL_RULE_SLOTS) {	/* validation makes this impossible */
+			err = fail(ENOSPC, "no free rule slot");
 			goto out;
 		}
+		used[next] = 2;
+		v[i].r.slot = next;
+		v[i].r.gen = (__u32)++gen;
+		fresh[nfresh++] = next;
 	}
 
 	/* 3. build a fresh trie per family, completely */
@@ -957,17 +955,28 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = fd6;
 		goto out;
 	}
-	/* generations are spent even if publishing fails below: a packet may
-	 * have metered with one before a roll-back */
-	x->ctrl->gen = gen;
-
-	/* 4. publish each family with one update; roll IPv4 back if IPv6
-	 * cannot follow, so that a failed commit changes nothing */
-	old4 = rules_fd(x, 4);
+	old4 = rules_fd(x, 4);	/* for a roll-back */
 	if (old4 < 0 && old4 != -ENOENT) {
 		err = fail(old4, "cannot open the IPv4 rule set: %s", strerror(-old4));
 		goto out;
 	}
+
+	/* 4. fresh counters, now that nothing but publishing can fail: these
+	 * slots are held by no published rule, so a failure from here on
+	 * loses no rule's counters either */
+	for (size_t i = 0; i < nfresh; i++) {
+		err = zero_rule_stats(x, fresh[i]);
+		if (err) {
+			err = fail(err, "cannot reset counters: %s", strerror(-err));
+			goto out;
+		}
+	}
+	/* generations are spent even if publishing fails below: a packet may
+	 * have metered with one before a roll-back */
+	x->ctrl->gen = gen;
+
+	/* 5. publish each family with one update; roll IPv4 back if IPv6
+	 * cannot follow, so that a failed commit changes nothing */
 	err = rules_publish(x, 4, fd4);
 	if (err) {
 		err = fail(err, "cannot publish the IPv4 rules: %s", strerror(-err));
@@ -994,6 +1003,7 @@ out:
 		close(fd6);
 	if (old4 >= 0)
 		close(old4);
+	free(fresh);
 	free(oldp);
 	free(used);
 	free(old);

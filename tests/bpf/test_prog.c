@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -675,6 +676,189 @@ static void test_rule_swap_atomic(void)
 	teardown();
 }
 
+/* One rule in the CLI grammar, parsed into an entry. */
+static struct xrl_rule_entry entry(const char *line)
+{
+	struct xrl_rule_entry r = {};
+	struct xrl_parse_err e;
+	struct xrl_cmd c;
+
+	if (xrl_cmd_parse_line(line, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+		fprintf(stderr, "    bad rule '%s': %s\n", line, e.msg);
+		return r;
+	}
+	return c.rule;
+}
+
+/* The bucket of rule `id` for a source. */
+static struct xrl_bucket bucket_of(__u32 id, const char *src)
+{
+	struct xrl_bucket b = {};
+	struct xrl_rule_entry *v;
+	struct xrl_key k;
+	__u8 a[16];
+	int family;
+	size_t n;
+
+	if (xrl_addr_parse(src, &family, a) || xrl_rules_get(X, &v, &n))
+		return b;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.id == id) {
+			xrl_key_of(&k, &v[i].r, family, a);
+			xrl_bucket_get(X, &k, &b);
+		}
+	}
+	free(v);
+	return b;
+}
+
+/* The active rule 1 and its bucket, as test_failed_commit_keeps_state
+ * left them: passed 2, dropped 1, burst 2, the bucket exhausted. */
+static void check_rule1_unchanged(const char *what, const struct xrl_bucket *b0)
+{
+	struct xrl_rule_stats st = rstats(1);
+	struct xrl_bucket b = bucket_of(1, "198.18.0.1");
+	struct xrl_rule_entry *v;
+	size_t n = 0;
+
+	CHECK(st.passed_packets == 2 && st.dropped_packets == 1 && st.new_keys == 1,
+	      "%s: counters of rule 1 are passed %llu dropped %llu new keys %llu", what,
+	      (unsigned long long)st.passed_packets, (unsigned long long)st.dropped_packets,
+	      (unsigned long long)st.new_keys);
+	CHECK(b.tat == b0->tat && b.dropped == b0->dropped, "%s: bucket changed", what);
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK(n == 1 && v[0].r.id == 1 && v[0].r.burst == 2, "%s: rule set changed (%zu rules)", what, n);
+	free(v);
+}
+
+/* XRL_MAX_RULES + 1 distinct rules: new ones from index 0, half IPv4 /32s in
+ * 198.19.0.0/16, half IPv6 /128s; `action` for all. */
+static struct xrl_rule_entry *many_rules(size_t n, int action)
+{
+	struct xrl_rule_entry *v = calloc(n, sizeof(*v));
+
+	for (size_t i = 0; v && i < n; i++) {
+		v[i].r.action = action;
+		if (i % 2 == 0) {
+			v[i].family = 4, v[i].prefix_len = 32;
+			v[i].addr[0] = 198, v[i].addr[1] = 19;
+			v[i].addr[2] = i >> 9, v[i].addr[3] = i >> 1;
+		} else {
+			v[i].family = 6, v[i].prefix_len = 128;
+			v[i].addr[0] = 0x20, v[i].addr[1] = 0x01, v[i].addr[2] = 0x0d, v[i].addr[3] = 0xb8;
+			v[i].addr[14] = i >> 8, v[i].addr[15] = i;
+		}
+	}
+	return v;
+}
+
+/* A refused commit, early or late, leaves the active rules, their counters
+ * and their buckets as they were. */
+static void test_failed_commit_keeps_state(void)
+{
+	struct xrl_rule_entry v[3], *big;
+	struct xrl_bucket b0;
+	struct rlimit rl, low;
+	int fd, err;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 2 id 1"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	b0 = bucket_of(1, "198.18.0.1");
+	CHECK(b0.tat != 0, "rule 1 has a bucket");
+	check_rule1_unchanged("before", &b0);
+
+	/* an invalid rule: refused by validation */
+	v[0] = entry("rule add 198.18.0.0/16 rate 1/h burst 3 id 1");
+	v[1] = entry("rule add 198.20.0.0/16 rate 1/h burst 1");
+	v[1].r.burst = 0;
+	CHECK(xrl_rules_commit(X, v, 2) == -EINVAL, "invalid rule refused");
+	check_rule1_unchanged("invalid rule", &b0);
+
+	/* one rule too many, none of them rule 1's: every slot but rule 1's
+	 * is taken before the limit shows, unless the limit is checked first */
+	big = many_rules(XRL_MAX_RULES + 1, XRL_ACT_DENY);
+	CHECK(big && xrl_rules_commit(X, big, XRL_MAX_RULES + 1) == -ENOSPC,
+	      "too many rules refused: %s", xrl_errmsg());
+	free(big);
+	check_rule1_unchanged("too many rules", &b0);
+
+	/* a late failure: slots chosen, then no file descriptor for the fresh
+	 * rule sets (the lowest free fd is the only one left) */
+	v[0] = entry("rule add 198.18.0.0/16 rate 1/h burst 3 id 1");
+	v[1] = entry("rule add 198.20.0.0/16 rate 1/h burst 1 id 2");
+	v[2] = entry("rule add 2001:db8::/32 rate 1/h burst 1 id 3");
+	fd = dup(0);
+	close(fd);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	low = rl;
+	low.rlim_cur = fd + 1;
+	CHECK(!setrlimit(RLIMIT_NOFILE, &low), "setrlimit: %s", strerror(errno));
+	err = xrl_rules_commit(X, v, 3);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	CHECK(err == -EMFILE, "late failure: %d (%s)", err, err ? xrl_errmsg() : "committed");
+	check_rule1_unchanged("late failure", &b0);
+
+	/* and the rule still meters with the bucket it had */
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(rstats(1).dropped_packets, 2);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	teardown();
+}
+
+/* XRL_MAX_RULES rules in all, both families together: one more is refused
+ * by validation with a message; the limit itself commits, and so does a
+ * whole new set of that size (fresh slots for every rule). */
+static void test_rule_limit(void)
+{
+	struct xrl_rule_entry *v = many_rules(XRL_MAX_RULES + 1, XRL_ACT_DENY), *got;
+	struct xrl_rule_entry *w = many_rules(XRL_MAX_RULES, XRL_ACT_ALLOW);
+	unsigned char *slots = calloc(2 * XRL_MAX_RULES, 1);
+	size_t bad = 0, n = 0, clash = 0, out = 0;
+
+	setup();
+	CHECK(v && w && slots, "memory");
+	CHECK(xrl_rules_validate(v, XRL_MAX_RULES + 1, &bad) == -ENOSPC, "one too many refused");
+	CHECK(strstr(xrl_errmsg(), "too many rules") && strstr(xrl_errmsg(), "16384"),
+	      "message: %s", xrl_errmsg());
+	CHECK_EQ(bad, XRL_MAX_RULES);
+	CHECK(!xrl_rules_validate(v, XRL_MAX_RULES, &bad), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_commit(X, v, XRL_MAX_RULES), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES);
+	for (size_t i = 0; i < n; i++) {
+		if (got[i].r.slot < 2 * XRL_MAX_RULES)
+			slots[got[i].r.slot] = 1;
+		else
+			out++;
+	}
+	free(got);
+	CHECK_EQ(run_from("198.19.0.0"), DROP);		/* v[0] */
+	CHECK_EQ(run_from("2001:db8::1"), DROP);	/* v[1] */
+
+	/* every rule changed: none may take a slot the published set holds */
+	CHECK(!xrl_rules_commit(X, w, XRL_MAX_RULES), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES);
+	for (size_t i = 0; i < n; i++) {
+		if (got[i].r.slot >= 2 * XRL_MAX_RULES)
+			out++;
+		else if (slots[got[i].r.slot])
+			clash++;
+	}
+	free(got);
+	CHECK_EQ(out, 0);
+	CHECK_EQ(clash, 0);
+	CHECK_EQ(run_from("198.19.0.0"), PASS);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	free(v);
+	free(w);
+	free(slots);
+	teardown();
+}
+
 /* ---- concurrency: two CPUs, one key, the real clock ---- */
 
 struct hammer {
@@ -756,6 +940,8 @@ int main(void)
 	RUN(test_rule_change_next_packet);
 	RUN(test_unchanged_rule_keeps_bucket);
 	RUN(test_commit_all_or_nothing);
+	RUN(test_failed_commit_keeps_state);
+	RUN(test_rule_limit);
 	RUN(test_watchdog_policies);
 	RUN(test_concurrency_exact);
 	RUN(test_rule_swap_atomic);
