@@ -195,6 +195,55 @@ static void test_vlan_tags(void)
 	teardown();
 }
 
+/* A tag with `tpid` in front of the frame's first tag (or ethertype). */
+static size_t push_tag(uint8_t *buf, size_t len, uint16_t tpid)
+{
+	memmove(buf + 16, buf + 12, len - 12);
+	*(uint16_t *)(buf + 12) = htons(tpid);
+	*(uint16_t *)(buf + 14) = htons(300);
+	return len + 4;
+}
+
+/* More tags than the parser walks: malformed (dropped and counted), never
+ * passed unmetered as non-IP, whatever is inside; two are still metered. */
+static void test_too_many_vlan_tags(void)
+{
+	struct pkt_spec ip = { .src = "198.18.0.1", .payload = 10 };
+	struct pkt_spec arp = {};
+	uint8_t buf[512];
+	size_t len;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
+	ip.vlans = 1;					/* 802.1Q */
+	len = push_tag(buf, pkt_build(buf, &ip), ETH_P_8021Q);
+	len = push_tag(buf, len, ETH_P_8021Q);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 3 x 802.1Q */
+	ip.vlans = 2;					/* 802.1ad, 802.1Q */
+	len = push_tag(buf, pkt_build(buf, &ip), ETH_P_8021AD);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 802.1ad outer, 3 tags */
+	len = push_tag(buf, len, ETH_P_8021AD);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 4 tags */
+	arp.vlans = 2;
+	len = push_tag(buf, pkt_build(buf, &arp), ETH_P_8021Q);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* not even ARP behind 3 tags */
+	CHECK_EQ(gstats().malformed_packets, 4);
+	CHECK_EQ(gstats().non_ip_packets, 0);
+	CHECK_EQ(rstats(1).new_keys, 0);
+	/* two tags: parsed and metered */
+	ip.vlans = 2;
+	len = pkt_build(buf, &ip);
+	CHECK_EQ(run_raw(buf, len), PASS);
+	CHECK_EQ(run_raw(buf, len), DROP);
+	CHECK_EQ(rstats(1).new_keys, 1);
+	CHECK_EQ(rstats(1).dropped_packets, 1);
+	arp.vlans = 2;
+	CHECK_EQ(run(&arp), PASS);			/* non-IP behind two tags */
+	CHECK_EQ(gstats().non_ip_packets, 1);
+	CHECK_EQ(gstats().malformed_packets, 4);
+	teardown();
+}
+
 static void test_ipv4_options_and_fragments(void)
 {
 	struct pkt_spec opts = { .src = "198.18.0.1", .ip_opt_words = 10, .payload = 4 };
@@ -929,6 +978,7 @@ int main(void)
 	RUN(test_ipv6_slash64);
 	RUN(test_key_lengths);
 	RUN(test_vlan_tags);
+	RUN(test_too_many_vlan_tags);
 	RUN(test_ipv4_options_and_fragments);
 	RUN(test_ipv6_extension_headers);
 	RUN(test_non_ip);
