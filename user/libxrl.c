@@ -1183,9 +1183,20 @@ int xrl_keys_tracked(struct xrl *x, unsigned long long *n)
 	return xrl_buckets_walk(x, count_cb, n);
 }
 
+int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
+{
+	*n = 0;
+	return walk_table(x, family, count_cb, n);
+}
+
 __u32 xrl_keys_capacity(struct xrl *x)
 {
-	int cap = map_max_entries(x->map_fd[M_BUCKETS4]);
+	return xrl_keys_capacity_family(x, 4);
+}
+
+__u32 xrl_keys_capacity_family(struct xrl *x, int family)
+{
+	int cap = map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
 
 	return cap < 0 ? 0 : cap;
 }
