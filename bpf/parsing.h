@@ -57,7 +57,9 @@ static __always_inline int proto_is_vlan(__u16 h_proto)
 	       h_proto == bpf_htons(ETH_P_8021AD);
 }
 
-/* Ethernet and up to XRL_MAX_VLANS tags; returns the inner ethertype or -1. */
+/* Ethernet and up to XRL_MAX_VLANS tags; returns the inner ethertype, or -1
+ * for a frame too short or with more tags than that: a frame whose IP header
+ * the walk cannot reach must not pass unmetered as "non-IP". */
 static __always_inline int parse_eth(struct hdr_cursor *c)
 {
 	struct ethhdr *eth = c->pos;
@@ -80,6 +82,8 @@ static __always_inline int parse_eth(struct hdr_cursor *c)
 		c->pos = vh + 1;
 		proto = vh->encap_proto;
 	}
+	if (proto_is_vlan(proto))
+		return -1;
 	return proto;
 }
 

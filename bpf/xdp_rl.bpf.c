@@ -23,20 +23,35 @@ struct {
 	__type(value, struct xrl_control);
 } xrl_control SEC(".maps");
 
-/* Two rule sets per family, published by flipping control->active. */
-#define XRL_LPM_MAP(name, keytype)					\
-	struct {							\
+/*
+ * The rule set of each family: an array of maps with one entry, holding the
+ * LPM trie of the published set. A commit builds a fresh trie completely and
+ * publishes it with one update of the outer map; a published trie is never
+ * written again. A packet looks the inner map up once, so it sees the old
+ * set or the new one, never a mix. The inner definitions are templates: the
+ * maps themselves are created by userspace (libxrl), never by the loader.
+ *
+ * The template gives sizes, not __type(): clang emits only a forward
+ * declaration for a struct reached through __array()'s pointers, and libbpf
+ * cannot size a forward declaration.
+ */
+#define XRL_RULES_MAP(name, keytype)					\
+	struct name##_inner {						\
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
 		__uint(map_flags, BPF_F_NO_PREALLOC);			\
 		__uint(max_entries, XRL_MAX_RULES);			\
-		__type(key, keytype);					\
-		__type(value, struct xrl_rule);				\
+		__uint(key_size, sizeof(keytype));			\
+		__uint(value_size, sizeof(struct xrl_rule));		\
+	};								\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
+		__uint(max_entries, 1);					\
+		__type(key, __u32);					\
+		__array(values, struct name##_inner);			\
 	} name SEC(".maps")
 
-XRL_LPM_MAP(xrl_rules4_0, struct xrl_lpm4_key);
-XRL_LPM_MAP(xrl_rules4_1, struct xrl_lpm4_key);
-XRL_LPM_MAP(xrl_rules6_0, struct xrl_lpm6_key);
-XRL_LPM_MAP(xrl_rules6_1, struct xrl_lpm6_key);
+XRL_RULES_MAP(xrl_rules4, struct xrl_lpm4_key);
+XRL_RULES_MAP(xrl_rules6, struct xrl_lpm6_key);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -54,7 +69,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
+	__uint(max_entries, XRL_RULE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct xrl_rule_stats);
 } xrl_rule_stats SEC(".maps");
@@ -91,24 +106,29 @@ static __always_inline __u64 clock_ns(const struct xrl_control *ctrl)
 	return bpf_ktime_get_coarse_ns();
 }
 
-/* Classify: the most specific source prefix of the active rule set. */
-static __always_inline struct xrl_rule *
-classify(const struct xrl_control *ctrl, const struct xrl_pkt *p)
+/* Classify: the most specific source prefix of the published rule set. No
+ * inner map (nothing published yet) is no rule: unmatched. */
+static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
 {
-	int set = READ_ONCE(ctrl->active);
+	__u32 zero = 0;
+	void *rules;
 
 	if (p->family == 4) {
 		struct xrl_lpm4_key k = { .prefixlen = 32 };
 
+		rules = bpf_map_lookup_elem(&xrl_rules4, &zero);
+		if (!rules)
+			return NULL;
 		__builtin_memcpy(k.addr, &p->saddr[0], 4);
-		return bpf_map_lookup_elem(set ? (void *)&xrl_rules4_1 :
-						 (void *)&xrl_rules4_0, &k);
+		return bpf_map_lookup_elem(rules, &k);
 	} else {
 		struct xrl_lpm6_key k = { .prefixlen = 128 };
 
+		rules = bpf_map_lookup_elem(&xrl_rules6, &zero);
+		if (!rules)
+			return NULL;
 		__builtin_memcpy(k.addr, p->saddr, 16);
-		return bpf_map_lookup_elem(set ? (void *)&xrl_rules6_1 :
-						 (void *)&xrl_rules6_0, &k);
+		return bpf_map_lookup_elem(rules, &k);
 	}
 }
 
@@ -274,7 +294,7 @@ int xdp_rl(struct xdp_md *ctx)
 		return verdict(gs, mode, XRL_DROP);
 	}
 
-	rule = classify(ctrl, &pkt);
+	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
 		return verdict(gs, mode, mode == XRL_MODE_FAIL_CLOSED ?

@@ -10,7 +10,10 @@
 
 #include <linux/types.h>
 
-#define XRL_MAX_RULES		16384	/* per family, and rule slots overall */
+/* Rules in a rule set, IPv4 and IPv6 together. Twice as many counter slots:
+ * a new or changed rule always gets a slot that no published rule holds. */
+#define XRL_MAX_RULES		16384
+#define XRL_RULE_SLOTS		(2 * XRL_MAX_RULES)
 #define XRL_DEFAULT_KEYS	1048576	/* bucket table size */
 
 /* Operating mode (control block). */
@@ -58,10 +61,11 @@ struct xrl_lpm6_key {
  * A rule, as stored as the value of the LPM tries. The XDP program reads
  * everything it needs from this one value: no second look-up per packet.
  *
- * A rule is never modified in place while it is published: a changed rule is
- * written to the inactive rule set with a new generation, then the sets are
- * flipped (control->active). Buckets are keyed by (slot, gen), so a changed or
- * re-used rule never meters with a stale bucket.
+ * A rule is never modified in place while it is published: every commit
+ * builds a fresh LPM trie and publishes it through the family's map-in-map
+ * (xrl_rules4, xrl_rules6). A changed rule gets a new generation; buckets are
+ * keyed by generation, so a changed or re-used rule never meters with a
+ * stale bucket.
  */
 struct xrl_rule {
 	__u32 id;		/* operator-visible id */
@@ -107,7 +111,7 @@ struct xrl_bucket {
 /* Control block: one entry of an mmap-able array, written field by field. */
 struct xrl_control {
 	__u32 mode;		/* enum xrl_mode */
-	__u32 active;		/* active rule set: 0 or 1 */
+	__u32 unused;		/* was the active rule set; kept for the layout */
 	__u64 gen;		/* last rule generation handed out (userspace) */
 	__u64 test_now_ns;	/* the clock, when loaded with the test clock */
 	__u64 heartbeat_ns;	/* the daemon's last heartbeat, data-path clock */

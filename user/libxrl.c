@@ -36,14 +36,12 @@
 #define LOCK_WAIT_MS	10000
 
 enum {
-	M_CONTROL, M_RULES4_0, M_RULES4_1, M_RULES6_0, M_RULES6_1,
-	M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
+	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
 };
 
 static const char *map_names[M__COUNT] = {
-	"xrl_control", "xrl_rules4_0", "xrl_rules4_1", "xrl_rules6_0",
-	"xrl_rules6_1", "xrl_buckets4", "xrl_buckets6", "xrl_rule_stats",
-	"xrl_global_stats",
+	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
+	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats",
 };
 
 struct xrl {
@@ -255,6 +253,8 @@ static int map_max_entries(int fd)
 	return info.max_entries;
 }
 
+static int rules_install_empty(struct xrl *x, int family);
+
 static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 {
 	struct bpf_map *maps[M__COUNT];
@@ -267,10 +267,8 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	x->skel->rodata->use_test_clock = o->test_clock;
 
 	maps[M_CONTROL] = x->skel->maps.xrl_control;
-	maps[M_RULES4_0] = x->skel->maps.xrl_rules4_0;
-	maps[M_RULES4_1] = x->skel->maps.xrl_rules4_1;
-	maps[M_RULES6_0] = x->skel->maps.xrl_rules6_0;
-	maps[M_RULES6_1] = x->skel->maps.xrl_rules6_1;
+	maps[M_RULES4] = x->skel->maps.xrl_rules4;
+	maps[M_RULES6] = x->skel->maps.xrl_rules6;
 	maps[M_BUCKETS4] = x->skel->maps.xrl_buckets4;
 	maps[M_BUCKETS6] = x->skel->maps.xrl_buckets6;
 	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
@@ -313,6 +311,16 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
+
+	/* A program that finds no inner map passes everything as unmatched;
+	 * an empty rule set says the same, and lets `bpftool map` show it.
+	 * Maps reused from pins keep the set they hold. */
+	for (int family = 4; family <= 6; family += 2) {
+		err = rules_install_empty(x, family);
+		if (err)
+			return fail(err, "cannot create the empty IPv%d rule set: %s",
+				    family, strerror(-err));
+	}
 
 	if (x->pinned) {
 		pin_path(x, PROG_PIN, p, sizeof(p));
@@ -575,16 +583,90 @@ int xrl_rule_prepare(struct xrl_rule_entry *e)
 	return 0;
 }
 
-static int lpm_fd(struct xrl *x, int family, int set)
+/*
+ * Each family's rule set is an LPM trie published through a map-in-map
+ * (xrl_rules4, xrl_rules6: one entry). A commit never writes a published
+ * trie: it creates a fresh one, fills it and swaps it in.
+ */
+static int outer_fd(struct xrl *x, int family)
 {
-	return x->map_fd[(family == 6 ? M_RULES6_0 : M_RULES4_0) + set];
+	return x->map_fd[family == 6 ? M_RULES6 : M_RULES4];
+}
+
+/* A fresh, empty trie shaped like the BPF object's inner-map template
+ * (struct xrl_rules4_inner / xrl_rules6_inner): the kernel refuses an inner
+ * map whose type, key, value or flags differ. */
+static int rules_create(int family)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	__u32 ksz = family == 6 ? sizeof(struct xrl_lpm6_key) : sizeof(struct xrl_lpm4_key);
+	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, family == 6 ? "xrl_rules6_set" : "xrl_rules4_set",
+				ksz, sizeof(struct xrl_rule), XRL_MAX_RULES, &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Publish a filled trie. One update of the outer map: a packet looks the
+ * inner map up once, so it sees the old trie or this one, never a mix.
+ * The proof that the old one is out of use when this returns: the syscall
+ * path of an update of a *_OF_MAPS map ends in maybe_wait_bpf_programs(),
+ * which calls synchronize_rcu(); XDP programs (and BPF_PROG_TEST_RUN) run
+ * inside an RCU read-side section, so every packet that may have looked up
+ * the old trie has finished. Slots that only the old set held are free from
+ * here on (xrl_rules_commit relies on it).
+ */
+static int rules_publish(struct xrl *x, int family, int inner_fd)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(outer_fd(x, family), &zero, &inner_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int rules_install_empty(struct xrl *x, int family)
+{
+	__u32 zero = 0, id;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(outer_fd(x, family), &zero, &id) == 0)
+		return 0;	/* a set is published already */
+	fd = rules_create(family);
+	if (fd < 0)
+		return fd;
+	err = rules_publish(x, family, fd);
+	close(fd);
+	return err;
+}
+
+/*
+ * A new fd on the published trie of a family, or -ENOENT when none is
+ * published. The outer map gives the inner map's id; a concurrent commit may
+ * replace and free that map between the two look-ups: look again.
+ */
+static int rules_fd(struct xrl *x, int family)
+{
+	__u32 zero = 0, id;
+
+	for (int tries = 0; tries < 8; tries++) {
+		int fd;
+
+		if (bpf_map_lookup_elem(outer_fd(x, family), &zero, &id))
+			return -errno;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT)
+			return -errno;
+	}
+	return -EAGAIN;
 }
 
 /* Read every rule of one trie, appending to *v. */
-static int read_trie(struct xrl *x, int family, int set,
-		     struct xrl_rule_entry **v, size_t *n, size_t *cap)
+static int read_trie(int fd, int family, struct xrl_rule_entry **v, size_t *n,
+		     size_t *cap)
 {
-	int fd = lpm_fd(x, family, set);
 	struct xrl_lpm6_key key, next;	/* large enough for both */
 	void *prev = NULL;
 	int alen = family == 6 ? 16 : 4;
@@ -616,6 +698,21 @@ static int read_trie(struct xrl *x, int family, int set,
 	return 0;
 }
 
+/* Read the published rules of one family, appending to *v. */
+static int read_family(struct xrl *x, int family, struct xrl_rule_entry **v,
+		       size_t *n, size_t *cap)
+{
+	int fd = rules_fd(x, family), err;
+
+	if (fd == -ENOENT)
+		return 0;	/* nothing published: no rules */
+	if (fd < 0)
+		return fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+	err = read_trie(fd, family, v, n, cap);
+	close(fd);
+	return err;
+}
+
 static int cmp_id(const void *a, const void *b)
 {
 	const struct xrl_rule_entry *x = a, *y = b;
@@ -630,21 +727,16 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int active_set(struct xrl *x)
-{
-	return __atomic_load_n(&x->ctrl->active, __ATOMIC_ACQUIRE) & 1;
-}
-
 int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 {
 	struct xrl_rule_entry *v = NULL;
 	size_t cap = 0;
-	int set = active_set(x), err;
+	int err;
 
 	*n = 0;
-	err = read_trie(x, 4, set, &v, n, &cap);
+	err = read_family(x, 4, &v, n, &cap);
 	if (!err)
-		err = read_trie(x, 6, set, &v, n, &cap);
+		err = read_family(x, 6, &v, n, &cap);
 	if (err) {
 		free(v);
 		return err;
@@ -664,15 +756,28 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->unit == b->unit && a->algo == b->algo;
 }
 
-static int clear_trie(int fd)
+/* A fresh trie holding the rules of one family: an fd, or an error. */
+static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
 {
-	struct xrl_lpm6_key key;
+	int fd = rules_create(family);
 
-	/* Deleting the first key each time: no iteration over a moving map. */
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key))
-			return -errno;
-	return 0;
+	if (fd < 0)
+		return fail(fd, "cannot create a rule set: %s", strerror(-fd));
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
+
+		if (v[i].family != family)
+			continue;
+		memcpy(k.addr, v[i].addr, family == 6 ? 16 : 4);
+		if (bpf_map_update_elem(fd, &k, &v[i].r, BPF_NOEXIST)) {
+			int err = fail(errno, "cannot write rule %u: %s", v[i].r.id,
+				       strerror(errno));
+
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
 }
 
 static int zero_rule_stats(struct xrl *x, __u32 slot)
@@ -710,17 +815,19 @@ static int cmp_id_ptr(const void *a, const void *b)
 int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
 {
 	struct xrl_rule_entry **p = NULL;
-	size_t n4 = 0, n6 = 0;
 	int err = 0;
 
+	/* the one limit, for the CLI, the daemon and --check alike */
+	if (n > XRL_MAX_RULES) {
+		*bad = XRL_MAX_RULES;
+		return fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
+			    n, XRL_MAX_RULES);
+	}
 	for (size_t i = 0; i < n; i++) {
 		*bad = i;
 		err = xrl_rule_prepare(&v[i]);
 		if (err)
 			return err;
-		if (v[i].family == 6 ? ++n6 > XRL_MAX_RULES : ++n4 > XRL_MAX_RULES)
-			return fail(ENOSPC, "too many IPv%d rules (at most %d)",
-				    v[i].family, XRL_MAX_RULES);
 	}
 	if (n < 2)
 		return 0;
@@ -784,7 +891,9 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	struct xrl_rule_entry *old = NULL, **oldp = NULL;
 	size_t nold = 0, bad;
 	unsigned char *used = NULL;
-	int err, set, next;
+	__u32 *fresh = NULL;
+	size_t nfresh = 0;
+	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
 	__u64 gen;
 
 	/* 1. validate the whole set before touching anything */
@@ -794,18 +903,26 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	if (err)
 		return err;
 
-	/* 2. rules that did not change keep their slot and generation */
+	/*
+	 * 2. rules that did not change keep their slot and generation; a new
+	 * or changed rule gets a slot that no published rule holds. The
+	 * published set holds at most XRL_MAX_RULES of the XRL_RULE_SLOTS, so
+	 * there is always one; a slot that only an older set held is out of
+	 * use (see rules_publish). Nothing is written in this step.
+	 */
 	err = xrl_rules_get(x, &old, &nold);
 	if (err)
 		return err;
-	used = calloc(XRL_MAX_RULES, 1);
+	used = calloc(XRL_RULE_SLOTS, 1);
 	oldp = malloc((nold + 1) * sizeof(*oldp));
-	if (!used || !oldp) {
+	fresh = malloc((n + 1) * sizeof(*fresh));
+	if (!used || !oldp || !fresh) {
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nold; i++) {
-		used[old[i].r.slot % XRL_MAX_RULES] = 1;	/* not re-used in this step */
+		if (old[i].r.slot < XRL_RULE_SLOTS)
+			used[old[i].r.slot] = 1;
 		oldp[i] = &old[i];
 	}
 	qsort(oldp, nold, sizeof(*oldp), cmp_prefix);
@@ -815,59 +932,84 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		struct xrl_rule_entry *key = &v[i], **hit;
 
 		hit = nold ? bsearch(&key, oldp, nold, sizeof(*oldp), cmp_prefix) : NULL;
-		if (hit && same_config(&v[i].r, &(*hit)->r)) {
+		if (hit && same_config(&v[i].r, &(*hit)->r) &&
+		    (*hit)->r.slot < XRL_RULE_SLOTS) {
 			v[i].r.slot = (*hit)->r.slot;
 			v[i].r.gen = (*hit)->r.gen;
-			used[v[i].r.slot] = 2;
 			continue;
 		}
-		/* a fresh slot: first one free of old and new rules, else one
-		 * that only a removed rule held */
-		while (next < XRL_MAX_RULES && used[next])
+		while (next < XRL_RULE_SLOTS && used[next])
 			next++;
-		if (next < XRL_MAX_RULES) {
-			v[i].r.slot = next;
-		} else {
-			int s = 0;
-
-			while (s < XRL_MAX_RULES && used[s] != 1)
-				s++;
-			if (s == XRL_MAX_RULES) {
-				err = fail(ENOSPC, "no free rule slot");
-				goto out;
-			}
-			v[i].r.slot = s;
+		if (next == XRL_RULE_SLOTS) {	/* validation makes this impossible */
+			err = fail(ENOSPC, "no free rule slot");
+			goto out;
 		}
-		used[v[i].r.slot] = 2;
+		used[next] = 2;
+		v[i].r.slot = next;
 		v[i].r.gen = (__u32)++gen;
-		err = zero_rule_stats(x, v[i].r.slot);
+		fresh[nfresh++] = next;
+	}
+
+	/* 3. build a fresh trie per family, completely */
+	fd4 = build_trie(4, v, n);
+	if (fd4 < 0) {
+		err = fd4;
+		goto out;
+	}
+	fd6 = build_trie(6, v, n);
+	if (fd6 < 0) {
+		err = fd6;
+		goto out;
+	}
+	old4 = rules_fd(x, 4);	/* for a roll-back */
+	if (old4 < 0 && old4 != -ENOENT) {
+		err = fail(old4, "cannot open the IPv4 rule set: %s", strerror(-old4));
+		goto out;
+	}
+
+	/* 4. fresh counters, now that nothing but publishing can fail: these
+	 * slots are held by no published rule, so a failure from here on
+	 * loses no rule's counters either */
+	for (size_t i = 0; i < nfresh; i++) {
+		err = zero_rule_stats(x, fresh[i]);
 		if (err) {
 			err = fail(err, "cannot reset counters: %s", strerror(-err));
 			goto out;
 		}
 	}
+	/* generations are spent even if publishing fails below: a packet may
+	 * have metered with one before a roll-back */
+	x->ctrl->gen = gen;
 
-	/* 3. build the inactive set, 4. publish it with one store */
-	set = !active_set(x);
-	if ((err = clear_trie(lpm_fd(x, 4, set))) ||
-	    (err = clear_trie(lpm_fd(x, 6, set)))) {
-		err = fail(err, "cannot clear the inactive rule set: %s", strerror(-err));
+	/* 5. publish each family with one update; roll IPv4 back if IPv6
+	 * cannot follow, so that a failed commit changes nothing */
+	err = rules_publish(x, 4, fd4);
+	if (err) {
+		err = fail(err, "cannot publish the IPv4 rules: %s", strerror(-err));
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
+	err = rules_publish(x, 6, fd6);
+	if (err) {
+		__u32 zero = 0;
 
-		memcpy(k.addr, v[i].addr, v[i].family == 6 ? 16 : 4);
-		if (bpf_map_update_elem(lpm_fd(x, v[i].family, set), &k, &v[i].r, BPF_NOEXIST)) {
-			err = fail(errno, "cannot write rule %u: %s", v[i].r.id, strerror(errno));
-			goto out;
-		}
+		err = fail(err, "cannot publish the IPv6 rules: %s", strerror(-err));
+		if (old4 >= 0)
+			rules_publish(x, 4, old4);
+		else
+			bpf_map_delete_elem(outer_fd(x, 4), &zero);
+		goto out;
 	}
-	x->ctrl->gen = gen;
 	x->ctrl->rules = n;
-	__atomic_store_n(&x->ctrl->active, set, __ATOMIC_RELEASE);
 	err = 0;
 out:
+	/* a published trie lives on in the outer map */
+	if (fd4 >= 0)
+		close(fd4);
+	if (fd6 >= 0)
+		close(fd6);
+	if (old4 >= 0)
+		close(old4);
+	free(fresh);
 	free(oldp);
 	free(used);
 	free(old);
@@ -878,18 +1020,28 @@ int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 		   struct xrl_rule_entry *out)
 {
 	struct xrl_lpm6_key k = { .prefixlen = family == 6 ? 128 : 32 };
-	struct xrl_rule_entry *v;
-	size_t n;
-	int err;
+	struct xrl_rule_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int fd, err;
 
 	memcpy(k.addr, addr, family == 6 ? 16 : 4);
 	memset(out, 0, sizeof(*out));
-	if (bpf_map_lookup_elem(lpm_fd(x, family, active_set(x)), &k, &out->r))
+	fd = rules_fd(x, family);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENOENT :
+		       fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+	if (bpf_map_lookup_elem(fd, &k, &out->r)) {
+		close(fd);
 		return -ENOENT;
-	/* the trie gives the value, not the prefix that matched: find it */
-	err = xrl_rules_get(x, &v, &n);
-	if (err)
+	}
+	/* the trie gives the value, not the prefix that matched: find it in
+	 * the same trie */
+	err = read_trie(fd, family, &v, &n, &cap);
+	close(fd);
+	if (err) {
+		free(v);
 		return err;
+	}
 	err = -ENOENT;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].r.slot == out->r.slot && v[i].r.gen == out->r.gen) {
@@ -1037,9 +1189,20 @@ int xrl_keys_tracked(struct xrl *x, unsigned long long *n)
 	return xrl_buckets_walk(x, count_cb, n);
 }
 
+int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
+{
+	*n = 0;
+	return walk_table(x, family, count_cb, n);
+}
+
 __u32 xrl_keys_capacity(struct xrl *x)
 {
-	int cap = map_max_entries(x->map_fd[M_BUCKETS4]);
+	return xrl_keys_capacity_family(x, 4);
+}
+
+__u32 xrl_keys_capacity_family(struct xrl *x, int family)
+{
+	int cap = map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
 
 	return cap < 0 ? 0 : cap;
 }

@@ -177,14 +177,17 @@ static int do_status(struct xrl_cmd *c)
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	long long hb_age;
-	__u64 keys = 0, wd;
+	unsigned long long keys4 = 0, keys6 = 0;
+	__u64 wd;
 	struct xrl *x;
 	size_t n = 0;
 
 	(void)c;
 	if (open_x(&x, false, 0))
 		return 1;
-	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked(x, &keys)) {
+	/* each family has its own table: tracked and capacity per family */
+	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
+	    xrl_keys_tracked_family(x, 6, &keys6)) {
 		p_err("%s", xrl_errmsg());
 		xrl_close(x);
 		return 1;
@@ -198,8 +201,16 @@ static int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "prog_id", info.id);
 		jw_kstr(&jw, "mode", xrl_mode_name(xrl_mode_get(x)));
 		jw_ku64(&jw, "rules", xrl_control(x)->rules);
-		jw_ku64(&jw, "keys_tracked", keys);
-		jw_ku64(&jw, "keys_capacity", xrl_keys_capacity(x));
+		jw_key(&jw, "keys_tracked");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "ipv4", keys4);
+		jw_ku64(&jw, "ipv6", keys6);
+		jw_obj_end(&jw);
+		jw_key(&jw, "keys_capacity");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "ipv4", xrl_keys_capacity_family(x, 4));
+		jw_ku64(&jw, "ipv6", xrl_keys_capacity_family(x, 6));
+		jw_obj_end(&jw);
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
 		jw_kbool(&jw, "heartbeating", hb_age >= 0 && (!wd || (__u64)hb_age <= wd));
@@ -230,8 +241,10 @@ static int do_status(struct xrl_cmd *c)
 		printf("program id:  %u\n", info.id);
 		printf("mode:        %s\n", xrl_mode_name(xrl_mode_get(x)));
 		printf("rules:       %u\n", xrl_control(x)->rules);
-		printf("keys:        %llu tracked / %u capacity per family\n",
-		       (unsigned long long)keys, xrl_keys_capacity(x));
+		printf("keys IPv4:   %llu tracked / %u capacity\n", keys4,
+		       xrl_keys_capacity_family(x, 4));
+		printf("keys IPv6:   %llu tracked / %u capacity\n", keys6,
+		       xrl_keys_capacity_family(x, 6));
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
 		else

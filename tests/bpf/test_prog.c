@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -191,6 +192,55 @@ static void test_vlan_tags(void)
 	CHECK_EQ(run(&s), DROP);
 	CHECK_EQ(rstats(1).new_keys, 2);
 	CHECK_EQ(gstats().malformed_packets, 0);
+	teardown();
+}
+
+/* A tag with `tpid` in front of the frame's first tag (or ethertype). */
+static size_t push_tag(uint8_t *buf, size_t len, uint16_t tpid)
+{
+	memmove(buf + 16, buf + 12, len - 12);
+	*(uint16_t *)(buf + 12) = htons(tpid);
+	*(uint16_t *)(buf + 14) = htons(300);
+	return len + 4;
+}
+
+/* More tags than the parser walks: malformed (dropped and counted), never
+ * passed unmetered as non-IP, whatever is inside; two are still metered. */
+static void test_too_many_vlan_tags(void)
+{
+	struct pkt_spec ip = { .src = "198.18.0.1", .payload = 10 };
+	struct pkt_spec arp = {};
+	uint8_t buf[512];
+	size_t len;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
+	ip.vlans = 1;					/* 802.1Q */
+	len = push_tag(buf, pkt_build(buf, &ip), ETH_P_8021Q);
+	len = push_tag(buf, len, ETH_P_8021Q);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 3 x 802.1Q */
+	ip.vlans = 2;					/* 802.1ad, 802.1Q */
+	len = push_tag(buf, pkt_build(buf, &ip), ETH_P_8021AD);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 802.1ad outer, 3 tags */
+	len = push_tag(buf, len, ETH_P_8021AD);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* 4 tags */
+	arp.vlans = 2;
+	len = push_tag(buf, pkt_build(buf, &arp), ETH_P_8021Q);
+	CHECK_EQ(run_raw(buf, len), DROP);		/* not even ARP behind 3 tags */
+	CHECK_EQ(gstats().malformed_packets, 4);
+	CHECK_EQ(gstats().non_ip_packets, 0);
+	CHECK_EQ(rstats(1).new_keys, 0);
+	/* two tags: parsed and metered */
+	ip.vlans = 2;
+	len = pkt_build(buf, &ip);
+	CHECK_EQ(run_raw(buf, len), PASS);
+	CHECK_EQ(run_raw(buf, len), DROP);
+	CHECK_EQ(rstats(1).new_keys, 1);
+	CHECK_EQ(rstats(1).dropped_packets, 1);
+	arp.vlans = 2;
+	CHECK_EQ(run(&arp), PASS);			/* non-IP behind two tags */
+	CHECK_EQ(gstats().non_ip_packets, 1);
+	CHECK_EQ(gstats().malformed_packets, 4);
 	teardown();
 }
 
@@ -503,6 +553,361 @@ static void test_commit_all_or_nothing(void)
 	teardown();
 }
 
+/* A map of the loaded program, by name: a new fd, or -1. */
+static int prog_map_fd(const char *name)
+{
+	__u32 ids[32], nids = 32;
+	struct bpf_prog_info pi = { .nr_map_ids = nids, .map_ids = (__u64)(unsigned long)ids };
+	__u32 len = sizeof(pi);
+
+	if (bpf_obj_get_info_by_fd(xrl_prog_fd(X), &pi, &len))
+		return -1;
+	for (__u32 i = 0; i < pi.nr_map_ids && i < nids; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &mlen) && !strcmp(mi.name, name))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* No inner rule map at all (a crash between load and the first set, a
+ * hand-edited map): the program passes the packet as unmatched, readers see
+ * no rules, and the next commit publishes a set again. */
+static void test_no_rule_set(void)
+{
+	struct xrl_rule_entry *v = NULL, m;
+	int fd4, fd6;
+	__u32 zero = 0;
+	__u8 a[16] = { 198, 18, 0, 1 };
+	size_t n = 1;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 action deny", "rule add 2001:db8::/32 action deny"),
+	      "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	fd4 = prog_map_fd("xrl_rules4");
+	fd6 = prog_map_fd("xrl_rules6");
+	CHECK(fd4 >= 0 && fd6 >= 0, "outer maps found");
+	CHECK(!bpf_map_delete_elem(fd4, &zero), "delete: %s", strerror(errno));
+	CHECK(!bpf_map_delete_elem(fd6, &zero), "delete: %s", strerror(errno));
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("2001:db8::1"), PASS);
+	CHECK_EQ(gstats().unmatched_packets, 2);
+	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);		/* unmatched, failing closed */
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	xrl_mode_set(X, XRL_MODE_ENFORCE);
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, 0);
+	free(v);
+	CHECK_EQ(xrl_rule_match(X, 4, a, &m), -ENOENT);
+	CHECK(!RULES("rule add 198.18.0.0/16 action deny"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("2001:db8::1"), PASS);	/* an empty IPv6 set */
+	CHECK_EQ(gstats().unmatched_packets, 4);
+	if (fd4 >= 0)
+		close(fd4);
+	if (fd6 >= 0)
+		close(fd6);
+	teardown();
+}
+
+/* ---- a rule-set swap under traffic ---- */
+
+/*
+ * Set A and set B give 198.18.1.1 and 2001:db8:1::1 a DROP by different
+ * rules, and 198.18.2.1 a PASS (A) or a DROP (B). Both sets insert their
+ * /16 (/32) allow first: a packet that saw a half-built or empty set would
+ * PASS 198.18.1.1 (or 2001:db8:1::1), or count as unmatched.
+ */
+static const char *const swap_a[] = {
+	"rule add 198.18.0.0/16 action allow id 1",
+	"rule add 198.18.1.0/24 action deny id 2",
+	"rule add 2001:db8::/32 action allow id 3",
+	"rule add 2001:db8:1::/48 action deny id 4",
+	NULL,
+};
+static const char *const swap_b[] = {
+	"rule add 198.18.0.0/16 action allow id 1",
+	"rule add 2001:db8::/32 action allow id 3",
+	"rule add 198.18.1.0/25 action deny id 5",
+	"rule add 198.18.1.128/25 action deny id 6",
+	"rule add 198.18.2.0/24 action deny id 7",
+	"rule add 2001:db8:1::/49 action deny id 8",
+	"rule add 2001:db8:1:8000::/49 action deny id 9",
+	NULL,
+};
+
+struct swap_probe {
+	int cpu, prog_fd;
+	volatile int *stop;
+	unsigned long runs, bad, err, a_seen, b_seen;
+};
+
+static int run_fd(int fd, const uint8_t *buf, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1);
+
+	return bpf_prog_test_run_opts(fd, &o) ? -1 : (int)o.retval;
+}
+
+static void *swap_probe(void *arg)
+{
+	struct swap_probe *p = arg;
+	struct pkt_spec s1 = { .src = "198.18.1.1", .payload = 18 };
+	struct pkt_spec s2 = { .src = "198.18.2.1", .payload = 18 };
+	struct pkt_spec s6 = { .src = "2001:db8:1::1", .payload = 18 };
+	uint8_t b1[512], b2[512], b6[512];
+	size_t l1 = pkt_build(b1, &s1), l2 = pkt_build(b2, &s2), l6 = pkt_build(b6, &s6);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!*p->stop) {
+		int v1 = run_fd(p->prog_fd, b1, l1);
+		int v2 = run_fd(p->prog_fd, b2, l2);
+		int v6 = run_fd(p->prog_fd, b6, l6);
+
+		p->runs += 3;
+		if (v1 < 0 || v2 < 0 || v6 < 0) {
+			p->err++;
+			continue;
+		}
+		p->bad += (v1 != DROP) + (v6 != DROP);
+		p->a_seen += v2 == PASS;
+		p->b_seen += v2 == DROP;
+	}
+	return NULL;
+}
+
+/* Packets see the old rule set or the new one, never a mix or an empty
+ * one, while one thread commits A and B in turn as fast as it can. */
+static void test_rule_swap_atomic(void)
+{
+	volatile int stop = 0;
+	struct swap_probe p[3];
+	pthread_t t[3];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), np = 3, commits = 0, cerr = 0;
+	unsigned long bad = 0, runs = 0, a_seen = 0, b_seen = 0, err = 0;
+	struct timespec t0, now;
+
+	setup();
+	CHECK(!set_rules(swap_a), "%s", xrl_errmsg());
+	for (int i = 0; i < np; i++) {
+		p[i] = (struct swap_probe){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X), .stop = &stop };
+		pthread_create(&t[i], NULL, swap_probe, &p[i]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (set_rules(commits & 1 ? swap_a : swap_b))
+			cerr++;
+		commits++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000LL + now.tv_nsec - t0.tv_nsec < 3 * 1000000000LL);
+	stop = 1;
+	for (int i = 0; i < np; i++) {
+		pthread_join(t[i], NULL);
+		bad += p[i].bad, runs += p[i].runs, err += p[i].err;
+		a_seen += p[i].a_seen, b_seen += p[i].b_seen;
+	}
+	fprintf(stderr, "    %d commits, %lu packets, %lu saw A, %lu saw B, %lu mixed\n",
+		commits, runs, a_seen, b_seen, bad);
+	CHECK(cerr == 0, "%d commits failed: %s", cerr, xrl_errmsg());
+	CHECK(err == 0, "%lu test runs failed", err);
+	CHECK(bad == 0, "%lu packets saw a half-built or empty rule set", bad);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	CHECK(a_seen && b_seen, "both sets were seen (A %lu, B %lu)", a_seen, b_seen);
+	teardown();
+}
+
+/* One rule in the CLI grammar, parsed into an entry. */
+static struct xrl_rule_entry entry(const char *line)
+{
+	struct xrl_rule_entry r = {};
+	struct xrl_parse_err e;
+	struct xrl_cmd c;
+
+	if (xrl_cmd_parse_line(line, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+		fprintf(stderr, "    bad rule '%s': %s\n", line, e.msg);
+		return r;
+	}
+	return c.rule;
+}
+
+/* The bucket of rule `id` for a source. */
+static struct xrl_bucket bucket_of(__u32 id, const char *src)
+{
+	struct xrl_bucket b = {};
+	struct xrl_rule_entry *v;
+	struct xrl_key k;
+	__u8 a[16];
+	int family;
+	size_t n;
+
+	if (xrl_addr_parse(src, &family, a) || xrl_rules_get(X, &v, &n))
+		return b;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.id == id) {
+			xrl_key_of(&k, &v[i].r, family, a);
+			xrl_bucket_get(X, &k, &b);
+		}
+	}
+	free(v);
+	return b;
+}
+
+/* The active rule 1 and its bucket, as test_failed_commit_keeps_state
+ * left them: passed 2, dropped 1, burst 2, the bucket exhausted. */
+static void check_rule1_unchanged(const char *what, const struct xrl_bucket *b0)
+{
+	struct xrl_rule_stats st = rstats(1);
+	struct xrl_bucket b = bucket_of(1, "198.18.0.1");
+	struct xrl_rule_entry *v;
+	size_t n = 0;
+
+	CHECK(st.passed_packets == 2 && st.dropped_packets == 1 && st.new_keys == 1,
+	      "%s: counters of rule 1 are passed %llu dropped %llu new keys %llu", what,
+	      (unsigned long long)st.passed_packets, (unsigned long long)st.dropped_packets,
+	      (unsigned long long)st.new_keys);
+	CHECK(b.tat == b0->tat && b.dropped == b0->dropped, "%s: bucket changed", what);
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK(n == 1 && v[0].r.id == 1 && v[0].r.burst == 2, "%s: rule set changed (%zu rules)", what, n);
+	free(v);
+}
+
+/* XRL_MAX_RULES + 1 distinct rules: new ones from index 0, half IPv4 /32s in
+ * 198.19.0.0/16, half IPv6 /128s; `action` for all. */
+static struct xrl_rule_entry *many_rules(size_t n, int action)
+{
+	struct xrl_rule_entry *v = calloc(n, sizeof(*v));
+
+	for (size_t i = 0; v && i < n; i++) {
+		v[i].r.action = action;
+		if (i % 2 == 0) {
+			v[i].family = 4, v[i].prefix_len = 32;
+			v[i].addr[0] = 198, v[i].addr[1] = 19;
+			v[i].addr[2] = i >> 9, v[i].addr[3] = i >> 1;
+		} else {
+			v[i].family = 6, v[i].prefix_len = 128;
+			v[i].addr[0] = 0x20, v[i].addr[1] = 0x01, v[i].addr[2] = 0x0d, v[i].addr[3] = 0xb8;
+			v[i].addr[14] = i >> 8, v[i].addr[15] = i;
+		}
+	}
+	return v;
+}
+
+/* A refused commit, early or late, leaves the active rules, their counters
+ * and their buckets as they were. */
+static void test_failed_commit_keeps_state(void)
+{
+	struct xrl_rule_entry v[3], *big;
+	struct xrl_bucket b0;
+	struct rlimit rl, low;
+	int fd, err;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 2 id 1"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	b0 = bucket_of(1, "198.18.0.1");
+	CHECK(b0.tat != 0, "rule 1 has a bucket");
+	check_rule1_unchanged("before", &b0);
+
+	/* an invalid rule: refused by validation */
+	v[0] = entry("rule add 198.18.0.0/16 rate 1/h burst 3 id 1");
+	v[1] = entry("rule add 198.20.0.0/16 rate 1/h burst 1");
+	v[1].r.burst = 0;
+	CHECK(xrl_rules_commit(X, v, 2) == -EINVAL, "invalid rule refused");
+	check_rule1_unchanged("invalid rule", &b0);
+
+	/* one rule too many, none of them rule 1's: every slot but rule 1's
+	 * is taken before the limit shows, unless the limit is checked first */
+	big = many_rules(XRL_MAX_RULES + 1, XRL_ACT_DENY);
+	CHECK(big && xrl_rules_commit(X, big, XRL_MAX_RULES + 1) == -ENOSPC,
+	      "too many rules refused: %s", xrl_errmsg());
+	free(big);
+	check_rule1_unchanged("too many rules", &b0);
+
+	/* a late failure: slots chosen, then no file descriptor for the fresh
+	 * rule sets (the lowest free fd is the only one left) */
+	v[0] = entry("rule add 198.18.0.0/16 rate 1/h burst 3 id 1");
+	v[1] = entry("rule add 198.20.0.0/16 rate 1/h burst 1 id 2");
+	v[2] = entry("rule add 2001:db8::/32 rate 1/h burst 1 id 3");
+	fd = dup(0);
+	close(fd);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	low = rl;
+	low.rlim_cur = fd + 1;
+	CHECK(!setrlimit(RLIMIT_NOFILE, &low), "setrlimit: %s", strerror(errno));
+	err = xrl_rules_commit(X, v, 3);
+	setrlimit(RLIMIT_NOFILE, &rl);
+	CHECK(err == -EMFILE, "late failure: %d (%s)", err, err ? xrl_errmsg() : "committed");
+	check_rule1_unchanged("late failure", &b0);
+
+	/* and the rule still meters with the bucket it had */
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(rstats(1).dropped_packets, 2);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	teardown();
+}
+
+/* XRL_MAX_RULES rules in all, both families together: one more is refused
+ * by validation with a message; the limit itself commits, and so does a
+ * whole new set of that size (fresh slots for every rule). */
+static void test_rule_limit(void)
+{
+	struct xrl_rule_entry *v = many_rules(XRL_MAX_RULES + 1, XRL_ACT_DENY), *got;
+	struct xrl_rule_entry *w = many_rules(XRL_MAX_RULES, XRL_ACT_ALLOW);
+	unsigned char *slots = calloc(2 * XRL_MAX_RULES, 1);
+	size_t bad = 0, n = 0, clash = 0, out = 0;
+
+	setup();
+	CHECK(v && w && slots, "memory");
+	CHECK(xrl_rules_validate(v, XRL_MAX_RULES + 1, &bad) == -ENOSPC, "one too many refused");
+	CHECK(strstr(xrl_errmsg(), "too many rules") && strstr(xrl_errmsg(), "16384"),
+	      "message: %s", xrl_errmsg());
+	CHECK_EQ(bad, XRL_MAX_RULES);
+	CHECK(!xrl_rules_validate(v, XRL_MAX_RULES, &bad), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_commit(X, v, XRL_MAX_RULES), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES);
+	for (size_t i = 0; i < n; i++) {
+		if (got[i].r.slot < 2 * XRL_MAX_RULES)
+			slots[got[i].r.slot] = 1;
+		else
+			out++;
+	}
+	free(got);
+	CHECK_EQ(run_from("198.19.0.0"), DROP);		/* v[0] */
+	CHECK_EQ(run_from("2001:db8::1"), DROP);	/* v[1] */
+
+	/* every rule changed: none may take a slot the published set holds */
+	CHECK(!xrl_rules_commit(X, w, XRL_MAX_RULES), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES);
+	for (size_t i = 0; i < n; i++) {
+		if (got[i].r.slot >= 2 * XRL_MAX_RULES)
+			out++;
+		else if (slots[got[i].r.slot])
+			clash++;
+	}
+	free(got);
+	CHECK_EQ(out, 0);
+	CHECK_EQ(clash, 0);
+	CHECK_EQ(run_from("198.19.0.0"), PASS);
+	CHECK_EQ(gstats().unmatched_packets, 0);
+	free(v);
+	free(w);
+	free(slots);
+	teardown();
+}
+
 /* ---- concurrency: two CPUs, one key, the real clock ---- */
 
 struct hammer {
@@ -573,6 +978,7 @@ int main(void)
 	RUN(test_ipv6_slash64);
 	RUN(test_key_lengths);
 	RUN(test_vlan_tags);
+	RUN(test_too_many_vlan_tags);
 	RUN(test_ipv4_options_and_fragments);
 	RUN(test_ipv6_extension_headers);
 	RUN(test_non_ip);
@@ -584,7 +990,11 @@ int main(void)
 	RUN(test_rule_change_next_packet);
 	RUN(test_unchanged_rule_keeps_bucket);
 	RUN(test_commit_all_or_nothing);
+	RUN(test_failed_commit_keeps_state);
+	RUN(test_rule_limit);
 	RUN(test_watchdog_policies);
 	RUN(test_concurrency_exact);
+	RUN(test_rule_swap_atomic);
+	RUN(test_no_rule_set);
 	return tl_summary();
 }

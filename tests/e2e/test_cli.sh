@@ -39,8 +39,8 @@ test_flood_counters() {
 
 	s=$(ctl -j status)
 	check_eq "status iface" "$(jget "$s" '.interfaces[0].ifname')" d0
-	check_eq "status keys" "$(jget "$s" .keys_tracked)" 2
-	check_eq "status capacity" "$(jget "$s" .keys_capacity)" 1048576
+	check_eq "status keys" "$(jget "$s" .keys_tracked.ipv4)" 2
+	check_eq "status capacity" "$(jget "$s" .keys_capacity.ipv4)" 1048576
 	check_eq "status rules" "$(jget "$s" .rules)" 1
 }
 
@@ -93,7 +93,7 @@ test_two_interfaces_share_buckets() {
 	nsenter --net="/run/netns/$SRC2" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -n 100 -r 40000 >/dev/null
 	check_eq "shared bucket: passed" "$(rule_stat 1 passed_packets)" 100
 	check_eq "shared bucket: dropped" "$(rule_stat 1 dropped_packets)" 100
-	check_eq "one key" "$(ctl -j status | jq .keys_tracked)" 1
+	check_eq "one key" "$(ctl -j status | jq .keys_tracked.ipv4)" 1
 	check_match "purge kept while attached" "$(ctl detach dev d0 purge)" "pins kept: still attached to 1"
 	[[ -d "$PIN" ]] || fail "pins removed while d1 is attached"
 	ctl detach dev d1 purge >/dev/null
@@ -160,6 +160,26 @@ test_parallel_invocations() {
 }
 
 # expect_err RC REGEX ARGS...: the command fails with RC and an Error naming it
+# status: tracked keys and capacity per address family, never one family's
+# capacity next to both families' keys
+test_status_keys_per_family() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 1/h burst 100 >/dev/null
+	ctl rule add 2001:db8:1::/48 rate 1/h burst 100 >/dev/null
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	flood 198.18.0.2 198.18.0.254 10 >/dev/null
+	flood 198.18.0.3 198.18.0.254 10 >/dev/null
+	flood 2001:db8:1::1 2001:db8:1::fe 10 >/dev/null
+	local s
+	s=$(ctl -j status)
+	check_eq "status keys" "$(jq -c .keys_tracked <<<"$s" 2>&1)" '{"ipv4":3,"ipv6":1}'
+	check_eq "status capacity" "$(jq -c .keys_capacity <<<"$s" 2>&1)" '{"ipv4":4096,"ipv6":4096}'
+	s=$(ctl status)
+	check_match "status text IPv4" "$s" "keys IPv4: +3 tracked / 4096 capacity"
+	check_match "status text IPv6" "$s" "keys IPv6: +1 tracked / 4096 capacity"
+}
+
 expect_err() {
 	local rc=$1 re=$2 out
 	shift 2
@@ -213,4 +233,5 @@ run_test test_mode_dry_run
 run_test test_rule_commands
 run_test test_parallel_invocations
 run_test test_errors
+run_test test_status_keys_per_family
 summary
