@@ -74,9 +74,45 @@ static int fail(int err, const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ */
+/* Text                                                                */
+
+const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (!s || !*s)
+		return "empty";
+	if (*s == '+' || *s == '-')
+		return "no sign allowed";
+	for (const char *p = s; *p; p++) {
+		if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+			return "no spaces allowed";
+		if (*p < '0' || *p > '9')
+			return "not a decimal number";
+	}
+	for (; *s; s++) {
+		if (v > (~0ULL - (*s - '0')) / 10)
+			return "out of range";
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return "out of range";
+	*out = v;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* Addresses                                                           */
 
-int xrl_addr_parse(const char *s, int *family, __u8 *addr)
+static bool v4mapped(const __u8 *a)
+{
+	static const __u8 pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, pfx, sizeof(pfx));
+}
+
+/* inet_pton() only: no message */
+static int addr_pton(const char *s, int *family, __u8 *addr)
 {
 	memset(addr, 0, 16);
 	if (strchr(s, ':')) {
@@ -88,6 +124,20 @@ int xrl_addr_parse(const char *s, int *family, __u8 *addr)
 	if (inet_pton(AF_INET, s, addr) != 1)
 		return -EINVAL;
 	*family = 4;
+	return 0;
+}
+
+int xrl_addr_parse(const char *s, int *family, __u8 *addr)
+{
+	char v4[INET_ADDRSTRLEN];
+
+	if (addr_pton(s, family, addr))
+		return fail(EINVAL, "invalid address '%s'", s);
+	if (*family == 6 && v4mapped(addr)) {
+		inet_ntop(AF_INET, addr + 12, v4, sizeof(v4));
+		return fail(EINVAL, "'%s' is an IPv4-mapped IPv6 address, which no packet carries: did you mean %s?",
+			    s, v4);
+	}
 	return 0;
 }
 
@@ -107,10 +157,11 @@ static void mask_bits(__u8 *out, int bits, int bytes)
 
 int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 {
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	char buf[INET6_ADDRSTRLEN + 8], *slash, v4[INET_ADDRSTRLEN];
 	int family, maxlen, bytes;
+	const char *why;
 	__u8 mask[16];
-	long len;
+	__u64 len;
 
 	if (strlen(s) >= sizeof(buf))
 		return fail(EINVAL, "invalid prefix '%s'", s);
@@ -118,17 +169,13 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = '\0';
-	if (xrl_addr_parse(buf, &family, e->addr))
+	if (addr_pton(buf, &family, e->addr))
 		return fail(EINVAL, "invalid prefix '%s': not an IPv4 or IPv6 address", s);
 	maxlen = family == 6 ? 128 : 32;
 	len = maxlen;
-	if (slash) {
-		errno = 0;
-		len = strtol(slash + 1, &end, 10);
-		if (errno || end == slash + 1 || *end || len < 0 || len > maxlen)
-			return fail(EINVAL, "invalid prefix '%s': length must be 0..%d",
-				    s, maxlen);
-	}
+	if (slash && (why = xrl_dec_parse(slash + 1, 0, maxlen, &len)))
+		return fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
+			    s, maxlen, why);
 	bytes = maxlen / 8;
 	mask_bits(mask, len, bytes);
 	for (int i = 0; i < bytes; i++) {
@@ -139,9 +186,18 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 			for (int j = 0; j < bytes; j++)
 				a[j] = e->addr[j] & mask[j];
 			xrl_addr_format(family, a, net, sizeof(net));
-			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%ld?)",
-				    s, net, len);
+			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%u?)",
+				    s, net, (unsigned int)len);
 		}
+	}
+	/* ::ffff:0:0/96 and inside it; a shorter prefix holds real IPv6 too */
+	if (family == 6 && len >= 96 && v4mapped(e->addr)) {
+		inet_ntop(AF_INET, e->addr + 12, v4, sizeof(v4));
+		if (len == 128)
+			return fail(EINVAL, "invalid prefix '%s': an IPv4-mapped IPv6 address never matches (IPv4 packets are IPv4): did you mean %s?",
+				    s, v4);
+		return fail(EINVAL, "invalid prefix '%s': IPv4-mapped IPv6 addresses never match (IPv4 packets are IPv4): did you mean %s/%u?",
+			    s, v4, (unsigned int)(len - 96));
 	}
 	e->family = family;
 	e->prefix_len = len;

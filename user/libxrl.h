@@ -128,11 +128,19 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
 int xrl_purge(struct xrl *x);
 
 /* ---- addresses ---- */
-/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix). */
+/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix).
+ * IPv4-mapped IPv6 addresses (::ffff:0:0/96) are refused: no packet the
+ * program sees has one (IPv4 arrives as IPv4), so they would never match;
+ * the message suggests the IPv4 form. */
 int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e);
 int xrl_addr_parse(const char *s, int *family, __u8 *addr);
 void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len);
 void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len);
 const char *xrl_action_name(int action);
+
+/* ---- text ---- */
+/* A strict decimal number in [min, max]: digits only, no sign, no spaces,
+ * not empty. NULL on success, else what is wrong ("no sign allowed", ...). */
+const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
 
 #endif

@@ -420,7 +420,8 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	char host[64], *end;
+	char host[64];
+	__u64 v;
 	int ch, port;
 
 	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:Ch", lo, NULL)) != -1) {
@@ -445,15 +446,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'H':
 		case 'W':
-			errno = 0;
-			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg ||
-			    (ch == 'H' ? opt.heartbeat_ms < 10 : opt.watchdog_ms < 0) ||
-			    (ch == 'H' ? opt.heartbeat_ms : opt.watchdog_ms) > 3600000) {
+			if (xrl_dec_parse(optarg, ch == 'H' ? 10 : 0, 3600000, &v)) {
 				fprintf(stderr, "Error: invalid --%s '%s' (milliseconds)\n",
 					ch == 'H' ? "heartbeat" : "watchdog", optarg);
 				return 2;
 			}
+			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = v;
 			break;
 		case 'd':
 			opt.pin_dir = optarg;

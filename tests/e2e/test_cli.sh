@@ -204,6 +204,46 @@ test_errors() {
 	check_eq "json error" "$(jq -r .error <<<"$j")" "no rule with id 42"
 }
 
+# One strict decimal parser: no sign, no spaces; no IPv4-mapped IPv6.
+test_strict_numbers_and_addresses() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	local before
+	before=$(ctl -j rule list)
+	expect_err 2 "'198.18.0.0/\+24'.*no sign" rule add 198.18.0.0/+24 rate 1/s burst 1
+	expect_err 2 "'198.18.0.0/ 24'.*no spaces" rule add "198.18.0.0/ 24" rate 1/s burst 1
+	expect_err 2 "'198.18.0.0/'.*empty" rule add "198.18.0.0/" rate 1/s burst 1
+	expect_err 2 "burst '\+5'.*no sign" rule add 198.18.2.0/24 rate 1/s burst +5
+	expect_err 2 "burst ' 5'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst " 5"
+	expect_err 2 "invalid rate ' 5/s'" rule add 198.18.2.0/24 rate " 5/s" burst 1
+	expect_err 2 "id ' 7'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst 1 id " 7"
+	expect_err 2 "key length '/ 32'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst 1 per "/ 32"
+	expect_err 2 "keys ' 100'.*no spaces" attach dev d0 keys " 100"
+	expect_err 2 "count ' 3'.*no spaces" top count " 3"
+	expect_err 2 "rule id '\+1'.*no sign" rule del +1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.1\?" rule add ::ffff:198.18.0.1 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.0/24\?" rule add ::ffff:198.18.0.0/120 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 0.0.0.0/0\?" rule add ::ffff:0:0/96 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.1\?" show ::ffff:198.18.0.1
+	check_eq "nothing changed" "$(ctl -j rule list)" "$before"
+	# a prefix that holds more than the mapped range is fine
+	ctl rule add ::/0 rate 1/s burst 1 >/dev/null || fail "::/0 refused"
+	# the daemon's options and file parse numbers the same way
+	local v
+	for v in +100 " 100" ""; do
+		"$RLD_BIN" --check --heartbeat "$v" >/dev/null 2>&1
+		check_eq "xdp-rld --heartbeat '$v'" $? 2
+		"$RLD_BIN" --check --watchdog "$v" >/dev/null 2>&1
+		check_eq "xdp-rld --watchdog '$v'" $? 2
+	done
+	printf '%s\n' "heartbeat +100" "watchdog  +500" "metrics 127.0.0.1:+9437" >"$TMPD/n.conf"
+	local out
+	out=$("$RLD_BIN" --check --config "$TMPD/n.conf" 2>&1)
+	check_match "file heartbeat" "$out" "invalid heartbeat '\+100'"
+	check_match "file watchdog" "$out" "invalid watchdog '\+500'"
+	check_match "file metrics port" "$out" "invalid metrics address '127.0.0.1:\+9437'"
+}
+
 run_test test_flood_counters
 run_test test_detach_leaves_nothing
 run_test test_native_and_generic
@@ -213,4 +253,5 @@ run_test test_mode_dry_run
 run_test test_rule_commands
 run_test test_parallel_invocations
 run_test test_errors
+run_test test_strict_numbers_and_addresses
 summary
