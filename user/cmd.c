@@ -17,7 +17,8 @@ static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
 
 	e->argi = argi;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
+		xrl_utf8_trim(e->msg);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -28,7 +28,8 @@ static int add_err(struct xrl_config_err **errs, size_t *n, int line, int col,
 	e->line = line;
 	e->col = col;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
+		xrl_utf8_trim(e->msg);
 	va_end(ap);
 	return 0;
 }

@@ -66,10 +66,13 @@ __attribute__((format(printf, 2, 3)))
 static int fail(int err, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	n = vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(errbuf))
+		xrl_utf8_trim(errbuf);
 	return err < 0 ? err : -err;
 }
 
@@ -99,6 +102,23 @@ const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out)
 		return "out of range";
 	*out = v;
 	return NULL;
+}
+
+void xrl_utf8_trim(char *s)
+{
+	size_t len = strlen(s), i = len, need;
+
+	/* back to the last lead byte, at most 3 continuation bytes away */
+	while (i > 0 && len - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || ((unsigned char)s[i - 1] & 0x80) == 0)
+		return;
+	i--;
+	need = ((unsigned char)s[i] & 0xe0) == 0xc0 ? 2 :
+	       ((unsigned char)s[i] & 0xf0) == 0xe0 ? 3 :
+	       ((unsigned char)s[i] & 0xf8) == 0xf0 ? 4 : 1;
+	if (len - i < need)
+		s[i] = '\0';
 }
 
 /* ------------------------------------------------------------------ */

@@ -142,5 +142,8 @@ const char *xrl_action_name(int action);
 /* A strict decimal number in [min, max]: digits only, no sign, no spaces,
  * not empty. NULL on success, else what is wrong ("no sign allowed", ...). */
 const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
+/* Cut an incomplete UTF-8 sequence off the end of s (after a truncating
+ * snprintf), so a message never ends mid-character. */
+void xrl_utf8_trim(char *s);
 
 #endif
