@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +32,6 @@
 
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"
-#define LOCK_WAIT_MS	10000
 
 enum {
 	M_CONTROL, M_RULES4_0, M_RULES4_1, M_RULES6_0, M_RULES6_1,
@@ -47,6 +47,10 @@ static const char *map_names[M__COUNT] = {
 struct xrl {
 	char pin_dir[PATH_MAX];
 	bool pinned;
+	bool created;		/* load_object() pinned a new instance */
+	bool created_dir;	/* and made the directory */
+	bool new_pin[M__COUNT + 1];	/* pins it made: the maps, then the program */
+	bool locked;
 	int lock_fd;
 	int prog_fd;
 	int map_fd[M__COUNT];
@@ -60,6 +64,31 @@ static __thread char errbuf[512];
 const char *xrl_errmsg(void)
 {
 	return errbuf[0] ? errbuf : "unknown error";
+}
+
+static void warn_stderr(const char *msg)
+{
+	fprintf(stderr, "Warning: %s\n", msg);
+}
+
+static void (*warn_fn)(const char *msg) = warn_stderr;
+
+void xrl_set_warn(void (*fn)(const char *msg))
+{
+	warn_fn = fn ? fn : warn_stderr;
+}
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) >= (int)sizeof(msg))
+		xrl_utf8_trim(msg);
+	va_end(ap);
+	warn_fn(msg);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -275,23 +304,79 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The pid holding the flock on fd's file, from /proc/locks; 0 if unknown. */
+static int lock_holder(int fd)
+{
+	char line[256];
+	struct stat st;
+	int pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 00:2d:5678 0 EOF"; waiters have "->" */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+		char type[16];
+		int p;
+
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &p, &maj, &min, &ino) != 5)
+			continue;
+		if (!strcmp(type, "FLOCK") && makedev(maj, min) == st.st_dev && ino == st.st_ino)
+			pid = p;
+	}
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
 static int lock_dir(struct xrl *x)
 {
-	int waited = 0;
+	long long deadline = mono_ms() + XRL_LOCK_WAIT_MS;
+	char comm[32] = "";
+	int pid;
 
 	if (x->lock_fd < 0)
 		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->lock_fd < 0)
 		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
-	while (flock(x->lock_fd, LOCK_EX | LOCK_NB)) {
+	for (;;) {
+		if (flock(x->lock_fd, LOCK_EX | LOCK_NB) == 0) {
+			x->locked = true;
+			return 0;
+		}
 		if (errno != EWOULDBLOCK)
 			return fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
-		if (waited >= LOCK_WAIT_MS)
-			return fail(EBUSY, "%s is locked by another xdp-rl process", x->pin_dir);
+		if (mono_ms() >= deadline)
+			break;
 		usleep(10000);
-		waited += 10;
 	}
-	return 0;
+	pid = lock_holder(x->lock_fd);
+	if (!pid)
+		return fail(EBUSY, "%s is locked by another xdp-rl process (gave up after %d ms)",
+			    x->pin_dir, XRL_LOCK_WAIT_MS);
+	{
+		char p[64];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+		if ((f = fopen(p, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return fail(EBUSY, "%s is locked by another xdp-rl process (pid %d%s%s; gave up after %d ms)",
+		    x->pin_dir, pid, comm[0] ? ", " : "", comm, XRL_LOCK_WAIT_MS);
 }
 
 int xrl_lock(struct xrl *x)
@@ -303,6 +388,7 @@ void xrl_unlock(struct xrl *x)
 {
 	if (x->lock_fd >= 0)
 		flock(x->lock_fd, LOCK_UN);
+	x->locked = false;
 }
 
 static void pin_path(const struct xrl *x, const char *name, char *buf, size_t len)
@@ -372,9 +458,12 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	}
 
 	if (x->pinned) {
+		x->created = true;
 		for (int i = 0; i < M__COUNT; i++) {
 			pin_path(x, map_names[i], p, sizeof(p));
 			bpf_map__set_pin_path(maps[i], p);
+			/* an existing pin is reused by libbpf, and kept by xrl_discard() */
+			x->new_pin[i] = !pin_exists(x, map_names[i]);
 		}
 	}
 
@@ -391,6 +480,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, PROG_PIN, p, sizeof(p));
 		if (bpf_obj_pin(x->prog_fd, p))
 			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
+		x->new_pin[M__COUNT] = true;
 	}
 	return 0;
 }
@@ -452,21 +542,39 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		err = ensure_bpffs(x->pin_dir, o->create);
 		if (err)
 			goto err;
-		if (access(x->pin_dir, F_OK)) {
-			if (!o->create) {
-				err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
-					   x->pin_dir);
-				goto err;
+		for (int tries = 0;; tries++) {
+			struct stat a, b;
+
+			if (access(x->pin_dir, F_OK)) {
+				if (!o->create) {
+					err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+						   x->pin_dir);
+					goto err;
+				}
+				if (mkdir(x->pin_dir, 0700) == 0)
+					x->created_dir = true;
+				else if (errno != EEXIST) {
+					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+					goto err;
+				}
 			}
-			if (mkdir(x->pin_dir, 0700) && errno != EEXIST) {
-				err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+			if (o->no_lock)
+				break;
+			err = lock_dir(x);
+			if (err)
 				goto err;
-			}
+			/* A creator that failed removes the directory it made:
+			 * locked, it must still be the one at the path. */
+			if (tries >= 3 || (fstat(x->lock_fd, &a) == 0 && stat(x->pin_dir, &b) == 0 &&
+					   a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+				break;
+			close(x->lock_fd);
+			x->lock_fd = -1;
+			x->locked = false;
+			x->created_dir = false;
 		}
-		err = lock_dir(x);
-		if (err)
-			goto err;
 		if (pin_exists(x, PROG_PIN)) {
+			x->created_dir = false;	/* another creator got the lock first */
 			err = reuse_pins(x, o);
 		} else if (o->create) {
 			err = load_object(x, o);
@@ -490,7 +598,37 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	*out = x;
 	return 0;
 err:
+	xrl_discard(x);	/* keeps errbuf: the first failure is the one to tell */
 	xrl_close(x);
+	return err;
+}
+
+bool xrl_created(const struct xrl *x)
+{
+	return x->created || x->created_dir;
+}
+
+int xrl_discard(struct xrl *x)
+{
+	char p[PATH_MAX], saved[sizeof(errbuf)];
+	int err = 0;
+
+	if (!xrl_created(x) || (x->pinned && !x->locked))
+		return 0;	/* unlocked, another process may be using them */
+	memcpy(saved, errbuf, sizeof(saved));
+	for (int i = 0; i <= M__COUNT; i++) {
+		if (!x->new_pin[i])
+			continue;
+		pin_path(x, i < M__COUNT ? map_names[i] : PROG_PIN, p, sizeof(p));
+		if (unlink(p) && errno != ENOENT && !err)
+			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+		x->new_pin[i] = false;
+	}
+	if (x->created_dir && rmdir(x->pin_dir) && errno != ENOENT && !err)
+		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+	x->created = x->created_dir = false;
+	if (!err)
+		memcpy(errbuf, saved, sizeof(errbuf));
 	return err;
 }
 
@@ -1159,8 +1297,8 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
 							     : XDP_FLAGS_DRV_MODE);
 	if (fd < 0 && mode == XRL_XDP_AUTO && fd != -EBUSY && fd != -EEXIST) {
-		fprintf(stderr, "Warning: native XDP failed on %s (%s); using generic mode, which is slower\n",
-			ifname, strerror(-fd));
+		warn("native XDP failed on %s (%s); using generic mode, which is slower",
+		     ifname, strerror(-fd));
 		*got = XRL_XDP_GENERIC;
 		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
 	}

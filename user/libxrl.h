@@ -24,12 +24,26 @@ struct xrl_open_opts {
 	bool no_pin;		/* private, unpinned maps (tests, tools) */
 	bool test_clock;	/* the program reads control->test_now_ns */
 	__u32 keys;		/* bucket table size; 0: existing or default */
+	bool no_lock;		/* readers: take no lock at all (each map element
+				 * is read atomically; nothing is held while printing) */
 };
 
+/* How long xrl_open() and xrl_lock() wait for the pin-directory lock:
+ * well under the daemon's default watchdog, so no command stalls it. */
+#define XRL_LOCK_WAIT_MS	2000
+
 const char *xrl_errmsg(void);
+/* Where warnings go; the default prints "Warning: MSG" on stderr. */
+void xrl_set_warn(void (*fn)(const char *msg));
 int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
 void xrl_close(struct xrl *x);
 const char *xrl_pin_dir(const struct xrl *x);
+/* This handle loaded and pinned a new instance (the directory was empty or
+ * did not exist). A command that then fails calls xrl_discard(). */
+bool xrl_created(const struct xrl *x);
+/* Remove what xrl_open() created: the pins it made and the directory when
+ * it made it. Only with the lock held; nothing when !xrl_created(). */
+int xrl_discard(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
 
 /* ---- rules ---- */
@@ -74,8 +88,9 @@ void xrl_test_clock_set(struct xrl *x, __u64 ns);
 void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns);
 /* Age of the last heartbeat in ns, or -1 when there never was one. */
 long long xrl_heartbeat_age(struct xrl *x);
-/* The pin-directory lock, for long-lived users (the daemon) that take it
- * only around their changes. xrl_open() returns with it held. */
+/* The pin-directory lock, for writers, held only around their map and pin
+ * operations. xrl_open() returns with it held unless o->no_lock; it waits
+ * at most XRL_LOCK_WAIT_MS, then fails with -EBUSY naming the holder. */
 int xrl_lock(struct xrl *x);
 void xrl_unlock(struct xrl *x);
 struct xrl_control *xrl_control(struct xrl *x);
