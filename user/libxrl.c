@@ -715,10 +715,19 @@ __u64 xrl_now_ns(struct xrl *x)
 	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
-void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns)
+void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns)
 {
+	__atomic_store_n(&x->ctrl->heartbeat_interval_ms, interval_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->heartbeat_ns, xrl_now_ns(x), __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_RELEASE);
+}
+
+bool xrl_heartbeating(struct xrl *x)
+{
+	__u64 iv = __atomic_load_n(&x->ctrl->heartbeat_interval_ms, __ATOMIC_ACQUIRE);
+	long long age = xrl_heartbeat_age(x);
+
+	return age >= 0 && iv && (__u64)age <= 3 * iv * 1000000 + XRL_HEARTBEAT_SLACK_NS;
 }
 
 long long xrl_heartbeat_age(struct xrl *x)

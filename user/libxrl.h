@@ -84,10 +84,15 @@ int xrl_mode_parse(const char *s, enum xrl_mode *m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
 void xrl_test_clock_set(struct xrl *x, __u64 ns);
-/* The daemon's heartbeat: now, and the watchdog time (0: none). */
-void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns);
+/* The daemon's heartbeat: now, the period of its heartbeats (0: it stops
+ * heartbeating) and the watchdog time (0: none). */
+void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns);
 /* Age of the last heartbeat in ns, or -1 when there never was one. */
 long long xrl_heartbeat_age(struct xrl *x);
+/* A daemon heartbeats: the last heartbeat is at most three of its periods
+ * old (plus the coarse clock's slack). Independent of the watchdog. */
+bool xrl_heartbeating(struct xrl *x);
+#define XRL_HEARTBEAT_SLACK_NS	50000000ULL
 /* The pin-directory lock, for writers, held only around their map and pin
  * operations. xrl_open() returns with it held unless o->no_lock; it waits
  * at most XRL_LOCK_WAIT_MS, then fails with -EBUSY naming the holder. */

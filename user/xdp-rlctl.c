@@ -327,12 +327,13 @@ static int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "keys_capacity", xrl_keys_capacity(x));
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
-		jw_kbool(&jw, "heartbeating", hb_age >= 0 && (!wd || (__u64)hb_age <= wd));
+		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
 		jw_key(&jw, "heartbeat_age_ms");
 		if (hb_age >= 0)
 			jw_u64(&jw, hb_age / 1000000);
 		else
 			jw_null(&jw);
+		jw_ku64(&jw, "heartbeat_interval_ms", xrl_control(x)->heartbeat_interval_ms);
 		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
 		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
 		jw_obj_end(&jw);
@@ -360,7 +361,8 @@ static int do_status(struct xrl_cmd *c)
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
 		else
-			printf("daemon:      last heartbeat %.1f s ago (watchdog %s%s)\n", hb_age / 1e9,
+			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
+			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
@@ -381,10 +383,7 @@ static int do_status(struct xrl_cmd *c)
  * file's rule set and mode back (see xdp-rld(8)). */
 static void note_daemon(struct xrl *x)
 {
-	long long age = xrl_heartbeat_age(x);
-	__u64 wd = xrl_control(x)->watchdog_ns;
-
-	if (age >= 0 && ((__u64)age <= wd || age < 5000000000LL))
+	if (xrl_heartbeating(x))
 		p_note("xdp-rld is running; this change lasts until its next reload");
 }
 

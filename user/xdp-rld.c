@@ -247,7 +247,7 @@ static void on_link(const struct xrl_link_event *ev, void *ctx)
 
 static void heartbeat(void)
 {
-	xrl_heartbeat(d.x, (__u64)d.watchdog_ms * 1000000);
+	xrl_heartbeat(d.x, d.heartbeat_ms, (__u64)d.watchdog_ms * 1000000);
 }
 
 static int arm_timer(void)
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing
 		 * the rules in force until a daemon heartbeats again. */
-		xrl_heartbeat(d.x, 0);
+		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
 		logm(L_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
 		struct xrl_attachment *a;

@@ -318,6 +318,35 @@ test_detach_purge_unattached() {
 	check_eq "json" "$(ctl -j detach dev d0 purge | jq -c '[.detached, .purged]')" '[true,true]'
 }
 
+# heartbeating follows the heartbeat's age, not the watchdog (here 0)
+test_heartbeating_without_watchdog() {
+	lab_up || return
+	local log="$TMPD/rld.log" conf="$TMPD/hb.conf" s
+	printf '%s\n' "interface d0" "heartbeat 100" "watchdog 0" "rule add 198.18.0.0/24 rate 1/h burst 5" >"$conf"
+	: >"$log"
+	start_rld "$log" --config "$conf" --metrics off --keep-attached
+	wait_log "$log" "running" || return
+	s=$(ctl -j status)
+	check_eq "heartbeating" "$(jget "$s" .daemon.heartbeating)" true
+	check_eq "interval" "$(jget "$s" .daemon.heartbeat_interval_ms)" 100
+	kill -STOP "$RLD_PID"	# a hung daemon
+	sleep 0.6
+	s=$(ctl -j status)
+	check_eq "stale heartbeat, watchdog 0" "$(jget "$s" .daemon.heartbeating)" false
+	check_eq "age reported" "$(jget "$s" '.daemon.heartbeat_age_ms >= 400')" true
+	check_match "text" "$(ctl status)" "not heartbeating, last heartbeat"
+	kill -CONT "$RLD_PID"
+	sleep 0.3
+	check_eq "heartbeating again" "$(ctl -j status | jq .daemon.heartbeating)" true
+	kill -TERM "$RLD_PID"
+	wait "$RLD_PID"
+	s=$(ctl -j status)
+	check_eq "stopped (--keep-attached)" "$(jget "$s" .daemon.heartbeating)" false
+	check_eq "no heartbeats awaited" "$(jget "$s" .daemon.heartbeat_interval_ms)" 0
+	# and a rule change no longer claims a daemon will undo it
+	check_eq "no note" "$(ctl rule add 198.18.1.0/24 rate 1/s burst 1 2>&1)" ""
+}
+
 # strict_json: stdin is one valid UTF-8 JSON document; prints .error if any
 strict_json() {
 	python3 -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8")); print(d.get("error", "") if isinstance(d, dict) else "")'
@@ -420,6 +449,7 @@ run_test test_lock_readers_and_bounded_wait
 run_test test_blocked_reader_holds_no_lock
 run_test test_failed_command_leaves_nothing
 run_test test_detach_purge_unattached
+run_test test_heartbeating_without_watchdog
 run_test test_json_always_valid
 run_test test_strict_numbers_and_addresses
 summary
