@@ -117,7 +117,7 @@ struct xrl_control {
 	__u64 heartbeat_ns;	/* the daemon's last heartbeat, data-path clock */
 	__u64 watchdog_ns;	/* heartbeat older than this: failure; 0 = none */
 	__u32 rules;		/* rules in the active set (for status) */
-	__u32 pad;
+	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
 };
 
 struct xrl_rule_stats {

@@ -17,25 +17,16 @@ static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
 
 	e->argi = argi;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
+		xrl_utf8_trim(e->msg);
 	va_end(ap);
 	return -EINVAL;
 }
 
-/* A whole decimal number in [min, max]. */
-static int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
+/* A whole decimal number in [min, max]: NULL, or what is wrong with it. */
+static const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 {
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return xrl_dec_parse(s, min, max, out);
 }
 
 static const struct {
@@ -57,7 +48,7 @@ int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
 		return -EINVAL;
 	memcpy(num, s, len);
 	num[len] = '\0';
-	if (parse_u64(num, 0, ULLONG_MAX, count))
+	if (parse_u64(num, 0, ~0ULL, count))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++) {
 		if (!strcmp(slash + 1, rate_units[i].name)) {
@@ -98,6 +89,7 @@ static int parse_dev(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_
 
 static int parse_attach(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
+	const char *why;
 	int i;
 	__u64 v;
 
@@ -119,8 +111,8 @@ static int parse_attach(int argc, char **argv, struct xrl_cmd *c, struct xrl_par
 		} else if (!strcmp(argv[i], "keys")) {
 			if (need(argc, ++i, e, "a number after 'keys'"))
 				return -EINVAL;
-			if (parse_u64(argv[i], 16, 1U << 30, &v))
-				return perr(e, i, "invalid keys '%s' (16 .. 1073741824)", argv[i]);
+			if ((why = parse_u64(argv[i], 16, 1U << 30, &v)))
+				return perr(e, i, "invalid keys '%s': %s (16 .. 1073741824)", argv[i], why);
 			c->keys = v;
 		} else {
 			return perr(e, i, "unknown argument '%s'", argv[i]);
@@ -151,6 +143,7 @@ static int parse_rule_add(int argc, char **argv, struct xrl_cmd *c, struct xrl_p
 	bool has_rate = false, has_burst = false, seen[6] = {};
 	int i = 0, rate_i = -1, burst_i = -1, per_i = -1;
 	static const char *const kw[] = { "rate", "burst", "per", "action", "id", "on-failure" };
+	const char *why;
 	__u64 v;
 
 	c->kind = XRL_CMD_RULE_ADD;
@@ -179,15 +172,17 @@ static int parse_rule_add(int argc, char **argv, struct xrl_cmd *c, struct xrl_p
 			rate_i = i;
 			break;
 		case 1:
-			if (parse_u64(argv[i], 0, UINT_MAX, &v))
-				return perr(e, i, "invalid burst '%s'", argv[i]);
+			if ((why = parse_u64(argv[i], 0, UINT_MAX, &v)))
+				return perr(e, i, "invalid burst '%s': %s (1 .. %u)", argv[i], why, UINT_MAX);
 			r->burst = v;
 			has_burst = true;
 			burst_i = i;
 			break;
 		case 2:
-			if (argv[i][0] != '/' || parse_u64(argv[i] + 1, 0, 128, &v))
+			if (argv[i][0] != '/')
 				return perr(e, i, "invalid key length '%s' (/LEN)", argv[i]);
+			if ((why = parse_u64(argv[i] + 1, 0, 128, &v)))
+				return perr(e, i, "invalid key length '%s': %s (/LEN)", argv[i], why);
 			r->key_len = v;
 			per_i = i;
 			if (!v)	/* 0 would mean "default" internally */
@@ -204,8 +199,8 @@ static int parse_rule_add(int argc, char **argv, struct xrl_cmd *c, struct xrl_p
 				return perr(e, i, "invalid action '%s' (limit, allow, deny)", argv[i]);
 			break;
 		case 4:
-			if (parse_u64(argv[i], 1, UINT_MAX, &v))
-				return perr(e, i, "invalid id '%s' (1 .. %u)", argv[i], UINT_MAX);
+			if ((why = parse_u64(argv[i], 1, UINT_MAX, &v)))
+				return perr(e, i, "invalid id '%s': %s (1 .. %u)", argv[i], why, UINT_MAX);
 			r->id = v;
 			break;
 		case 5:
@@ -242,6 +237,7 @@ static int parse_rule_add(int argc, char **argv, struct xrl_cmd *c, struct xrl_p
 
 static int parse_rule(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
+	const char *why;
 	__u64 v;
 
 	if (argc < 1)
@@ -259,8 +255,8 @@ static int parse_rule(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse
 		if (argc > 2)
 			return perr(e, 2, "unknown argument '%s'", argv[2]);
 		if (!strpbrk(argv[1], ".:/")) {
-			if (parse_u64(argv[1], 1, UINT_MAX, &v))
-				return perr(e, 1, "invalid rule id '%s'", argv[1]);
+			if ((why = parse_u64(argv[1], 1, UINT_MAX, &v)))
+				return perr(e, 1, "invalid rule id '%s': %s", argv[1], why);
 			c->del_id = v;
 			return 0;
 		}
@@ -318,12 +314,13 @@ static int parse_show(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse
 	if (argc > 1)
 		return perr(e, 1, "unknown argument '%s'", argv[1]);
 	if (xrl_addr_parse(argv[0], &c->family, c->addr))
-		return perr(e, 0, "invalid address '%s'", argv[0]);
+		return perr(e, 0, "%s", xrl_errmsg());
 	return 0;
 }
 
 static int parse_top(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
+	const char *why;
 	__u64 v;
 
 	c->kind = XRL_CMD_TOP;
@@ -334,8 +331,8 @@ static int parse_top(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_
 		return perr(e, 0, "unknown argument '%s' (count N)", argv[0]);
 	if (argc < 2)
 		return perr(e, 1, "missing number after 'count'");
-	if (parse_u64(argv[1], 1, 1000000, &v))
-		return perr(e, 1, "invalid count '%s' (1 .. 1000000)", argv[1]);
+	if ((why = parse_u64(argv[1], 1, 1000000, &v)))
+		return perr(e, 1, "invalid count '%s': %s (1 .. 1000000)", argv[1], why);
 	if (argc > 2)
 		return perr(e, 2, "unknown argument '%s'", argv[2]);
 	c->count = v;

@@ -31,19 +31,17 @@ static int add_err(struct xrl_config_err **errs, size_t *n, int line, int col,
 	e->line = line;
 	e->col = col;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
+		xrl_utf8_trim(e->msg);
 	va_end(ap);
 	return 0;
 }
 
 static int parse_ms(const char *s, long *out)
 {
-	char *end;
-	long v;
+	__u64 v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > 3600000)
+	if (xrl_dec_parse(s, 0, 3600000, &v))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -52,8 +50,7 @@ static int parse_ms(const char *s, long *out)
 int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 {
 	const char *colon;
-	char *end;
-	long p;
+	__u64 p;
 
 	if (s[0] == '[') {
 		const char *rb = strchr(s, ']');
@@ -70,9 +67,7 @@ int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 		memcpy(host, s, colon - s);
 		host[colon - s] = '\0';
 	}
-	errno = 0;
-	p = strtol(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
+	if (xrl_dec_parse(colon + 1, 1, 65535, &p))
 		return -EINVAL;
 	*port = p;
 	return 0;

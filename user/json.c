@@ -60,11 +60,38 @@ void jw_obj_end(struct jw *w) { close_(w, '}'); }
 void jw_arr_start(struct jw *w) { open(w, '['); }
 void jw_arr_end(struct jw *w) { close_(w, ']'); }
 
-static void raw_str(struct jw *w, const char *s)
+/* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0:
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+static int utf8_len(const unsigned char *s)
 {
+	unsigned char c = s[0];
+
+	if (c >= 0xc2 && c <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
+		       (s[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* A JSON string of s; bytes that are not UTF-8 become U+FFFD, so the
+ * document is always valid UTF-8 whatever an argument held. */
+static void raw_str(struct jw *w, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	fputc('"', w->f);
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char c = *s;
+		int n;
 
 		switch (c) {
 		case '"': fputs("\\\"", w->f); break;
@@ -72,11 +99,19 @@ static void raw_str(struct jw *w, const char *s)
 		case '\n': fputs("\\n", w->f); break;
 		case '\t': fputs("\\t", w->f); break;
 		default:
-			if (c < 0x20)
+			if (c < 0x20 || c == 0x7f) {
 				fprintf(w->f, "\\u%04x", c);
-			else
+			} else if (c < 0x80) {
 				fputc(c, w->f);
+			} else if ((n = utf8_len(s))) {
+				fwrite(s, 1, n, w->f);
+				s += n;
+				continue;
+			} else {
+				fputs("\\ufffd", w->f);
+			}
 		}
+		s++;
 	}
 	fputc('"', w->f);
 }

@@ -33,7 +33,6 @@
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
-#define LOCK_WAIT_MS	10000
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
@@ -47,6 +46,10 @@ static const char *map_names[M__COUNT] = {
 struct xrl {
 	char pin_dir[PATH_MAX];
 	bool pinned;
+	bool created;		/* load_object() pinned a new instance */
+	bool created_dir;	/* and made the directory */
+	bool new_pin[M__COUNT + 1];	/* pins it made: the maps, then the program */
+	bool locked;
 	int lock_fd;
 	int prog_fd;
 	int map_fd[M__COUNT];
@@ -63,21 +66,102 @@ const char *xrl_errmsg(void)
 	return errbuf[0] ? errbuf : "unknown error";
 }
 
+static void warn_stderr(const char *msg)
+{
+	fprintf(stderr, "Warning: %s\n", msg);
+}
+
+static void (*warn_fn)(const char *msg) = warn_stderr;
+
+void xrl_set_warn(void (*fn)(const char *msg))
+{
+	warn_fn = fn ? fn : warn_stderr;
+}
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) >= (int)sizeof(msg))
+		xrl_utf8_trim(msg);
+	va_end(ap);
+	warn_fn(msg);
+}
+
 __attribute__((format(printf, 2, 3)))
 static int fail(int err, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	n = vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(errbuf))
+		xrl_utf8_trim(errbuf);
 	return err < 0 ? err : -err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+
+const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (!s || !*s)
+		return "empty";
+	if (*s == '+' || *s == '-')
+		return "no sign allowed";
+	for (const char *p = s; *p; p++) {
+		if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+			return "no spaces allowed";
+		if (*p < '0' || *p > '9')
+			return "not a decimal number";
+	}
+	for (; *s; s++) {
+		if (v > (~0ULL - (*s - '0')) / 10)
+			return "out of range";
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return "out of range";
+	*out = v;
+	return NULL;
+}
+
+void xrl_utf8_trim(char *s)
+{
+	size_t len = strlen(s), i = len, need;
+
+	/* back to the last lead byte, at most 3 continuation bytes away */
+	while (i > 0 && len - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || ((unsigned char)s[i - 1] & 0x80) == 0)
+		return;
+	i--;
+	need = ((unsigned char)s[i] & 0xe0) == 0xc0 ? 2 :
+	       ((unsigned char)s[i] & 0xf0) == 0xe0 ? 3 :
+	       ((unsigned char)s[i] & 0xf8) == 0xf0 ? 4 : 1;
+	if (len - i < need)
+		s[i] = '\0';
 }
 
 /* ------------------------------------------------------------------ */
 /* Addresses                                                           */
 
-int xrl_addr_parse(const char *s, int *family, __u8 *addr)
+static bool v4mapped(const __u8 *a)
+{
+	static const __u8 pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, pfx, sizeof(pfx));
+}
+
+/* inet_pton() only: no message */
+static int addr_pton(const char *s, int *family, __u8 *addr)
 {
 	memset(addr, 0, 16);
 	if (strchr(s, ':')) {
@@ -89,6 +173,20 @@ int xrl_addr_parse(const char *s, int *family, __u8 *addr)
 	if (inet_pton(AF_INET, s, addr) != 1)
 		return -EINVAL;
 	*family = 4;
+	return 0;
+}
+
+int xrl_addr_parse(const char *s, int *family, __u8 *addr)
+{
+	char v4[INET_ADDRSTRLEN];
+
+	if (addr_pton(s, family, addr))
+		return fail(EINVAL, "invalid address '%s'", s);
+	if (*family == 6 && v4mapped(addr)) {
+		inet_ntop(AF_INET, addr + 12, v4, sizeof(v4));
+		return fail(EINVAL, "'%s' is an IPv4-mapped IPv6 address, which no packet carries: did you mean %s?",
+			    s, v4);
+	}
 	return 0;
 }
 
@@ -108,10 +206,11 @@ static void mask_bits(__u8 *out, int bits, int bytes)
 
 int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 {
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	char buf[INET6_ADDRSTRLEN + 8], *slash, v4[INET_ADDRSTRLEN];
 	int family, maxlen, bytes;
+	const char *why;
 	__u8 mask[16];
-	long len;
+	__u64 len;
 
 	if (strlen(s) >= sizeof(buf))
 		return fail(EINVAL, "invalid prefix '%s'", s);
@@ -119,17 +218,13 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = '\0';
-	if (xrl_addr_parse(buf, &family, e->addr))
+	if (addr_pton(buf, &family, e->addr))
 		return fail(EINVAL, "invalid prefix '%s': not an IPv4 or IPv6 address", s);
 	maxlen = family == 6 ? 128 : 32;
 	len = maxlen;
-	if (slash) {
-		errno = 0;
-		len = strtol(slash + 1, &end, 10);
-		if (errno || end == slash + 1 || *end || len < 0 || len > maxlen)
-			return fail(EINVAL, "invalid prefix '%s': length must be 0..%d",
-				    s, maxlen);
-	}
+	if (slash && (why = xrl_dec_parse(slash + 1, 0, maxlen, &len)))
+		return fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
+			    s, maxlen, why);
 	bytes = maxlen / 8;
 	mask_bits(mask, len, bytes);
 	for (int i = 0; i < bytes; i++) {
@@ -140,9 +235,18 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 			for (int j = 0; j < bytes; j++)
 				a[j] = e->addr[j] & mask[j];
 			xrl_addr_format(family, a, net, sizeof(net));
-			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%ld?)",
-				    s, net, len);
+			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%u?)",
+				    s, net, (unsigned int)len);
 		}
+	}
+	/* ::ffff:0:0/96 and inside it; a shorter prefix holds real IPv6 too */
+	if (family == 6 && len >= 96 && v4mapped(e->addr)) {
+		inet_ntop(AF_INET, e->addr + 12, v4, sizeof(v4));
+		if (len == 128)
+			return fail(EINVAL, "invalid prefix '%s': an IPv4-mapped IPv6 address never matches (IPv4 packets are IPv4): did you mean %s?",
+				    s, v4);
+		return fail(EINVAL, "invalid prefix '%s': IPv4-mapped IPv6 addresses never match (IPv4 packets are IPv4): did you mean %s/%u?",
+			    s, v4, (unsigned int)(len - 96));
 	}
 	e->family = family;
 	e->prefix_len = len;
@@ -200,23 +304,79 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The pid holding the flock on fd's file, from /proc/locks; 0 if unknown. */
+static int lock_holder(int fd)
+{
+	char line[256];
+	struct stat st;
+	int pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 00:2d:5678 0 EOF"; waiters have "->" */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+		char type[16];
+		int p;
+
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &p, &maj, &min, &ino) != 5)
+			continue;
+		if (!strcmp(type, "FLOCK") && makedev(maj, min) == st.st_dev && ino == st.st_ino)
+			pid = p;
+	}
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
 static int lock_dir(struct xrl *x)
 {
-	int waited = 0;
+	long long deadline = mono_ms() + XRL_LOCK_WAIT_MS;
+	char comm[32] = "";
+	int pid;
 
 	if (x->lock_fd < 0)
 		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->lock_fd < 0)
 		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
-	while (flock(x->lock_fd, LOCK_EX | LOCK_NB)) {
+	for (;;) {
+		if (flock(x->lock_fd, LOCK_EX | LOCK_NB) == 0) {
+			x->locked = true;
+			return 0;
+		}
 		if (errno != EWOULDBLOCK)
 			return fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
-		if (waited >= LOCK_WAIT_MS)
-			return fail(EBUSY, "%s is locked by another xdp-rl process", x->pin_dir);
+		if (mono_ms() >= deadline)
+			break;
 		usleep(10000);
-		waited += 10;
 	}
-	return 0;
+	pid = lock_holder(x->lock_fd);
+	if (!pid)
+		return fail(EBUSY, "%s is locked by another xdp-rl process (gave up after %d ms)",
+			    x->pin_dir, XRL_LOCK_WAIT_MS);
+	{
+		char p[64];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+		if ((f = fopen(p, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return fail(EBUSY, "%s is locked by another xdp-rl process (pid %d%s%s; gave up after %d ms)",
+		    x->pin_dir, pid, comm[0] ? ", " : "", comm, XRL_LOCK_WAIT_MS);
 }
 
 int xrl_lock(struct xrl *x)
@@ -228,6 +388,7 @@ void xrl_unlock(struct xrl *x)
 {
 	if (x->lock_fd >= 0)
 		flock(x->lock_fd, LOCK_UN);
+	x->locked = false;
 }
 
 static void pin_path(const struct xrl *x, const char *name, char *buf, size_t len)
@@ -297,9 +458,12 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	}
 
 	if (x->pinned) {
+		x->created = true;
 		for (int i = 0; i < M__COUNT; i++) {
 			pin_path(x, map_names[i], p, sizeof(p));
 			bpf_map__set_pin_path(maps[i], p);
+			/* an existing pin is reused by libbpf, and kept by xrl_discard() */
+			x->new_pin[i] = !pin_exists(x, map_names[i]);
 		}
 	}
 
@@ -326,6 +490,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, PROG_PIN, p, sizeof(p));
 		if (bpf_obj_pin(x->prog_fd, p))
 			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
+		x->new_pin[M__COUNT] = true;
 	}
 	return 0;
 }
@@ -388,21 +553,39 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		err = ensure_bpffs(x->pin_dir, o->create);
 		if (err)
 			goto err;
-		if (access(x->pin_dir, F_OK)) {
-			if (!o->create) {
-				err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
-					   x->pin_dir);
-				goto err;
+		for (int tries = 0;; tries++) {
+			struct stat a, b;
+
+			if (access(x->pin_dir, F_OK)) {
+				if (!o->create) {
+					err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+						   x->pin_dir);
+					goto err;
+				}
+				if (mkdir(x->pin_dir, 0700) == 0)
+					x->created_dir = true;
+				else if (errno != EEXIST) {
+					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+					goto err;
+				}
 			}
-			if (mkdir(x->pin_dir, 0700) && errno != EEXIST) {
-				err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+			if (o->no_lock)
+				break;
+			err = lock_dir(x);
+			if (err)
 				goto err;
-			}
+			/* A creator that failed removes the directory it made:
+			 * locked, it must still be the one at the path. */
+			if (tries >= 3 || (fstat(x->lock_fd, &a) == 0 && stat(x->pin_dir, &b) == 0 &&
+					   a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+				break;
+			close(x->lock_fd);
+			x->lock_fd = -1;
+			x->locked = false;
+			x->created_dir = false;
 		}
-		err = lock_dir(x);
-		if (err)
-			goto err;
 		if (pin_exists(x, PROG_PIN)) {
+			x->created_dir = false;	/* another creator got the lock first */
 			err = reuse_pins(x, o);
 		} else if (o->create) {
 			err = load_object(x, o);
@@ -426,7 +609,37 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	*out = x;
 	return 0;
 err:
+	xrl_discard(x);	/* keeps errbuf: the first failure is the one to tell */
 	xrl_close(x);
+	return err;
+}
+
+bool xrl_created(const struct xrl *x)
+{
+	return x->created || x->created_dir;
+}
+
+int xrl_discard(struct xrl *x)
+{
+	char p[PATH_MAX], saved[sizeof(errbuf)];
+	int err = 0;
+
+	if (!xrl_created(x) || (x->pinned && !x->locked))
+		return 0;	/* unlocked, another process may be using them */
+	memcpy(saved, errbuf, sizeof(saved));
+	for (int i = 0; i <= M__COUNT; i++) {
+		if (!x->new_pin[i])
+			continue;
+		pin_path(x, i < M__COUNT ? map_names[i] : PROG_PIN, p, sizeof(p));
+		if (unlink(p) && errno != ENOENT && !err)
+			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+		x->new_pin[i] = false;
+	}
+	if (x->created_dir && rmdir(x->pin_dir) && errno != ENOENT && !err)
+		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+	x->created = x->created_dir = false;
+	if (!err)
+		memcpy(errbuf, saved, sizeof(errbuf));
 	return err;
 }
 
@@ -515,10 +728,19 @@ __u64 xrl_now_ns(struct xrl *x)
 	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
-void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns)
+void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns)
 {
+	__atomic_store_n(&x->ctrl->heartbeat_interval_ms, interval_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->heartbeat_ns, xrl_now_ns(x), __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_RELEASE);
+}
+
+bool xrl_heartbeating(struct xrl *x)
+{
+	__u64 iv = __atomic_load_n(&x->ctrl->heartbeat_interval_ms, __ATOMIC_ACQUIRE);
+	long long age = xrl_heartbeat_age(x);
+
+	return age >= 0 && iv && (__u64)age <= 3 * iv * 1000000 + XRL_HEARTBEAT_SLACK_NS;
 }
 
 long long xrl_heartbeat_age(struct xrl *x)
@@ -1252,8 +1474,8 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
 							     : XDP_FLAGS_DRV_MODE);
 	if (fd < 0 && mode == XRL_XDP_AUTO && fd != -EBUSY && fd != -EEXIST) {
-		fprintf(stderr, "Warning: native XDP failed on %s (%s); using generic mode, which is slower\n",
-			ifname, strerror(-fd));
+		warn("native XDP failed on %s (%s); using generic mode, which is slower",
+		     ifname, strerror(-fd));
 		*got = XRL_XDP_GENERIC;
 		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
 	}
@@ -1390,31 +1612,6 @@ int xrl_purge(struct xrl *x)
 /* ------------------------------------------------------------------ */
 /* The daemon's claim and the pins' health                             */
 
-/* The pid holding a flock on fd's file, from /proc/locks; 0 if unknown. */
-static pid_t flock_holder(int fd)
-{
-	unsigned long long ino;
-	unsigned maj, min;
-	struct stat st;
-	char line[256];
-	pid_t pid = 0;
-	FILE *f;
-
-	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
-		return 0;
-	while (!pid && fgets(line, sizeof(line), f)) {
-		int p;
-
-		/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" */
-		if (strstr(line, "FLOCK") &&
-		    sscanf(line, "%*s FLOCK %*s %*s %d %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
-		    ino == st.st_ino && makedev(maj, min) == st.st_dev)
-			pid = p;
-	}
-	fclose(f);
-	return pid;
-}
-
 /* Claim DIR/daemon: mkdir (bpffs has directories but no regular files) and
  * hold an exclusive flock on it until xrl_close(). */
 static int claim(struct xrl *x, pid_t *holder)
@@ -1432,7 +1629,7 @@ static int claim(struct xrl *x, pid_t *holder)
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		int err = errno;
 
-		*holder = flock_holder(fd);
+		*holder = lock_holder(fd);
 		close(fd);
 		if (err == EWOULDBLOCK)
 			return fail(EBUSY, "%s is served by another xdp-rld (pid %d): one daemon per pin directory",

@@ -25,12 +25,26 @@ struct xrl_open_opts {
 	bool no_pin;		/* private, unpinned maps (tests, tools) */
 	bool test_clock;	/* the program reads control->test_now_ns */
 	__u32 keys;		/* bucket table size; 0: existing or default */
+	bool no_lock;		/* readers: take no lock at all (each map element
+				 * is read atomically; nothing is held while printing) */
 };
 
+/* How long xrl_open() and xrl_lock() wait for the pin-directory lock:
+ * well under the daemon's default watchdog, so no command stalls it. */
+#define XRL_LOCK_WAIT_MS	2000
+
 const char *xrl_errmsg(void);
+/* Where warnings go; the default prints "Warning: MSG" on stderr. */
+void xrl_set_warn(void (*fn)(const char *msg));
 int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
 void xrl_close(struct xrl *x);
 const char *xrl_pin_dir(const struct xrl *x);
+/* This handle loaded and pinned a new instance (the directory was empty or
+ * did not exist). A command that then fails calls xrl_discard(). */
+bool xrl_created(const struct xrl *x);
+/* Remove what xrl_open() created: the pins it made and the directory when
+ * it made it. Only with the lock held; nothing when !xrl_created(). */
+int xrl_discard(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
 
 /* ---- rules ---- */
@@ -71,12 +85,18 @@ int xrl_mode_parse(const char *s, enum xrl_mode *m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
 void xrl_test_clock_set(struct xrl *x, __u64 ns);
-/* The daemon's heartbeat: now, and the watchdog time (0: none). */
-void xrl_heartbeat(struct xrl *x, __u64 watchdog_ns);
+/* The daemon's heartbeat: now, the period of its heartbeats (0: it stops
+ * heartbeating) and the watchdog time (0: none). */
+void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns);
 /* Age of the last heartbeat in ns, or -1 when there never was one. */
 long long xrl_heartbeat_age(struct xrl *x);
-/* The pin-directory lock, for long-lived users (the daemon) that take it
- * only around their changes. xrl_open() returns with it held. */
+/* A daemon heartbeats: the last heartbeat is at most three of its periods
+ * old (plus the coarse clock's slack). Independent of the watchdog. */
+bool xrl_heartbeating(struct xrl *x);
+#define XRL_HEARTBEAT_SLACK_NS	50000000ULL
+/* The pin-directory lock, for writers, held only around their map and pin
+ * operations. xrl_open() returns with it held unless o->no_lock; it waits
+ * at most XRL_LOCK_WAIT_MS, then fails with -EBUSY naming the holder. */
 int xrl_lock(struct xrl *x);
 void xrl_unlock(struct xrl *x);
 struct xrl_control *xrl_control(struct xrl *x);
@@ -145,11 +165,22 @@ int xrl_pins_ok(struct xrl *x);
 int xrl_pins_restore(struct xrl *x);
 
 /* ---- addresses ---- */
-/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix). */
+/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix).
+ * IPv4-mapped IPv6 addresses (::ffff:0:0/96) are refused: no packet the
+ * program sees has one (IPv4 arrives as IPv4), so they would never match;
+ * the message suggests the IPv4 form. */
 int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e);
 int xrl_addr_parse(const char *s, int *family, __u8 *addr);
 void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len);
 void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len);
 const char *xrl_action_name(int action);
+
+/* ---- text ---- */
+/* A strict decimal number in [min, max]: digits only, no sign, no spaces,
+ * not empty. NULL on success, else what is wrong ("no sign allowed", ...). */
+const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
+/* Cut an incomplete UTF-8 sequence off the end of s (after a truncating
+ * snprintf), so a message never ends mid-character. */
+void xrl_utf8_trim(char *s);
 
 #endif

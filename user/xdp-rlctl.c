@@ -27,26 +27,80 @@ static struct {
 
 static struct jw jw;
 
-__attribute__((format(printf, 1, 2)))
-static void p_err(const char *fmt, ...)
+/* One message on stderr: {"error": ...} under -j, else "Error: ...". */
+static void p_msg(const char *kind, const char *label, const char *fmt, va_list ap)
 {
-	va_list ap;
 	char msg[600];
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) >= (int)sizeof(msg))
+		xrl_utf8_trim(msg);	/* never cut a character in two */
 	if (opt.json) {
 		struct jw e;
 
 		jw_init(&e, stderr, false);
 		jw_obj_start(&e);
-		jw_kstr(&e, "error", msg);
+		jw_kstr(&e, kind, msg);
 		jw_obj_end(&e);
 		jw_finish(&e);
 	} else {
-		fprintf(stderr, "Error: %s\n", msg);
+		fprintf(stderr, "%s: %s\n", label, msg);
 	}
+}
+
+__attribute__((format(printf, 1, 2)))
+static void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_msg("error", "Error", fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2)))
+static void p_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p_msg("note", "Note", fmt, ap);
+	va_end(ap);
+}
+
+/* Warnings of libxrl come while the lock is held: kept, printed after. */
+static char warnings[1024];
+
+static void keep_warning(const char *msg)
+{
+	size_t l = strlen(warnings);
+
+	snprintf(warnings + l, sizeof(warnings) - l, "%s%s", l ? "\n" : "", msg);
+}
+
+static void print_warnings(void)
+{
+	char *line = warnings, *nl;
+
+	while (*line) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (opt.json) {
+			struct jw e;
+
+			jw_init(&e, stderr, false);
+			jw_obj_start(&e);
+			jw_kstr(&e, "warning", line);
+			jw_obj_end(&e);
+			jw_finish(&e);
+		} else {
+			fprintf(stderr, "Warning: %s\n", line);
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	warnings[0] = '\0';
 }
 
 static void usage(FILE *f)
@@ -57,7 +111,23 @@ static void usage(FILE *f)
 		"See xdp-rlctl(8).\n");
 }
 
-static int open_x(struct xrl **x, bool create, __u32 keys)
+/* Readers (status, rule list, stats, show, top) take no lock: each map
+ * element is read atomically, and a reader stuck on a full pipe must not
+ * stall the daemon or a writer. */
+static int open_reader(struct xrl **x)
+{
+	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .no_lock = true };
+
+	if (xrl_open(&o, x)) {
+		p_err("%s", xrl_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+/* Writers return from here with the lock held; they do their map and pin
+ * operations, then unlock() before they print anything. */
+static int open_writer(struct xrl **x, bool create, __u32 keys)
 {
 	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .create = create, .keys = keys };
 
@@ -66,6 +136,35 @@ static int open_x(struct xrl **x, bool create, __u32 keys)
 		return -1;
 	}
 	return 0;
+}
+
+/* A writer's failure, kept until the lock is released. */
+static char emsg[1024];
+
+__attribute__((format(printf, 1, 2)))
+static int set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(emsg, sizeof(emsg), fmt, ap) >= (int)sizeof(emsg))
+		xrl_utf8_trim(emsg);
+	va_end(ap);
+	return -1;
+}
+
+/* End of a writer's locked part. A failed command changes nothing: a new
+ * instance that xrl_open() created for it goes away again. */
+static void unlock(struct xrl *x, int err)
+{
+	if (err && xrl_created(x) && xrl_discard(x)) {
+		size_t l = strlen(emsg);
+
+		snprintf(emsg + l, sizeof(emsg) - l, "; and the new instance could not be removed: %s",
+			 xrl_errmsg());
+	}
+	xrl_unlock(x);
+	print_warnings();
 }
 
 static void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
@@ -107,11 +206,19 @@ static int do_attach(struct xrl_cmd *c)
 	struct xrl *x;
 	int err;
 
-	if (open_x(&x, true, c->keys))
+	/* checked before anything is created */
+	if (!if_nametoindex(c->ifname)) {
+		p_err("unknown interface '%s'", c->ifname);
+		return 1;
+	}
+	if (open_writer(&x, true, c->keys))
 		return 1;
 	err = xrl_attach(x, c->ifname, c->xdp_mode, &got);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
 	if (err) {
-		p_err("%s", xrl_errmsg());
+		p_err("%s", emsg);
 	} else if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "ifname", c->ifname);
@@ -128,38 +235,56 @@ static int do_attach(struct xrl_cmd *c)
 static int do_detach(struct xrl_cmd *c)
 {
 	struct xrl_attachment *a = NULL;
-	bool purged = false;
+	bool purged = false, detached = true;
 	struct xrl *x;
 	size_t n = 0;
 	int err;
 
-	if (open_x(&x, false, 0))
+	if (open_writer(&x, false, 0))
 		return 1;
 	err = xrl_detach(x, c->ifname);
-	if (err) {
-		p_err("%s", xrl_errmsg());
-		goto out;
+	if (err == -ENOENT && c->purge) {
+		/* Not attached there. With nothing attached anywhere, purge
+		 * still removes the pins: a leftover instance is removable. */
+		set_err("%s", xrl_errmsg());
+		if (xrl_attachments(x, &a, &n) == 0 && n == 0) {
+			detached = false;
+			err = 0;
+		}
+	} else if (err) {
+		set_err("%s", xrl_errmsg());
 	}
-	if (c->purge) {
+	if (!err && c->purge) {
+		free(a);
+		a = NULL;
 		err = xrl_attachments(x, &a, &n);
 		if (!err && n == 0) {
 			err = xrl_purge(x);
 			purged = !err;
 		}
-		if (err) {
-			p_err("detached from %s, but %s", c->ifname, xrl_errmsg());
-			goto out;
-		}
+		if (err && detached)
+			set_err("detached from %s, but %s", c->ifname, xrl_errmsg());
+		else if (err)
+			set_err("%s", xrl_errmsg());
+	}
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+		goto out;
 	}
 	if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "ifname", c->ifname);
+		jw_kbool(&jw, "detached", detached);
 		jw_kbool(&jw, "purged", purged);
 		jw_ku64(&jw, "still_attached", n);
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else {
-		printf("detached from %s\n", c->ifname);
+		if (detached)
+			printf("detached from %s\n", c->ifname);
+		else
+			printf("not attached to %s, and nothing else is attached either\n", c->ifname);
 		if (purged)
 			printf("removed the pins under %s\n", opt.pin_dir ? opt.pin_dir : XRL_DEFAULT_PIN_DIR);
 		else if (c->purge)
@@ -183,7 +308,7 @@ static int do_status(struct xrl_cmd *c)
 	size_t n = 0;
 
 	(void)c;
-	if (open_x(&x, false, 0))
+	if (open_reader(&x))
 		return 1;
 	/* each family has its own table: tracked and capacity per family */
 	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
@@ -213,12 +338,13 @@ static int do_status(struct xrl_cmd *c)
 		jw_obj_end(&jw);
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
-		jw_kbool(&jw, "heartbeating", hb_age >= 0 && (!wd || (__u64)hb_age <= wd));
+		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
 		jw_key(&jw, "heartbeat_age_ms");
 		if (hb_age >= 0)
 			jw_u64(&jw, hb_age / 1000000);
 		else
 			jw_null(&jw);
+		jw_ku64(&jw, "heartbeat_interval_ms", xrl_control(x)->heartbeat_interval_ms);
 		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
 		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
 		jw_obj_end(&jw);
@@ -248,7 +374,8 @@ static int do_status(struct xrl_cmd *c)
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
 		else
-			printf("daemon:      last heartbeat %.1f s ago (watchdog %s%s)\n", hb_age / 1e9,
+			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
+			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
@@ -269,11 +396,8 @@ static int do_status(struct xrl_cmd *c)
  * file's rule set and mode back (see xdp-rld(8)). */
 static void note_daemon(struct xrl *x)
 {
-	long long age = xrl_heartbeat_age(x);
-	__u64 wd = xrl_control(x)->watchdog_ns;
-
-	if (age >= 0 && ((__u64)age <= wd || age < 5000000000LL))
-		fprintf(stderr, "Note: xdp-rld is running; this change lasts until its next reload\n");
+	if (xrl_heartbeating(x))
+		p_note("xdp-rld is running; this change lasts until its next reload");
 }
 
 /* Read the rule set, let `edit` change it, commit it as one transaction. */
@@ -285,15 +409,18 @@ static int edit_rules(struct xrl_cmd *c, bool create,
 	size_t n = 0;
 	int err;
 
-	if (open_x(&x, create, 0))
+	if (open_writer(&x, create, 0))
 		return 1;
 	err = xrl_rules_get(x, &v, &n);
-	if (!err)
-		err = edit(c, &v, &n);
-	if (!err)
-		err = xrl_rules_commit(x, v, n);
 	if (err)
-		p_err("%s", xrl_errmsg());
+		set_err("%s", xrl_errmsg());
+	if (!err)
+		err = edit(c, &v, &n);	/* sets its own message */
+	if (!err && (err = xrl_rules_commit(x, v, n)))
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err)
+		p_err("%s", emsg);
 	else
 		note_daemon(x);
 	free(v);
@@ -306,7 +433,7 @@ static int edit_add(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
 	struct xrl_rule_entry *nv = realloc(*v, (*n + 1) * sizeof(**v));
 
 	if (!nv)
-		return -ENOMEM;
+		return set_err("out of memory");
 	*v = nv;
 	nv[(*n)++] = c->rule;
 	return 0;
@@ -328,13 +455,10 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
 			return 0;
 		}
 	}
-	if (c->del_id) {
-		p_err("no rule with id %u", c->del_id);
-	} else {
-		xrl_prefix_format(&c->rule, pfx, sizeof(pfx));
-		p_err("no rule for prefix %s", pfx);
-	}
-	return -ENOENT;
+	if (c->del_id)
+		return set_err("no rule with id %u", c->del_id);
+	xrl_prefix_format(&c->rule, pfx, sizeof(pfx));
+	return set_err("no rule for prefix %s", pfx);
 }
 
 static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
@@ -352,25 +476,7 @@ static int do_rule_add(struct xrl_cmd *c)
 
 static int do_rule_del(struct xrl_cmd *c)
 {
-	struct xrl_rule_entry *v = NULL;
-	struct xrl *x;
-	size_t n = 0;
-	int err;
-
-	/* edit_del prints its own "no such rule" error */
-	if (open_x(&x, false, 0))
-		return 1;
-	err = xrl_rules_get(x, &v, &n);
-	if (err) {
-		p_err("%s", xrl_errmsg());
-	} else if (!(err = edit_del(c, &v, &n)) && (err = xrl_rules_commit(x, v, n))) {
-		p_err("%s", xrl_errmsg());
-	} else if (!err) {
-		note_daemon(x);
-	}
-	free(v);
-	xrl_close(x);
-	return err ? 1 : 0;
+	return edit_rules(c, false, edit_del);
 }
 
 static int do_rule_flush(struct xrl_cmd *c)
@@ -385,7 +491,7 @@ static int do_rule_list(struct xrl_cmd *c)
 	size_t n = 0;
 
 	(void)c;
-	if (open_x(&x, false, 0))
+	if (open_reader(&x))
 		return 1;
 	if (xrl_rules_get(x, &v, &n)) {
 		p_err("%s", xrl_errmsg());
@@ -425,11 +531,14 @@ static int do_mode_set(struct xrl_cmd *c)
 	struct xrl *x;
 	int err;
 
-	if (open_x(&x, true, 0))
+	if (open_writer(&x, true, 0))
 		return 1;
 	err = xrl_mode_set(x, c->mode);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
 	if (err) {
-		p_err("%s", xrl_errmsg());
+		p_err("%s", emsg);
 	} else if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "mode", xrl_mode_name(c->mode));
@@ -454,7 +563,7 @@ static int do_stats(struct xrl_cmd *c)
 	int err = 0;
 
 	(void)c;
-	if (open_x(&x, false, 0))
+	if (open_reader(&x))
 		return 1;
 	if (xrl_rules_get(x, &v, &n) || xrl_global_stats_get(x, &g) ||
 	    !(rs = calloc(n + 1, sizeof(*rs)))) {
@@ -561,7 +670,7 @@ static int do_show(struct xrl_cmd *c)
 	__u64 tokens = 0, now;
 	struct xrl *x;
 
-	if (open_x(&x, false, 0))
+	if (open_reader(&x))
 		return 1;
 	xrl_addr_format(c->family, c->addr, addr, sizeof(addr));
 	if (xrl_rule_match(x, c->family, c->addr, &e)) {
@@ -670,7 +779,7 @@ static int do_top(struct xrl_cmd *c)
 	struct xrl *x;
 	int err = 0;
 
-	if (open_x(&x, false, 0))
+	if (open_reader(&x))
 		return 1;
 	if (xrl_rules_get(x, &t.rules, &t.nrules) || xrl_buckets_walk(x, top_cb, &t)) {
 		p_err("%s", xrl_errmsg());
@@ -735,11 +844,16 @@ int main(int argc, char **argv)
 		{}
 	};
 	struct xrl_parse_err e;
+	char bad[300] = "";
 	struct xrl_cmd c;
 	int ch;
 
-	/* options stop at the command: "rule add ... per /24" is not an option */
-	while ((ch = getopt_long(argc, argv, "+jphd:", longopts, NULL)) != -1) {
+	/* options stop at the command: "rule add ... per /24" is not an option;
+	 * getopt stays quiet: an error is told once, as JSON under -j */
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+:jphd:", longopts, NULL)) != -1) {
+		const char *w = argv[optind - 1];	/* the word that went wrong */
+
 		switch (ch) {
 		case 'j':
 			opt.json = true;
@@ -753,18 +867,32 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			if (!bad[0])
+				snprintf(bad, sizeof(bad), "option '%s' needs an argument", w);
+			break;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			if (bad[0])
+				break;
+			if (optopt && !strncmp(w, "--", 2))	/* --json=x */
+				snprintf(bad, sizeof(bad), "option '%s' takes no argument", w);
+			else if (optopt)
+				snprintf(bad, sizeof(bad), "unknown option '-%c'", optopt);
+			else
+				snprintf(bad, sizeof(bad), "unknown option '%s'", w);
+			break;
 		}
 	}
 	jw_init(&jw, stdout, opt.pretty);
+	xrl_set_warn(keep_warning);
 	/* libbpf's own chatter (verifier logs) only when asked for */
 	if (!getenv("XRL_DEBUG"))
 		libbpf_set_print(NULL);
 
-	if (optind >= argc) {
-		usage(stderr);
+	if (bad[0] || optind >= argc) {
+		p_err("%s", bad[0] ? bad : "missing command");
+		if (!opt.json)
+			usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (xrl_cmd_parse(argc - optind, argv + optind, &c, &e)) {

@@ -265,7 +265,7 @@ static long get_long(long *p)
 
 static void heartbeat(void)
 {
-	xrl_heartbeat(d.x, (__u64)get_long(&d.watchdog_ms) * 1000000);
+	xrl_heartbeat(d.x, get_long(&d.heartbeat_ms), (__u64)get_long(&d.watchdog_ms) * 1000000);
 }
 
 static double now_ms(void);
@@ -574,7 +574,8 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	char host[64], *end;
+	char host[64];
+	__u64 v;
 	int ch, port;
 
 	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:Ch", lo, NULL)) != -1) {
@@ -599,15 +600,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'H':
 		case 'W':
-			errno = 0;
-			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg ||
-			    (ch == 'H' ? opt.heartbeat_ms < 10 : opt.watchdog_ms < 0) ||
-			    (ch == 'H' ? opt.heartbeat_ms : opt.watchdog_ms) > 3600000) {
+			if (xrl_dec_parse(optarg, ch == 'H' ? 10 : 0, 3600000, &v)) {
 				fprintf(stderr, "Error: invalid --%s '%s' (milliseconds)\n",
 					ch == 'H' ? "heartbeat" : "watchdog", optarg);
 				return 2;
 			}
+			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = v;
 			break;
 		case 'd':
 			opt.pin_dir = optarg;
@@ -791,7 +789,7 @@ int main(int argc, char **argv)
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing
 		 * the rules in force until a daemon heartbeats again. */
-		xrl_heartbeat(d.x, 0);
+		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
 		logm(L_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
 		struct xrl_attachment *a;

@@ -494,7 +494,7 @@ static void test_watchdog_policies(void)
 		     "rule add 198.18.1.0/24 rate 1/h burst 1 on-failure closed",
 		     "rule add 198.18.2.0/24 action allow on-failure closed",
 		     "rule add 198.18.3.0/24 action deny"), "%s", xrl_errmsg());
-	xrl_heartbeat(X, 5 * SEC);		/* heartbeat at T0, watchdog 5 s */
+	xrl_heartbeat(X, 1000, 5 * SEC);	/* heartbeat at T0, watchdog 5 s */
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);	/* enforced */
 	CHECK_EQ(run_from("198.18.1.1"), PASS);
@@ -514,18 +514,18 @@ static void test_watchdog_policies(void)
 	CHECK_EQ(rstats(2).failure_dropped, 1);
 	CHECK_EQ(rstats(4).failure_passed, 1);
 	/* a new heartbeat: enforcement again, with the buckets it had */
-	xrl_heartbeat(X, 5 * SEC);
+	xrl_heartbeat(X, 1000, 5 * SEC);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
 	CHECK_EQ(run_from("198.18.1.1"), DROP);
 	CHECK_EQ(run_from("198.18.3.1"), DROP);
 	/* watchdog 0: a heartbeat however old never fires */
-	xrl_heartbeat(X, 0);
+	xrl_heartbeat(X, 1000, 0);
 	xrl_test_clock_set(X, T0 + 3600 * SEC);
 	CHECK_EQ(run_from("198.18.1.4"), PASS);
 	CHECK_EQ(run_from("198.18.1.4"), DROP);
 	CHECK(c->watchdog_ns == 0, "disarmed");
 	/* the operator's fail-closed comes before the watchdog */
-	xrl_heartbeat(X, 1);
+	xrl_heartbeat(X, 1000, 1);
 	xrl_test_clock_set(X, T0 + 7200 * SEC);
 	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
 	CHECK_EQ(run_from("198.18.0.9"), DROP);

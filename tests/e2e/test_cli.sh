@@ -224,6 +224,238 @@ test_errors() {
 	check_eq "json error" "$(jq -r .error <<<"$j")" "no rule with id 42"
 }
 
+# ms_since T0: milliseconds since T0 (from now_ns)
+now_ns() { date +%s%N; }
+ms_since() { echo $((($(now_ns) - $1) / 1000000)); }
+
+# ctl_at DIR ARGS...: xdp-rlctl on another pin directory
+ctl_at() {
+	local dir=$1
+	shift
+	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$dir" "$@"
+}
+
+# Readers take no lock; writers wait a bounded time and name the holder.
+test_lock_readers_and_bounded_wait() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null
+	flock "$PIN" sleep 5 &
+	local holder=$! t rc out cmd
+	BG_PIDS+=($holder)
+	for ((t = 0; t < 100; t++)); do
+		grep -q "FLOCK.* $holder " /proc/locks && break
+		sleep 0.02
+	done
+	for cmd in "rule list" stats status "show 198.18.0.1" top; do
+		t=$(now_ns)
+		ctl $cmd >/dev/null
+		rc=$?
+		check_eq "'$cmd' under a held lock" $rc 0
+		(($(ms_since $t) < 1000)) || fail "'$cmd' took $(ms_since $t) ms under a held lock"
+	done
+	t=$(now_ns)
+	out=$(ctl rule add 198.18.1.0/24 rate 1/s burst 1 2>&1)
+	rc=$?
+	local ms
+	ms=$(ms_since $t)
+	check_eq "rule add under a held lock" $rc 1
+	check_match "names the holder" "$out" "^Error: $PIN is locked by another xdp-rl process \(pid $holder, flock"
+	((ms >= 1900 && ms < 3500)) || fail "rule add gave up after $ms ms, expected about 2000"
+	check_eq "rule not added" "$(ctl -j rule list | jq length)" 1
+}
+
+# A reader blocked on a full pipe holds no lock.
+test_blocked_reader_holds_no_lock() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	local i t rc
+	for i in $(seq 1 250); do
+		ctl rule add 198.19.$((i / 256)).$((i % 256)) rate 1/s burst 1 >/dev/null || { fail "rule add $i"; return; }
+	done
+	(($(ctl -p stats | wc -c) > 70000)) || fail "stats output too small to fill a pipe"
+	ctl -p stats | (sleep 4) &
+	BG_PIDS+=($!)
+	sleep 0.5
+	t=$(now_ns)
+	ctl rule add 198.18.1.0/24 rate 1/s burst 1 >/dev/null
+	rc=$?
+	check_eq "rule add beside a blocked reader" $rc 0
+	(($(ms_since $t) < 2000)) || fail "rule add took $(ms_since $t) ms beside a blocked reader"
+}
+
+# A failed command changes nothing: no instance is left on a new pin dir.
+test_failed_command_leaves_nothing() {
+	lab_up || return
+	local other="$BPFFS/typo" out rc
+	out=$(ctl_at "$other" attach dev nosuch keys 4096 2>&1)
+	rc=$?
+	check_eq "attach nosuch exit" $rc 1
+	check_match "attach nosuch message" "$out" "^Error: unknown interface 'nosuch'"
+	[[ ! -e "$other" ]] || fail "attach dev nosuch left $other: $(ls "$other")"
+
+	# fails after loading: another XDP program holds d0
+	ctl attach dev d0 keys 4096 >/dev/null
+	out=$(ctl_at "$other" attach dev d0 keys 4096 2>&1)
+	rc=$?
+	check_eq "attach busy exit" $rc 1
+	check_match "attach busy message" "$out" "another XDP program is already attached to d0"
+	[[ ! -e "$other" ]] || fail "a failed attach left $other: $(ls "$other")"
+	# a directory that was there before stays, empty
+	mkdir "$BPFFS/empty"
+	ctl_at "$BPFFS/empty" attach dev d0 keys 4096 >/dev/null 2>&1
+	check_eq "existing dir kept empty" "$(ls -A "$BPFFS/empty" 2>&1)" ""
+	rmdir "$BPFFS/empty"
+
+	# a rule add that fails after the maps are pinned: the program's pin
+	# name is taken (a dangling symlink)
+	mkdir "$other"
+	ln -s /nonexistent "$other/xdp_rl_prog"
+	out=$(ctl_at "$other" rule add 198.18.0.0/24 rate 1/s burst 1 2>&1)
+	rc=$?
+	check_eq "rule add exit" $rc 1
+	check_match "rule add message" "$out" "cannot pin the program"
+	check_eq "only the obstacle left" "$(ls -A "$other")" "xdp_rl_prog"
+	rm -rf "$other"
+	check_match "d0 untouched" "$(ctl -j status | jq -r '.interfaces[0].ifname')" d0
+}
+
+# An instance that is attached nowhere can be purged.
+test_detach_purge_unattached() {
+	lab_up || return
+	ctl rule add 198.18.0.0/24 rate 1/s burst 1 >/dev/null
+	[[ -d "$PIN" ]] || fail "rule add made no instance"
+	local out rc
+	out=$(ctl detach dev d0 purge)
+	rc=$?
+	check_eq "purge of an unattached instance" $rc 0
+	check_match "says so" "$out" "not attached to d0.*removed the pins under $PIN"
+	[[ ! -e "$PIN" ]] || fail "pins left in $PIN: $(ls "$PIN")"
+	# while attached somewhere, a wrong interface still fails and keeps all
+	ctl attach dev d0 keys 4096 >/dev/null
+	expect_err 1 "not attached to 'lo'" detach dev lo purge
+	[[ -e "$PIN/link_d0" ]] || fail "pins removed while attached to d0"
+	check_eq "json" "$(ctl -j detach dev d0 purge | jq -c '[.detached, .purged]')" '[true,true]'
+}
+
+# heartbeating follows the heartbeat's age, not the watchdog (here 0)
+test_heartbeating_without_watchdog() {
+	lab_up || return
+	local log="$TMPD/rld.log" conf="$TMPD/hb.conf" s
+	printf '%s\n' "interface d0" "heartbeat 100" "watchdog 0" "rule add 198.18.0.0/24 rate 1/h burst 5" >"$conf"
+	: >"$log"
+	start_rld "$log" --config "$conf" --metrics off --keep-attached
+	wait_log "$log" "running" || return
+	s=$(ctl -j status)
+	check_eq "heartbeating" "$(jget "$s" .daemon.heartbeating)" true
+	check_eq "interval" "$(jget "$s" .daemon.heartbeat_interval_ms)" 100
+	kill -STOP "$RLD_PID"	# a hung daemon
+	sleep 0.6
+	s=$(ctl -j status)
+	check_eq "stale heartbeat, watchdog 0" "$(jget "$s" .daemon.heartbeating)" false
+	check_eq "age reported" "$(jget "$s" '.daemon.heartbeat_age_ms >= 400')" true
+	check_match "text" "$(ctl status)" "not heartbeating, last heartbeat"
+	kill -CONT "$RLD_PID"
+	sleep 0.3
+	check_eq "heartbeating again" "$(ctl -j status | jq .daemon.heartbeating)" true
+	kill -TERM "$RLD_PID"
+	wait "$RLD_PID"
+	s=$(ctl -j status)
+	check_eq "stopped (--keep-attached)" "$(jget "$s" .daemon.heartbeating)" false
+	check_eq "no heartbeats awaited" "$(jget "$s" .daemon.heartbeat_interval_ms)" 0
+	# and a rule change no longer claims a daemon will undo it
+	check_eq "no note" "$(ctl rule add 198.18.1.0/24 rate 1/s burst 1 2>&1)" ""
+}
+
+# strict_json: stdin is one valid UTF-8 JSON document; prints .error if any
+strict_json() {
+	python3 -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8")); print(d.get("error", "") if isinstance(d, dict) else "")'
+}
+
+# expect_json_err RC REGEX ARGS...: under -j, stderr is JSON, stdout empty
+expect_json_err() {
+	local rc=$1 re=$2 out err got
+	shift 2
+	err=$(ctl -j "$@" 2>&1 >"$TMPD/out")
+	got=$?
+	check_eq "exit code of -j '$*'" $got "$rc"
+	check_eq "stdout of -j '$*'" "$(cat "$TMPD/out")" ""
+	out=$(strict_json <<<"$err") || { fail "-j '$*': not valid JSON: $(cat -v <<<"$err")"; return; }
+	check_match "message of -j '$*'" "$out" "$re"
+}
+
+test_json_always_valid() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	local fffd=$'\xef\xbf\xbd'	# U+FFFD in UTF-8
+	expect_json_err 1 "unknown interface 'x$fffd$fffd'" attach dev $'x\xff\xfe'
+	expect_json_err 2 "invalid prefix" rule add $'198.18.0.0/\xff' rate 1/s burst 1
+	expect_json_err 2 "unknown argument" rule add 198.18.9.0/24 $'\xc3' 1
+	expect_json_err 2 "unknown option '--bogus'" --bogus status
+	expect_json_err 2 "unknown option '-x'" -x status
+	expect_json_err 2 "option '--pin-dir' needs an argument" --pin-dir
+	expect_json_err 2 "missing command"
+	expect_json_err 2 "unknown command 'frobnicate'" frobnicate
+	# long multibyte arguments: messages are cut between characters
+	local c arg msg
+	for c in é € 𝄞; do
+		arg=$(printf "$c%.0s" $(seq 1 300))
+		msg=$(ctl -j rule add "$arg" rate 1/s burst 1 2>&1 | strict_json) || { fail "long '$c' argument: not valid UTF-8 JSON"; continue; }
+		[[ "$msg" != *$'\xef\xbf\xbd'* ]] || fail "long '$c' argument: a character was cut: ${msg: -20}"
+		check_match "long '$c' argument" "$msg" "^invalid prefix '$c$c"
+	done
+	# text options errors stay text, with the usage
+	check_match "text option error" "$(ctl --bogus status 2>&1)" "^Error: unknown option '--bogus'"$'\n'"Usage:"
+	# output on stdout: an interface name that is not UTF-8
+	ip -n "$DST" link add $'v\xff' type veth peer name v1 && ip -n "$DST" link set $'v\xff' up &&
+		ip -n "$DST" link set v1 up || { fail "cannot create the veth"; return; }
+	ctl attach dev $'v\xff' mode generic >/dev/null || fail "attach to v\\xff"
+	local st
+	st=$(ctl -j status | strict_json) || fail "status with a non-UTF-8 interface name: not valid UTF-8 JSON"
+	check_eq "two interfaces" "$(ctl -j status | python3 -c 'import json,sys; print(len(json.loads(sys.stdin.buffer.read().decode())["interfaces"]))')" 2
+	ctl detach dev $'v\xff' >/dev/null
+}
+
+# One strict decimal parser: no sign, no spaces; no IPv4-mapped IPv6.
+test_strict_numbers_and_addresses() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null
+	local before
+	before=$(ctl -j rule list)
+	expect_err 2 "'198.18.0.0/\+24'.*no sign" rule add 198.18.0.0/+24 rate 1/s burst 1
+	expect_err 2 "'198.18.0.0/ 24'.*no spaces" rule add "198.18.0.0/ 24" rate 1/s burst 1
+	expect_err 2 "'198.18.0.0/'.*empty" rule add "198.18.0.0/" rate 1/s burst 1
+	expect_err 2 "burst '\+5'.*no sign" rule add 198.18.2.0/24 rate 1/s burst +5
+	expect_err 2 "burst ' 5'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst " 5"
+	expect_err 2 "invalid rate ' 5/s'" rule add 198.18.2.0/24 rate " 5/s" burst 1
+	expect_err 2 "id ' 7'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst 1 id " 7"
+	expect_err 2 "key length '/ 32'.*no spaces" rule add 198.18.2.0/24 rate 1/s burst 1 per "/ 32"
+	expect_err 2 "keys ' 100'.*no spaces" attach dev d0 keys " 100"
+	expect_err 2 "count ' 3'.*no spaces" top count " 3"
+	expect_err 2 "rule id '\+1'.*no sign" rule del +1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.1\?" rule add ::ffff:198.18.0.1 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.0/24\?" rule add ::ffff:198.18.0.0/120 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 0.0.0.0/0\?" rule add ::ffff:0:0/96 rate 1/s burst 1
+	expect_err 2 "IPv4-mapped.*did you mean 198.18.0.1\?" show ::ffff:198.18.0.1
+	check_eq "nothing changed" "$(ctl -j rule list)" "$before"
+	# a prefix that holds more than the mapped range is fine
+	ctl rule add ::/0 rate 1/s burst 1 >/dev/null || fail "::/0 refused"
+	# the daemon's options and file parse numbers the same way
+	local v
+	for v in +100 " 100" ""; do
+		"$RLD_BIN" --check --heartbeat "$v" >/dev/null 2>&1
+		check_eq "xdp-rld --heartbeat '$v'" $? 2
+		"$RLD_BIN" --check --watchdog "$v" >/dev/null 2>&1
+		check_eq "xdp-rld --watchdog '$v'" $? 2
+	done
+	printf '%s\n' "heartbeat +100" "watchdog  +500" "metrics 127.0.0.1:+9437" >"$TMPD/n.conf"
+	local out
+	out=$("$RLD_BIN" --check --config "$TMPD/n.conf" 2>&1)
+	check_match "file heartbeat" "$out" "invalid heartbeat '\+100'"
+	check_match "file watchdog" "$out" "invalid watchdog '\+500'"
+	check_match "file metrics port" "$out" "invalid metrics address '127.0.0.1:\+9437'"
+}
+
 run_test test_flood_counters
 run_test test_detach_leaves_nothing
 run_test test_native_and_generic
@@ -234,4 +466,11 @@ run_test test_rule_commands
 run_test test_parallel_invocations
 run_test test_errors
 run_test test_status_keys_per_family
+run_test test_lock_readers_and_bounded_wait
+run_test test_blocked_reader_holds_no_lock
+run_test test_failed_command_leaves_nothing
+run_test test_detach_purge_unattached
+run_test test_heartbeating_without_watchdog
+run_test test_json_always_valid
+run_test test_strict_numbers_and_addresses
 summary
