@@ -36,23 +36,34 @@ suite() {
 	fi
 }
 
-# What a run must never leave behind: namespaces, veths, XDP programs, pins.
+# Every lab of this run carries this prefix (tests/lib/lab.sh), so the
+# leftover check counts only what this run made: another job's namespaces,
+# or a container's veth on the same host, never fail the suite.
+export XRL_RUN="xrlt$$-"
+veths_before=$(ip -o link show type veth 2>/dev/null | awk -F': ' '{print $2}' | sort)
+pins_before=$(ls -d /sys/fs/bpf/xdp-rl* 2>/dev/null)
+
+# What a run must never leave behind: namespaces, veths, XDP programs, pins,
+# temporary directories.
 leftovers() {
-	local left=0
-	if ip netns list | grep -q '^xrl'; then
-		echo "    namespaces left: $(ip netns list | grep '^xrl' | tr '\n' ' ')"
+	local left=0 v p
+	if ip netns list | grep -q "^$XRL_RUN"; then
+		echo "    namespaces left: $(ip netns list | grep "^$XRL_RUN" | tr '\n' ' ')"
 		left=1
 	fi
-	if ip -o link show type veth 2>/dev/null | grep -q .; then
-		echo "    veths left in the root namespace"
+	v=$(comm -13 <(echo "$veths_before") \
+		<(ip -o link show type veth 2>/dev/null | awk -F': ' '{print $2}' | sort))
+	if [[ -n "$v" ]]; then
+		echo "    veths left in the root namespace: $v"
 		left=1
 	fi
-	if ls -d /sys/fs/bpf/xdp-rl* >/dev/null 2>&1 && [[ -z "${XRL_KEEP_PINS:-}" ]]; then
-		echo "    pins left under /sys/fs/bpf/xdp-rl*"
+	p=$(comm -13 <(echo "$pins_before") <(ls -d /sys/fs/bpf/xdp-rl* 2>/dev/null))
+	if [[ -n "$p" ]]; then
+		echo "    pins left: $p"
 		left=1
 	fi
-	if ls -d /tmp/xrl[0-9]* >/dev/null 2>&1; then
-		echo "    temporary directories left: $(ls -d /tmp/xrl[0-9]*)"
+	if ls -d /tmp/"$XRL_RUN"* >/dev/null 2>&1; then
+		echo "    temporary directories left: $(ls -d /tmp/"$XRL_RUN"*)"
 		left=1
 	fi
 	if ((left)); then

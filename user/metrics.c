@@ -44,7 +44,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
 	struct xrl_global_stats g;
-	unsigned long long keys = 0;
+	unsigned long long keys[2] = {};
 	long long age;
 	size_t n = 0;
 	int err;
@@ -56,8 +56,8 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
 		err = xrl_rule_stats_get(x, v[i].r.slot, &rs[i]);
-	if (!err)
-		err = xrl_keys_tracked(x, &keys);
+	for (int i = 0; !err && i < 2; i++)
+		err = xrl_keys_tracked_family(x, i ? 6 : 4, &keys[i]);
 	if (err)
 		goto out;
 
@@ -93,10 +93,13 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	fprintf(f, "xdp_rl_heartbeat_age_seconds %.3f\n", age < 0 ? 0 : age / 1e9);
 	help(f, "xdp_rl_watchdog_seconds", "gauge", "The watchdog time (0: off).");
 	fprintf(f, "xdp_rl_watchdog_seconds %.3f\n", xrl_control(x)->watchdog_ns / 1e9);
-	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket.");
-	fprintf(f, "xdp_rl_keys_tracked %llu\n", keys);
-	help(f, "xdp_rl_keys_capacity", "gauge", "Size of each family's bucket table.");
-	fprintf(f, "xdp_rl_keys_capacity %u\n", xrl_keys_capacity(x));
+	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket, per address family.");
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "xdp_rl_keys_tracked{family=\"ipv%d\"} %llu\n", i ? 6 : 4, keys[i]);
+	help(f, "xdp_rl_keys_capacity", "gauge", "Size of the family's bucket table.");
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "xdp_rl_keys_capacity{family=\"ipv%d\"} %u\n", i ? 6 : 4,
+			xrl_keys_capacity_family(x, i ? 6 : 4));
 	help(f, "xdp_rl_rules_loaded", "gauge", "Rules in the active rule set.");
 	fprintf(f, "xdp_rl_rules_loaded %zu\n", n);
 	if (ds) {
