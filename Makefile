@@ -9,7 +9,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-INCLUDES  := -Iinclude -Iuser -I$(OUTPUT)
+INCLUDES  := -Iinclude -Iuser/lib -I$(OUTPUT)
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
 # BPF atomics (compare-and-swap) need -mcpu=v3.
@@ -29,8 +29,12 @@ endif
 BPF_OBJS  := $(OUTPUT)/xdp_rl.bpf.o
 TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
 SKEL      := $(OUTPUT)/xdp_rl.skel.h
-LIB_SRCS  := user/libxrl.c user/cmd.c user/json.c user/config.c
+# user/lib: libxrl, every map and attach operation, the grammar and the
+# config reader; user/rlctl and user/rld: the two thin programs on top.
+LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+CLI_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rlctl/*.c))
+RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
 DAEMON    := $(OUTPUT)/xdp-rld
@@ -63,19 +67,20 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$(basename $(basename $(notdir $<)))) > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/%.o: user/%.c user/*.h include/*.h $(SKEL) | $(OUTPUT)
+$(OUTPUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL) | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
 
 $(LIBXRL): $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(CLI): $(OUTPUT)/xdp-rlctl.o $(LIBXRL)
+$(CLI): $(CLI_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
-$(DAEMON): $(OUTPUT)/xdp-rld.o $(OUTPUT)/linkmon.o $(OUTPUT)/metrics.o $(LIBXRL)
+$(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
 

@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "pkt.h"
-#include "cmd.h"
+#include "grammar.h"
 #include "libxrl.h"
 #include "xrl_test_progs.skel.h"
 

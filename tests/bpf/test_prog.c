@@ -16,7 +16,7 @@
 
 #include "testlib.h"
 #include "pkt.h"
-#include "cmd.h"
+#include "grammar.h"
 #include "libxrl.h"
 
 #define SEC	1000000000ULL

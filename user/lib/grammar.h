@@ -4,8 +4,8 @@
  * daemon's configuration file (one command per line). Parsing validates
  * everything that can be checked without touching the system.
  */
-#ifndef XRL_CMD_H
-#define XRL_CMD_H
+#ifndef XRL_GRAMMAR_H
+#define XRL_GRAMMAR_H
 
 #include "libxrl.h"
 

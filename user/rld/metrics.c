@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
-#include "cmd.h"
+#include "grammar.h"
 #include "config.h"
 
 /* ---- the exposition ---- */

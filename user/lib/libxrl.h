@@ -34,8 +34,18 @@ struct xrl_open_opts {
 #define XRL_LOCK_WAIT_MS	2000
 
 const char *xrl_errmsg(void);
-/* Where warnings go; the default prints "Warning: MSG" on stderr. */
-void xrl_set_warn(void (*fn)(const char *msg));
+/* ---- the log: one path for the library, the CLI and the daemon ----
+ * The library's warnings and libbpf's messages (its warnings; its debug
+ * lines only with XRL_DEBUG=1) go to the sink; the default writes
+ * "level: message" on stderr. Messages above max are dropped. */
+enum xrl_log_level { XRL_LOG_ERR, XRL_LOG_WARN, XRL_LOG_INFO, XRL_LOG_DEBUG };
+typedef void (*xrl_log_fn)(enum xrl_log_level level, const char *msg);
+void xrl_log_set(xrl_log_fn fn, enum xrl_log_level max);
+__attribute__((format(printf, 2, 3)))
+void xrl_log(enum xrl_log_level level, const char *fmt, ...);
+const char *xrl_log_level_name(enum xrl_log_level level);
+int xrl_log_level_parse(const char *s, enum xrl_log_level *level);
+
 int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
 void xrl_close(struct xrl *x);
 const char *xrl_pin_dir(const struct xrl *x);

@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cmd.h"
+#include "grammar.h"
 #include "json.h"
 #include "libxrl.h"
 #include "xrl_meter.h"
@@ -67,13 +67,18 @@ static void p_note(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Warnings of libxrl come while the lock is held: kept, printed after. */
+/* Warnings of libxrl come while the lock is held: kept, printed after.
+ * Debug lines (libbpf's, with XRL_DEBUG=1) go out at once. */
 static char warnings[1024];
 
-static void keep_warning(const char *msg)
+static void cli_log(enum xrl_log_level level, const char *msg)
 {
 	size_t l = strlen(warnings);
 
+	if (level > XRL_LOG_WARN) {
+		fprintf(stderr, "%s\n", msg);
+		return;
+	}
 	snprintf(warnings + l, sizeof(warnings) - l, "%s%s", l ? "\n" : "", msg);
 }
 
@@ -884,10 +889,7 @@ int main(int argc, char **argv)
 		}
 	}
 	jw_init(&jw, stdout, opt.pretty);
-	xrl_set_warn(keep_warning);
-	/* libbpf's own chatter (verifier logs) only when asked for */
-	if (!getenv("XRL_DEBUG"))
-		libbpf_set_print(NULL);
+	xrl_log_set(cli_log, getenv("XRL_DEBUG") ? XRL_LOG_DEBUG : XRL_LOG_WARN);
 
 	if (bad[0] || optind >= argc) {
 		p_err("%s", bad[0] ? bad : "missing command");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include "cmd.h"
+#include "grammar.h"
 
 #include <errno.h>
 #include <limits.h>

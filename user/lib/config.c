@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cmd.h"
+#include "grammar.h"
 
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"

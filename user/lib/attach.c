@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: attach, detach and list the XDP links.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+
+/* ------------------------------------------------------------------ */
+/* Attach and detach                                                   */
+
+const char *xrl_xdp_mode_name(enum xrl_xdp_mode m)
+{
+	switch (m) {
+	case XRL_XDP_AUTO: return "auto";
+	case XRL_XDP_NATIVE: return "native";
+	case XRL_XDP_GENERIC: return "generic";
+	default: return "unknown";
+	}
+}
+
+static void link_pin(const struct xrl *x, const char *ifname, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/" LINK_PREFIX "%s", x->pin_dir, ifname);
+}
+
+static int try_attach(struct xrl *x, int ifindex, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = flags);
+	int fd = bpf_link_create(x->prog_fd, ifindex, BPF_XDP, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
+	       enum xrl_xdp_mode *got)
+{
+	char p[PATH_MAX];
+	unsigned int ifindex;
+	int fd;
+
+	if (!x->pinned)
+		return fail(EINVAL, "cannot attach an unpinned instance");
+	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
+		return fail(ENODEV, "unknown interface '%s'", ifname);
+	link_pin(x, ifname, p, sizeof(p));
+	if (access(p, F_OK) == 0)
+		return fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+
+	*got = mode == XRL_XDP_GENERIC ? XRL_XDP_GENERIC : XRL_XDP_NATIVE;
+	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
+							     : XDP_FLAGS_DRV_MODE);
+	if (fd < 0 && mode == XRL_XDP_AUTO && fd != -EBUSY && fd != -EEXIST) {
+		warn("native XDP failed on %s (%s); using generic mode, which is slower",
+		     ifname, strerror(-fd));
+		*got = XRL_XDP_GENERIC;
+		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
+	}
+	if (fd == -EBUSY || fd == -EEXIST)
+		return fail(EBUSY, "another XDP program is already attached to %s", ifname);
+	if (fd < 0)
+		return fail(fd, "cannot attach to %s in %s mode: %s", ifname,
+			    xrl_xdp_mode_name(*got), strerror(-fd));
+	if (bpf_obj_pin(fd, p)) {
+		int err = fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
+
+		close(fd);	/* the link goes with its last reference */
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+int xrl_detach(struct xrl *x, const char *ifname)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	link_pin(x, ifname, p, sizeof(p));
+	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
+		return fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
+	fd = bpf_obj_get(p);
+	if (fd >= 0) {
+		/* detach now, even if another process holds the link */
+		bpf_link_detach(fd);
+		close(fd);
+	}
+	if (unlink(p))
+		return fail(errno, "cannot remove %s: %s", p, strerror(errno));
+	return 0;
+}
+
+int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
+{
+	struct xrl_attachment *v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if (!x->pinned) {
+		*out = NULL;
+		return 0;
+	}
+	d = opendir(x->pin_dir);
+	if (!d)
+		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		struct xrl_attachment *a;
+		char p[PATH_MAX], name[IF_NAMESIZE];
+		int fd;
+
+		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			a = realloc(v, cap * sizeof(*v));
+			if (!a) {
+				closedir(d);
+				free(v);
+				return fail(ENOMEM, "out of memory");
+			}
+			v = a;
+		}
+		a = &v[(*n)++];
+		memset(a, 0, sizeof(*a));
+		snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(LINK_PREFIX));
+		a->mode = XRL_XDP_UNKNOWN;
+		pin_path(x, de->d_name, p, sizeof(p));
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			a->ifindex = info.xdp.ifindex;
+			a->prog_id = info.prog_id;
+		}
+		close(fd);
+		/* the mode is known when the interface is in this namespace */
+		if (a->ifindex && if_indextoname(a->ifindex, name) &&
+		    !strcmp(name, a->ifname)) {
+			LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+			if (bpf_xdp_query(a->ifindex, 0, &q) == 0)
+				a->mode = q.attach_mode == XDP_ATTACHED_DRV ? XRL_XDP_NATIVE :
+					  q.attach_mode == XDP_ATTACHED_SKB ? XRL_XDP_GENERIC :
+					  XRL_XDP_UNKNOWN;
+		}
+	}
+	closedir(d);
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libxrl's own shared parts: the handle, the map table, the error and
+ * warning paths. Not installed, not for the CLI or the daemon.
+ */
+#ifndef XRL_INTERNAL_H
+#define XRL_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "libxrl.h"
+#include "xrl_meter.h"
+#include "xdp_rl.skel.h"
+
+#define PROG_PIN	"xdp_rl_prog"
+#define LINK_PREFIX	"link_"
+#define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
+
+enum {
+	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
+};
+
+/* pinned under these names (pins.c) */
+extern const char *const xrl__map_names[M__COUNT];
+
+struct xrl {
+	char pin_dir[PATH_MAX];
+	bool pinned;
+	bool created;		/* load_object() pinned a new instance */
+	bool created_dir;	/* and made the directory */
+	bool new_pin[M__COUNT + 1];	/* pins it made: the maps, then the program */
+	bool locked;
+	int lock_fd;
+	int prog_fd;
+	int map_fd[M__COUNT];
+	struct xdp_rl *skel;	/* when this handle loaded the object */
+	struct xrl_control *ctrl;	/* mmap of the control block */
+	int ncpus;
+	int daemon_fd;		/* the daemon's claim on the pin directory */
+};
+
+/* What xrl_errmsg() returns (log.c). */
+extern __thread char xrl__errbuf[512];
+#define errbuf xrl__errbuf
+
+/* Set xrl_errmsg() and return -err (err may be given either way). */
+__attribute__((format(printf, 2, 3)))
+int xrl__fail(int err, const char *fmt, ...);
+/* A warning through the log (xrl_log_set()). */
+__attribute__((format(printf, 1, 2)))
+void xrl__warn(const char *fmt, ...);
+#define fail xrl__fail
+#define warn xrl__warn
+#define map_names xrl__map_names
+
+/* shared between the parts */
+void xrl__mask_bits(__u8 *out, int bits, int bytes);
+void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
+int xrl__map_max_entries(int fd);
+int xrl__rules_install_empty(struct xrl *x, int family);
+#define mask_bits xrl__mask_bits
+#define pin_path xrl__pin_path
+#define map_max_entries xrl__map_max_entries
+#define rules_install_empty xrl__rules_install_empty
+
+#endif

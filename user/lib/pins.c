@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: the bpffs, the pin directory and its lock, load or reuse the
+ * pinned maps, the daemon's claim, purge.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+/* ------------------------------------------------------------------ */
+/* Open, load, pin                                                     */
+
+const char *const xrl__map_names[M__COUNT] = {
+	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
+	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats",
+};
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+static int ensure_bpffs(const char *pin_dir, bool create)
+{
+	char parent[PATH_MAX], *slash;
+
+	snprintf(parent, sizeof(parent), "%s", pin_dir);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return fail(EINVAL, "pin directory '%s' must be inside a bpffs mount", pin_dir);
+	*slash = '\0';
+	if (is_bpffs(parent))
+		return 0;
+	/* Like other BPF tools, mount the default bpffs when it is missing. */
+	if (create && !strcmp(parent, "/sys/fs/bpf")) {
+		if (mount("bpf", parent, "bpf", 0, "mode=0700") == 0)
+			return 0;
+		return fail(errno, "cannot mount bpffs on %s: %s", parent, strerror(errno));
+	}
+	if (!create && !strcmp(parent, "/sys/fs/bpf"))
+		return fail(ENOENT, "xdp-rl is not loaded (no bpffs at %s); run 'xdp-rlctl attach dev IFACE' first",
+			    parent);
+	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The pid holding the flock on fd's file, from /proc/locks; 0 if unknown. */
+static int lock_holder(int fd)
+{
+	char line[256];
+	struct stat st;
+	int pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 00:2d:5678 0 EOF"; waiters have "->" */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+		char type[16];
+		int p;
+
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &p, &maj, &min, &ino) != 5)
+			continue;
+		if (!strcmp(type, "FLOCK") && makedev(maj, min) == st.st_dev && ino == st.st_ino)
+			pid = p;
+	}
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
+static int lock_dir(struct xrl *x)
+{
+	long long deadline = mono_ms() + XRL_LOCK_WAIT_MS;
+	char comm[32] = "";
+	int pid;
+
+	if (x->lock_fd < 0)
+		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->lock_fd < 0)
+		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
+	for (;;) {
+		if (flock(x->lock_fd, LOCK_EX | LOCK_NB) == 0) {
+			x->locked = true;
+			return 0;
+		}
+		if (errno != EWOULDBLOCK)
+			return fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
+		if (mono_ms() >= deadline)
+			break;
+		usleep(10000);
+	}
+	pid = lock_holder(x->lock_fd);
+	if (!pid)
+		return fail(EBUSY, "%s is locked by another xdp-rl process (gave up after %d ms)",
+			    x->pin_dir, XRL_LOCK_WAIT_MS);
+	{
+		char p[64];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+		if ((f = fopen(p, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return fail(EBUSY, "%s is locked by another xdp-rl process (pid %d%s%s; gave up after %d ms)",
+		    x->pin_dir, pid, comm[0] ? ", " : "", comm, XRL_LOCK_WAIT_MS);
+}
+
+int xrl_lock(struct xrl *x)
+{
+	return x->pinned ? lock_dir(x) : 0;
+}
+
+void xrl_unlock(struct xrl *x)
+{
+	if (x->lock_fd >= 0)
+		flock(x->lock_fd, LOCK_UN);
+	x->locked = false;
+}
+
+void pin_path(const struct xrl *x, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", x->pin_dir, name);
+}
+
+static bool pin_exists(const struct xrl *x, const char *name)
+{
+	char p[PATH_MAX];
+
+	pin_path(x, name, p, sizeof(p));
+	return access(p, F_OK) == 0;
+}
+
+int map_max_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	return info.max_entries;
+}
+
+
+static int load_object(struct xrl *x, const struct xrl_open_opts *o)
+{
+	struct bpf_map *maps[M__COUNT];
+	char p[PATH_MAX];
+	int err;
+
+	x->skel = xdp_rl__open();
+	if (!x->skel)
+		return fail(errno, "cannot open the BPF object: %s", strerror(errno));
+	x->skel->rodata->use_test_clock = o->test_clock;
+
+	maps[M_CONTROL] = x->skel->maps.xrl_control;
+	maps[M_RULES4] = x->skel->maps.xrl_rules4;
+	maps[M_RULES6] = x->skel->maps.xrl_rules6;
+	maps[M_BUCKETS4] = x->skel->maps.xrl_buckets4;
+	maps[M_BUCKETS6] = x->skel->maps.xrl_buckets6;
+	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
+	maps[M_GLOBAL_STATS] = x->skel->maps.xrl_global_stats;
+
+	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
+		/* Buckets survive an upgrade: take the pinned table's size. */
+		int fd, cap;
+
+		pin_path(x, map_names[M_BUCKETS4], p, sizeof(p));
+		fd = bpf_obj_get(p);
+		cap = fd < 0 ? -errno : map_max_entries(fd);
+		if (fd >= 0)
+			close(fd);
+		if (cap < 0)
+			return fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
+		if (o->keys && (__u32)cap != o->keys)
+			return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
+				    cap, o->keys);
+		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
+		bpf_map__set_max_entries(maps[M_BUCKETS6], cap);
+	} else if (o->keys) {
+		/* `keys` sizes each family's table */
+		bpf_map__set_max_entries(maps[M_BUCKETS4], o->keys);
+		bpf_map__set_max_entries(maps[M_BUCKETS6], o->keys);
+	}
+
+	if (x->pinned) {
+		x->created = true;
+		for (int i = 0; i < M__COUNT; i++) {
+			pin_path(x, map_names[i], p, sizeof(p));
+			bpf_map__set_pin_path(maps[i], p);
+			/* an existing pin is reused by libbpf, and kept by xrl_discard() */
+			x->new_pin[i] = !pin_exists(x, map_names[i]);
+		}
+	}
+
+	err = xdp_rl__load(x->skel);
+	if (err)
+		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'detach dev IFACE purge')",
+			    strerror(-err));
+
+	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
+	for (int i = 0; i < M__COUNT; i++)
+		x->map_fd[i] = bpf_map__fd(maps[i]);
+
+	/* A program that finds no inner map passes everything as unmatched;
+	 * an empty rule set says the same, and lets `bpftool map` show it.
+	 * Maps reused from pins keep the set they hold. */
+	for (int family = 4; family <= 6; family += 2) {
+		err = rules_install_empty(x, family);
+		if (err)
+			return fail(err, "cannot create the empty IPv%d rule set: %s",
+				    family, strerror(-err));
+	}
+
+	if (x->pinned) {
+		pin_path(x, PROG_PIN, p, sizeof(p));
+		if (bpf_obj_pin(x->prog_fd, p))
+			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
+		x->new_pin[M__COUNT] = true;
+	}
+	return 0;
+}
+
+static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
+{
+	char p[PATH_MAX];
+	int cap;
+
+	pin_path(x, PROG_PIN, p, sizeof(p));
+	x->prog_fd = bpf_obj_get(p);
+	if (x->prog_fd < 0)
+		return fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
+	for (int i = 0; i < M__COUNT; i++) {
+		pin_path(x, map_names[i], p, sizeof(p));
+		x->map_fd[i] = bpf_obj_get(p);
+		if (x->map_fd[i] < 0)
+			return fail(errno, "cannot open pinned map %s: %s ('detach dev IFACE purge' to start over)",
+				    p, strerror(errno));
+	}
+	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
+	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
+		return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
+			    cap, o->keys);
+	return 0;
+}
+
+int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
+{
+	struct xrl *x;
+	int err;
+
+	errbuf[0] = '\0';
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return fail(ENOMEM, "out of memory");
+	x->lock_fd = -1;
+	x->daemon_fd = -1;
+	x->prog_fd = -1;
+	for (int i = 0; i < M__COUNT; i++)
+		x->map_fd[i] = -1;
+	x->ncpus = libbpf_num_possible_cpus();
+	x->pinned = !o->no_pin;
+	if (o->pin_dir && strlen(o->pin_dir) > PATH_MAX - 64) {
+		err = fail(ENAMETOOLONG, "pin directory name is too long");
+		goto err;
+	}
+	snprintf(x->pin_dir, sizeof(x->pin_dir), "%s",
+		 o->pin_dir ? o->pin_dir : XRL_DEFAULT_PIN_DIR);
+	/* no trailing slash: the parent is derived from the last component */
+	for (size_t l = strlen(x->pin_dir); l > 1 && x->pin_dir[l - 1] == '/'; l--)
+		x->pin_dir[l - 1] = '\0';
+
+	if (o->keys && o->keys < 16) {
+		err = fail(EINVAL, "keys %u: the bucket table needs at least 16 entries", o->keys);
+		goto err;
+	}
+
+	if (x->pinned) {
+		err = ensure_bpffs(x->pin_dir, o->create);
+		if (err)
+			goto err;
+		for (int tries = 0;; tries++) {
+			struct stat a, b;
+
+			if (access(x->pin_dir, F_OK)) {
+				if (!o->create) {
+					err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+						   x->pin_dir);
+					goto err;
+				}
+				if (mkdir(x->pin_dir, 0700) == 0)
+					x->created_dir = true;
+				else if (errno != EEXIST) {
+					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+					goto err;
+				}
+			}
+			if (o->no_lock)
+				break;
+			err = lock_dir(x);
+			if (err)
+				goto err;
+			/* A creator that failed removes the directory it made:
+			 * locked, it must still be the one at the path. */
+			if (tries >= 3 || (fstat(x->lock_fd, &a) == 0 && stat(x->pin_dir, &b) == 0 &&
+					   a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+				break;
+			close(x->lock_fd);
+			x->lock_fd = -1;
+			x->locked = false;
+			x->created_dir = false;
+		}
+		if (pin_exists(x, PROG_PIN)) {
+			x->created_dir = false;	/* another creator got the lock first */
+			err = reuse_pins(x, o);
+		} else if (o->create) {
+			err = load_object(x, o);
+		} else {
+			err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+				   x->pin_dir);
+		}
+	} else {
+		err = load_object(x, o);
+	}
+	if (err)
+		goto err;
+
+	x->ctrl = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+		       MAP_SHARED, x->map_fd[M_CONTROL], 0);
+	if (x->ctrl == MAP_FAILED) {
+		x->ctrl = NULL;
+		err = fail(errno, "cannot map the control block: %s", strerror(errno));
+		goto err;
+	}
+	*out = x;
+	return 0;
+err:
+	xrl_discard(x);	/* keeps errbuf: the first failure is the one to tell */
+	xrl_close(x);
+	return err;
+}
+
+bool xrl_created(const struct xrl *x)
+{
+	return x->created || x->created_dir;
+}
+
+int xrl_discard(struct xrl *x)
+{
+	char p[PATH_MAX], saved[sizeof(errbuf)];
+	int err = 0;
+
+	if (!xrl_created(x) || (x->pinned && !x->locked))
+		return 0;	/* unlocked, another process may be using them */
+	memcpy(saved, errbuf, sizeof(saved));
+	for (int i = 0; i <= M__COUNT; i++) {
+		if (!x->new_pin[i])
+			continue;
+		pin_path(x, i < M__COUNT ? map_names[i] : PROG_PIN, p, sizeof(p));
+		if (unlink(p) && errno != ENOENT && !err)
+			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+		x->new_pin[i] = false;
+	}
+	if (x->created_dir && rmdir(x->pin_dir) && errno != ENOENT && !err)
+		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+	x->created = x->created_dir = false;
+	if (!err)
+		memcpy(errbuf, saved, sizeof(errbuf));
+	return err;
+}
+
+void xrl_close(struct xrl *x)
+{
+	if (!x)
+		return;
+	if (x->ctrl)
+		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
+	if (x->skel) {
+		xdp_rl__destroy(x->skel);	/* owns the fds */
+	} else {
+		for (int i = 0; i < M__COUNT; i++)
+			if (x->map_fd[i] >= 0)
+				close(x->map_fd[i]);
+		if (x->prog_fd >= 0)
+			close(x->prog_fd);
+	}
+	if (x->lock_fd >= 0)
+		close(x->lock_fd);	/* drops the flock */
+	if (x->daemon_fd >= 0)
+		close(x->daemon_fd);
+	free(x);
+}
+
+const char *xrl_pin_dir(const struct xrl *x)
+{
+	return x->pin_dir;
+}
+
+int xrl_prog_fd(const struct xrl *x)
+{
+	return x->prog_fd;
+}
+
+struct xrl_control *xrl_control(struct xrl *x)
+{
+	return x->ctrl;
+}
+
+int xrl_purge(struct xrl *x)
+{
+	struct xrl_attachment *a;
+	struct dirent *de;
+	size_t n;
+	DIR *d;
+	int err;
+
+	err = xrl_attachments(x, &a, &n);
+	if (err)
+		return err;
+	free(a);
+	if (n)
+		return fail(EBUSY, "still attached to %zu interface(s); pins kept", n);
+	d = opendir(x->pin_dir);
+	if (!d)
+		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		pin_path(x, de->d_name, p, sizeof(p));
+		/* the daemon's claim is a directory (DAEMON_DIR) */
+		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
+			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+	}
+	closedir(d);
+	if (!err && rmdir(x->pin_dir))
+		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The daemon's claim and the pins' health                             */
+
+/* Claim DIR/daemon: mkdir (bpffs has directories but no regular files) and
+ * hold an exclusive flock on it until xrl_close(). */
+static int claim(struct xrl *x, pid_t *holder)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	*holder = 0;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	if (mkdir(p, 0700) && errno != EEXIST)
+		return fail(errno, "cannot create %s: %s", p, strerror(errno));
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(errno, "cannot open %s: %s", p, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+
+		*holder = lock_holder(fd);
+		close(fd);
+		if (err == EWOULDBLOCK)
+			return fail(EBUSY, "%s is served by another xdp-rld (pid %d): one daemon per pin directory",
+				    x->pin_dir, (int)*holder);
+		return fail(err, "cannot lock %s: %s", p, strerror(err));
+	}
+	if (x->daemon_fd >= 0)
+		close(x->daemon_fd);
+	x->daemon_fd = fd;
+	return 0;
+}
+
+int xrl_daemon_claim(struct xrl *x, pid_t *holder)
+{
+	pid_t h;
+
+	if (!x->pinned)
+		return fail(EINVAL, "an unpinned instance has no daemon");
+	return claim(x, holder ? holder : &h);
+}
+
+static __u32 fd_id(int fd, bool prog)
+{
+	if (prog) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	} else {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	}
+}
+
+/* The object pinned at DIR/name: 1 ours, 0 missing, -EEXIST another one. */
+static int pinned_is(struct xrl *x, const char *name, int fd, bool prog)
+{
+	char p[PATH_MAX];
+	int pfd, same;
+
+	pin_path(x, name, p, sizeof(p));
+	pfd = bpf_obj_get(p);
+	if (pfd < 0)
+		return 0;
+	same = fd_id(pfd, prog) == fd_id(fd, prog);
+	close(pfd);
+	return same ? 1 : -EEXIST;
+}
+
+int xrl_pins_ok(struct xrl *x)
+{
+	char p[PATH_MAX];
+
+	if (!x->pinned)
+		return 1;
+	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
+		return 0;
+	for (int i = 0; i < M__COUNT; i++)
+		if (pinned_is(x, map_names[i], x->map_fd[i], false) != 1)
+			return 0;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	return x->daemon_fd < 0 || access(p, F_OK) == 0;
+}
+
+int xrl_pins_restore(struct xrl *x)
+{
+	char p[PATH_MAX];
+	pid_t holder;
+	int err;
+
+	if (!x->pinned)
+		return 0;
+	err = ensure_bpffs(x->pin_dir, true);
+	if (err)
+		return err;
+	if (mkdir(x->pin_dir, 0700) && errno != EEXIST)
+		return fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+	/* the old directory may be gone: lock the one that is there now */
+	if (x->lock_fd >= 0) {
+		close(x->lock_fd);
+		x->lock_fd = -1;
+	}
+	for (int i = -1; i < M__COUNT; i++) {
+		const char *name = i < 0 ? PROG_PIN : map_names[i];
+		int fd = i < 0 ? x->prog_fd : x->map_fd[i];
+
+		err = pinned_is(x, name, fd, i < 0);
+		if (err < 0)
+			return fail(err, "%s/%s is another instance's: not replaced", x->pin_dir, name);
+		if (err == 1)
+			continue;
+		pin_path(x, name, p, sizeof(p));
+		if (bpf_obj_pin(fd, p))
+			return fail(errno, "cannot pin %s: %s", p, strerror(errno));
+	}
+	if (x->daemon_fd >= 0)
+		return claim(x, &holder);
+	return 0;
+}

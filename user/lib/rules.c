@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: rule sets, validated as a whole and published in one step.
+ */
+#include "internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Rules                                                               */
+
+int xrl_rule_prepare(struct xrl_rule_entry *e)
+{
+	struct xrl_rule *r = &e->r;
+	int maxlen = e->family == 6 ? 128 : 32;
+	char pfx[INET6_ADDRSTRLEN + 8];
+	__u8 mask[16] = {};
+
+	xrl_prefix_format(e, pfx, sizeof(pfx));
+	if (r->action > XRL_ACT_DENY)
+		return fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
+	if (!r->key_len) {
+		r->key_len = e->family == 6 ? 64 : 32;
+		if (r->key_len < e->prefix_len)
+			r->key_len = e->prefix_len;
+	}
+	if (r->key_len > maxlen)
+		return fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
+			    pfx, r->key_len, e->family);
+	if (r->key_len < e->prefix_len)
+		return fail(EINVAL, "rule %s: key length /%u is shorter than the prefix",
+			    pfx, r->key_len);
+	mask_bits(mask, r->key_len, maxlen / 8);
+	memcpy(r->key_mask, mask, sizeof(r->key_mask));
+
+	if (r->action != XRL_ACT_LIMIT) {
+		/* allow and deny are never metered */
+		r->interval = r->limit = 0;
+		return 0;
+	}
+	if (!r->rate_count)
+		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
+	if (!r->burst)
+		return fail(EINVAL, "rule %s: burst must be at least 1", pfx);
+	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
+	if (!r->interval)
+		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
+			    pfx, XRL_RATE_MAX_PER_SEC);
+	r->limit = xrl_burst_limit(r->interval, r->burst);
+	if (!r->limit)
+		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+			    pfx, r->burst);
+	return 0;
+}
+
+/*
+ * Each family's rule set is an LPM trie published through a map-in-map
+ * (xrl_rules4, xrl_rules6: one entry). A commit never writes a published
+ * trie: it creates a fresh one, fills it and swaps it in.
+ */
+static int outer_fd(struct xrl *x, int family)
+{
+	return x->map_fd[family == 6 ? M_RULES6 : M_RULES4];
+}
+
+/* A fresh, empty trie shaped like the BPF object's inner-map template
+ * (struct xrl_rules4_inner / xrl_rules6_inner): the kernel refuses an inner
+ * map whose type, key, value or flags differ. */
+static int rules_create(int family)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	__u32 ksz = family == 6 ? sizeof(struct xrl_lpm6_key) : sizeof(struct xrl_lpm4_key);
+	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, family == 6 ? "xrl_rules6_set" : "xrl_rules4_set",
+				ksz, sizeof(struct xrl_rule), XRL_MAX_RULES, &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Publish a filled trie. One update of the outer map: a packet looks the
+ * inner map up once, so it sees the old trie or this one, never a mix.
+ * The proof that the old one is out of use when this returns: the syscall
+ * path of an update of a *_OF_MAPS map ends in maybe_wait_bpf_programs(),
+ * which calls synchronize_rcu(); XDP programs (and BPF_PROG_TEST_RUN) run
+ * inside an RCU read-side section, so every packet that may have looked up
+ * the old trie has finished. Slots that only the old set held are free from
+ * here on (xrl_rules_commit relies on it).
+ */
+static int rules_publish(struct xrl *x, int family, int inner_fd)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(outer_fd(x, family), &zero, &inner_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int rules_install_empty(struct xrl *x, int family)
+{
+	__u32 zero = 0, id;
+	int fd, err;
+
+	if (bpf_map_lookup_elem(outer_fd(x, family), &zero, &id) == 0)
+		return 0;	/* a set is published already */
+	fd = rules_create(family);
+	if (fd < 0)
+		return fd;
+	err = rules_publish(x, family, fd);
+	close(fd);
+	return err;
+}
+
+/*
+ * A new fd on the published trie of a family, or -ENOENT when none is
+ * published. The outer map gives the inner map's id; a concurrent commit may
+ * replace and free that map between the two look-ups: look again.
+ */
+static int rules_fd(struct xrl *x, int family)
+{
+	__u32 zero = 0, id;
+
+	for (int tries = 0; tries < 8; tries++) {
+		int fd;
+
+		if (bpf_map_lookup_elem(outer_fd(x, family), &zero, &id))
+			return -errno;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+/* Read every rule of one trie, appending to *v. */
+static int read_trie(int fd, int family, struct xrl_rule_entry **v, size_t *n,
+		     size_t *cap)
+{
+	struct xrl_lpm6_key key, next;	/* large enough for both */
+	void *prev = NULL;
+	int alen = family == 6 ? 16 : 4;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct xrl_rule_entry *e;
+
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			void *nv = realloc(*v, nc * sizeof(**v));
+
+			if (!nv)
+				return fail(ENOMEM, "out of memory");
+			*v = nv;
+			*cap = nc;
+		}
+		e = &(*v)[*n];
+		memset(e, 0, sizeof(*e));
+		e->family = family;
+		e->prefix_len = next.prefixlen;
+		memcpy(e->addr, next.addr, alen);
+		if (bpf_map_lookup_elem(fd, &next, &e->r) == 0)
+			(*n)++;
+		key = next;
+		prev = &key;
+	}
+	if (errno != ENOENT)
+		return fail(errno, "cannot read the rules: %s", strerror(errno));
+	return 0;
+}
+
+/* Read the published rules of one family, appending to *v. */
+static int read_family(struct xrl *x, int family, struct xrl_rule_entry **v,
+		       size_t *n, size_t *cap)
+{
+	int fd = rules_fd(x, family), err;
+
+	if (fd == -ENOENT)
+		return 0;	/* nothing published: no rules */
+	if (fd < 0)
+		return fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+	err = read_trie(fd, family, v, n, cap);
+	close(fd);
+	return err;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct xrl_rule_entry *x = a, *y = b;
+
+	return x->r.id < y->r.id ? -1 : x->r.id > y->r.id;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
+{
+	struct xrl_rule_entry *v = NULL;
+	size_t cap = 0;
+	int err;
+
+	*n = 0;
+	err = read_family(x, 4, &v, n, &cap);
+	if (!err)
+		err = read_family(x, 6, &v, n, &cap);
+	if (err) {
+		free(v);
+		return err;
+	}
+	qsort(v, *n, sizeof(*v), cmp_id);
+	*out = v;
+	return 0;
+}
+
+/* Same configuration: the bucket and counters carry over. */
+static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
+{
+	return a->id == b->id && a->action == b->action &&
+	       a->key_len == b->key_len && a->on_failure == b->on_failure &&
+	       a->rate_count == b->rate_count &&
+	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
+	       a->unit == b->unit && a->algo == b->algo;
+}
+
+/* A fresh trie holding the rules of one family: an fd, or an error. */
+static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
+{
+	int fd = rules_create(family);
+
+	if (fd < 0)
+		return fail(fd, "cannot create a rule set: %s", strerror(-fd));
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
+
+		if (v[i].family != family)
+			continue;
+		memcpy(k.addr, v[i].addr, family == 6 ? 16 : 4);
+		if (bpf_map_update_elem(fd, &k, &v[i].r, BPF_NOEXIST)) {
+			int err = fail(errno, "cannot write rule %u: %s", v[i].r.id,
+				       strerror(errno));
+
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
+}
+
+static int zero_rule_stats(struct xrl *x, __u32 slot)
+{
+	size_t sz = (size_t)x->ncpus * sizeof(struct xrl_rule_stats);
+	void *zero = calloc(1, sz);
+	int err = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(x->map_fd[M_RULE_STATS], &slot, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
+/* Order by family, prefix length, address: equal prefixes are neighbours. */
+static int cmp_prefix(const void *a, const void *b)
+{
+	const struct xrl_rule_entry *x = *(const struct xrl_rule_entry *const *)a;
+	const struct xrl_rule_entry *y = *(const struct xrl_rule_entry *const *)b;
+
+	if (x->family != y->family)
+		return x->family - y->family;
+	if (x->prefix_len != y->prefix_len)
+		return x->prefix_len - y->prefix_len;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+static int cmp_id_ptr(const void *a, const void *b)
+{
+	return cmp_id(*(const void *const *)a, *(const void *const *)b);
+}
+
+int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
+{
+	struct xrl_rule_entry **p = NULL;
+	int err = 0;
+
+	/* the one limit, for the CLI, the daemon and --check alike */
+	if (n > XRL_MAX_RULES) {
+		*bad = XRL_MAX_RULES;
+		return fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
+			    n, XRL_MAX_RULES);
+	}
+	for (size_t i = 0; i < n; i++) {
+		*bad = i;
+		err = xrl_rule_prepare(&v[i]);
+		if (err)
+			return err;
+	}
+	if (n < 2)
+		return 0;
+	p = malloc(n * sizeof(*p));
+	if (!p)
+		return fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		p[i] = &v[i];
+	qsort(p, n, sizeof(*p), cmp_prefix);
+	for (size_t i = 1; i < n && !err; i++) {
+		if (cmp_prefix(&p[i - 1], &p[i]) == 0) {
+			struct xrl_rule_entry *first = p[i - 1] < p[i] ? p[i - 1] : p[i];
+			struct xrl_rule_entry *second = p[i - 1] < p[i] ? p[i] : p[i - 1];
+			char pfx[INET6_ADDRSTRLEN + 8];
+
+			xrl_prefix_format(second, pfx, sizeof(pfx));
+			*bad = second - v;
+			err = first->r.id ? fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+						 pfx, first->r.id)
+					  : fail(EEXIST, "duplicate prefix %s", pfx);
+		}
+	}
+	qsort(p, n, sizeof(*p), cmp_id_ptr);
+	for (size_t i = 1; i < n && !err; i++) {
+		if (p[i]->r.id && p[i]->r.id == p[i - 1]->r.id) {
+			*bad = (p[i - 1] < p[i] ? p[i] : p[i - 1]) - v;
+			err = fail(EEXIST, "duplicate rule id %u", p[i]->r.id);
+		}
+	}
+	free(p);
+	return err;
+}
+
+/* Ids of 0 get the lowest ids not taken. */
+static int assign_ids(struct xrl_rule_entry *v, size_t n)
+{
+	__u32 *ids = malloc((n + 1) * sizeof(*ids)), id = 1;
+	size_t k = 0, j = 0;
+
+	if (!ids)
+		return fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.id)
+			ids[k++] = v[i].r.id;
+	qsort(ids, k, sizeof(*ids), cmp_u32);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.id)
+			continue;
+		while (j < k && ids[j] < id)
+			j++;
+		while (j < k && ids[j] == id)
+			id++, j++;
+		v[i].r.id = id++;
+	}
+	free(ids);
+	return 0;
+}
+
+int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
+{
+	struct xrl_rule_entry *old = NULL, **oldp = NULL;
+	size_t nold = 0, bad;
+	unsigned char *used = NULL;
+	__u32 *fresh = NULL;
+	size_t nfresh = 0;
+	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
+	__u64 gen;
+
+	/* 1. validate the whole set before touching anything */
+	err = xrl_rules_validate(v, n, &bad);
+	if (!err)
+		err = assign_ids(v, n);
+	if (err)
+		return err;
+
+	/*
+	 * 2. rules that did not change keep their slot and generation; a new
+	 * or changed rule gets a slot that no published rule holds. The
+	 * published set holds at most XRL_MAX_RULES of the XRL_RULE_SLOTS, so
+	 * there is always one; a slot that only an older set held is out of
+	 * use (see rules_publish). Nothing is written in this step.
+	 */
+	err = xrl_rules_get(x, &old, &nold);
+	if (err)
+		return err;
+	used = calloc(XRL_RULE_SLOTS, 1);
+	oldp = malloc((nold + 1) * sizeof(*oldp));
+	fresh = malloc((n + 1) * sizeof(*fresh));
+	if (!used || !oldp || !fresh) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nold; i++) {
+		if (old[i].r.slot < XRL_RULE_SLOTS)
+			used[old[i].r.slot] = 1;
+		oldp[i] = &old[i];
+	}
+	qsort(oldp, nold, sizeof(*oldp), cmp_prefix);
+	gen = x->ctrl->gen;
+	next = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_rule_entry *key = &v[i], **hit;
+
+		hit = nold ? bsearch(&key, oldp, nold, sizeof(*oldp), cmp_prefix) : NULL;
+		if (hit && same_config(&v[i].r, &(*hit)->r) &&
+		    (*hit)->r.slot < XRL_RULE_SLOTS) {
+			v[i].r.slot = (*hit)->r.slot;
+			v[i].r.gen = (*hit)->r.gen;
+			continue;
+		}
+		while (next < XRL_RULE_SLOTS && used[next])
+			next++;
+		if (next == XRL_RULE_SLOTS) {	/* validation makes this impossible */
+			err = fail(ENOSPC, "no free rule slot");
+			goto out;
+		}
+		used[next] = 2;
+		v[i].r.slot = next;
+		v[i].r.gen = (__u32)++gen;
+		fresh[nfresh++] = next;
+	}
+
+	/* 3. build a fresh trie per family, completely */
+	fd4 = build_trie(4, v, n);
+	if (fd4 < 0) {
+		err = fd4;
+		goto out;
+	}
+	fd6 = build_trie(6, v, n);
+	if (fd6 < 0) {
+		err = fd6;
+		goto out;
+	}
+	old4 = rules_fd(x, 4);	/* for a roll-back */
+	if (old4 < 0 && old4 != -ENOENT) {
+		err = fail(old4, "cannot open the IPv4 rule set: %s", strerror(-old4));
+		goto out;
+	}
+
+	/* 4. fresh counters, now that nothing but publishing can fail: these
+	 * slots are held by no published rule, so a failure from here on
+	 * loses no rule's counters either */
+	for (size_t i = 0; i < nfresh; i++) {
+		err = zero_rule_stats(x, fresh[i]);
+		if (err) {
+			err = fail(err, "cannot reset counters: %s", strerror(-err));
+			goto out;
+		}
+	}
+	/* generations are spent even if publishing fails below: a packet may
+	 * have metered with one before a roll-back */
+	x->ctrl->gen = gen;
+
+	/* 5. publish each family with one update; roll IPv4 back if IPv6
+	 * cannot follow, so that a failed commit changes nothing */
+	err = rules_publish(x, 4, fd4);
+	if (err) {
+		err = fail(err, "cannot publish the IPv4 rules: %s", strerror(-err));
+		goto out;
+	}
+	err = rules_publish(x, 6, fd6);
+	if (err) {
+		__u32 zero = 0;
+
+		err = fail(err, "cannot publish the IPv6 rules: %s", strerror(-err));
+		if (old4 >= 0)
+			rules_publish(x, 4, old4);
+		else
+			bpf_map_delete_elem(outer_fd(x, 4), &zero);
+		goto out;
+	}
+	x->ctrl->rules = n;
+	err = 0;
+out:
+	/* a published trie lives on in the outer map */
+	if (fd4 >= 0)
+		close(fd4);
+	if (fd6 >= 0)
+		close(fd6);
+	if (old4 >= 0)
+		close(old4);
+	free(fresh);
+	free(oldp);
+	free(used);
+	free(old);
+	return err;
+}
+
+int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
+		   struct xrl_rule_entry *out)
+{
+	struct xrl_lpm6_key k = { .prefixlen = family == 6 ? 128 : 32 };
+	struct xrl_rule_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int fd, err;
+
+	memcpy(k.addr, addr, family == 6 ? 16 : 4);
+	memset(out, 0, sizeof(*out));
+	fd = rules_fd(x, family);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENOENT :
+		       fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+	if (bpf_map_lookup_elem(fd, &k, &out->r)) {
+		close(fd);
+		return -ENOENT;
+	}
+	/* the trie gives the value, not the prefix that matched: find it in
+	 * the same trie */
+	err = read_trie(fd, family, &v, &n, &cap);
+	close(fd);
+	if (err) {
+		free(v);
+		return err;
+	}
+	err = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.slot == out->r.slot && v[i].r.gen == out->r.gen) {
+			*out = v[i];
+			err = 0;
+			break;
+		}
+	}
+	free(v);
+	return err;
+}

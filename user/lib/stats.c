@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: counters and bucket walks.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+
+static int percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
+{
+	size_t stride = nfields * sizeof(__u64);
+	__u64 *vals = calloc(x->ncpus, stride);
+
+	if (!vals)
+		return fail(ENOMEM, "out of memory");
+	if (bpf_map_lookup_elem(x->map_fd[map], &idx, vals)) {
+		int err = fail(errno, "cannot read counters: %s", strerror(errno));
+
+		free(vals);
+		return err;
+	}
+	memset(sum, 0, stride);
+	for (int c = 0; c < x->ncpus; c++)
+		for (size_t f = 0; f < nfields; f++)
+			sum[f] += vals[c * nfields + f];
+	free(vals);
+	return 0;
+}
+
+int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum)
+{
+	return percpu_sum(x, M_RULE_STATS, slot, (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
+}
+
+int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum)
+{
+	return percpu_sum(x, M_GLOBAL_STATS, 0, (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
+}
+
+/* ------------------------------------------------------------------ */
+/* Buckets                                                             */
+
+void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
+		const __u8 *addr)
+{
+	__u32 a[4] = {};
+
+	memcpy(a, addr, family == 6 ? 16 : 4);
+	for (int i = 0; i < 4; i++)
+		a[i] &= r->key_mask[i];
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	k->gen = r->gen;
+	memcpy(k->addr, a, family == 6 ? 16 : 4);
+}
+
+int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
+{
+	struct xrl_bucket_key4 k4 = { .gen = k->gen };
+	struct xrl_bucket_key6 k6 = { .gen = k->gen };
+	int err;
+
+	if (k->family == 6) {
+		memcpy(k6.addr, k->addr, 16);
+		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS6], &k6, b);
+	} else {
+		memcpy(&k4.addr, k->addr, 4);
+		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS4], &k4, b);
+	}
+	return err ? -errno : 0;
+}
+
+/* Walk one family's table in batches; keys come back as struct xrl_key. */
+static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
+{
+	enum { BATCH = 4096 };
+	size_t ksz = family == 6 ? sizeof(struct xrl_bucket_key6) : sizeof(struct xrl_bucket_key4);
+	int fd = x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4];
+	char *keys = calloc(BATCH, ksz);
+	struct xrl_bucket *vals = calloc(BATCH, sizeof(*vals));
+	__u32 in = 0, out = 0;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	while (!done) {
+		__u32 count = BATCH;
+
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
+			if (errno != ENOENT) {
+				err = fail(errno, "cannot read buckets: %s", strerror(errno));
+				goto out;
+			}
+			done = true;	/* the last batch, possibly partial */
+		}
+		for (__u32 i = 0; i < count; i++) {
+			struct xrl_key k = { .family = family };
+			const char *raw = keys + i * ksz;
+
+			memcpy(&k.gen, raw, 4);
+			memcpy(k.addr, raw + 4, ksz - 4);
+			err = cb(&k, &vals[i], ctx);
+			if (err)
+				goto out;
+		}
+		in = out;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
+{
+	int err = walk_table(x, 4, cb, ctx);
+
+	return err ? err : walk_table(x, 6, cb, ctx);
+}
+
+static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	++*(unsigned long long *)ctx;
+	return 0;
+}
+
+int xrl_keys_tracked(struct xrl *x, unsigned long long *n)
+{
+	*n = 0;
+	return xrl_buckets_walk(x, count_cb, n);
+}
+
+int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
+{
+	*n = 0;
+	return walk_table(x, family, count_cb, n);
+}
+
+__u32 xrl_keys_capacity(struct xrl *x)
+{
+	return xrl_keys_capacity_family(x, 4);
+}
+
+__u32 xrl_keys_capacity_family(struct xrl *x, int family)
+{
+	int cap = map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
+
+	return cap < 0 ? 0 : cap;
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-rld: the heartbeat, from a thread of its own.
+ */
+#include "rld.h"
+
+#include <pthread.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+void heartbeat(void)
+{
+	xrl_heartbeat(d.x, get_long(&d.heartbeat_ms), (__u64)get_long(&d.watchdog_ms) * 1000000);
+}
+
+static void timespec_add_ms(struct timespec *t, long ms)
+{
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+/*
+ * The heartbeat proves that the daemon is alive, nothing more: it waits for
+ * no reload, no file, no lock but its own condition variable. A stalled
+ * event loop is reported (log) but does not stop the heartbeat, since that
+ * would lift every limit (the watchdog's on-failure policies).
+ */
+static void *heartbeat_main(void *arg)
+{
+	struct timespec next;
+	bool stall_logged = false;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&d.hb_lock);
+	while (!d.hb_stop) {
+		long hb = get_long(&d.heartbeat_ms);
+		long busy = get_long(&d.busy_ms);
+		double stall = busy ? now_ms() - busy : 0;
+		long wd = get_long(&d.watchdog_ms);
+
+		heartbeat();
+		/* a turn of the event loop takes milliseconds; a reload of a
+		 * large file, a second or so */
+		if (stall > 2.0 * (wd > 10000 ? wd : 10000) && !stall_logged) {
+			xrl_log(XRL_LOG_WARN, "the event loop has been busy for %.0f s (heartbeat goes on)", stall / 1e3);
+			stall_logged = true;
+		} else if (stall < hb) {
+			stall_logged = false;
+		}
+		timespec_add_ms(&next, hb);
+		pthread_cond_timedwait(&d.hb_cond, &d.hb_lock, &next);
+		/* behind by more than a beat (a suspended machine): resync */
+		if (now_ms() > next.tv_sec * 1e3 + next.tv_nsec / 1e6 + hb)
+			clock_gettime(CLOCK_MONOTONIC, &next);
+	}
+	pthread_mutex_unlock(&d.hb_lock);
+	return NULL;
+}
+
+int heartbeat_start(void)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d.hb_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&d.hb_thread, NULL, heartbeat_main, NULL);
+	d.hb_started = !err;
+	return -err;
+}
+
+void heartbeat_stop(void)
+{
+	if (!d.hb_started)
+		return;
+	pthread_mutex_lock(&d.hb_lock);
+	d.hb_stop = true;
+	pthread_cond_signal(&d.hb_cond);
+	pthread_mutex_unlock(&d.hb_lock);
+	pthread_join(d.hb_thread, NULL);
+	d.hb_started = false;
+}
+
+/* A new heartbeat period takes effect at once. */
+void heartbeat_kick(void)
+{
+	if (!d.hb_started)
+		return;
+	pthread_mutex_lock(&d.hb_lock);
+	pthread_cond_signal(&d.hb_cond);
+	pthread_mutex_unlock(&d.hb_lock);
+}
+
+/* The event loop's housekeeping tick: the pin check, once a second. */
+int arm_timer(void)
+{
+	struct itimerspec its = {
+		.it_interval = { 1, 0 },
+		.it_value = { 1, 0 },
+	};
+
+	return timerfd_settime(d.timer_fd, 0, &its, NULL);
+}

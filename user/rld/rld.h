@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xdp-rld's parts, and the state they share:
+ *   main.c       options, the event loop, stopping
+ *   reload.c     read the configuration, apply it, watch the file
+ *   iface.c      attach, adopt, link events, restore removed pins
+ *   heartbeat.c  the heartbeat thread
+ *   metrics.c    the Prometheus exposition; linkmon.c rtnetlink
+ * Every map and attach operation goes through libxrl.
+ */
+#ifndef XRL_RLD_H
+#define XRL_RLD_H
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "config.h"
+#include "libxrl.h"
+#include "linkmon.h"
+#include "metrics.h"
+
+#define DEFAULT_METRICS		"127.0.0.1:9437"
+#define DEFAULT_HEARTBEAT_MS	1000
+#define DEFAULT_WATCHDOG_MS	5000
+#define RELOAD_SETTLE_MS	100	/* editors write, rename, chmod: one reload */
+
+/* the command line */
+struct rld_opts {
+	const char *config;
+	bool config_given;
+	char *ifaces[64];
+	int nifaces;
+	const char *metrics;
+	long heartbeat_ms, watchdog_ms;
+	const char *pin_dir;
+	bool keep_attached, check;
+	enum xrl_log_level level;
+	bool journal;
+};
+extern struct rld_opts opt;
+
+/* The running state. `lock` serialises map reads by the metrics thread with
+ * the event loop's rule changes. The heartbeat thread takes no lock: it reads
+ * its settings atomically and writes two words of the mmap'ed control block. */
+struct rld_state {
+	struct xrl *x;
+	pthread_mutex_t lock;
+	struct xrl_daemon_stats stats;
+	struct xrl_iface_cfg *ifaces;	/* served interfaces */
+	size_t nifaces;
+	long heartbeat_ms, watchdog_ms;	/* atomic: the heartbeat thread reads them */
+	int timer_fd;
+	/* the heartbeat thread */
+	pthread_t hb_thread;
+	bool hb_started, hb_stop;
+	pthread_mutex_t hb_lock;
+	pthread_cond_t hb_cond;
+	long busy_ms;		/* atomic: when the event loop's current turn began; 0: idle in poll */
+	bool pins_broken;	/* the last pin check failed and was logged */
+};
+extern struct rld_state d;
+
+static inline long get_long(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* reload.c */
+int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin);
+int apply(struct xrl_config *c, const char *what);
+void reload(const char *why);
+int watch_config(int ifd);
+bool config_event(int ifd);
+
+/* iface.c */
+bool has_link_pin(const char *ifname);
+void count_attached(void);
+void serve_iface(const struct xrl_iface_cfg *ic);
+void unserve_iface(const char *name);
+int set_ifaces(const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n);
+void on_link(const struct xrl_link_event *ev, void *ctx);
+int check_pins(void);
+
+/* heartbeat.c */
+void heartbeat(void);
+int heartbeat_start(void);
+void heartbeat_stop(void);
+void heartbeat_kick(void);
+int arm_timer(void);
+
+#endif
