@@ -33,7 +33,7 @@ static int add_rule(struct xrl *x, struct xrl_rule_entry *v, size_t *n, const ch
 	struct xrl_cmd c;
 
 	(void)x;
-	if (xrl_cmd_parse_line(line, &c, &e)) {
+	if (xrl_cmd_parse_line(line, XRL_IN_CLI, &c, &e)) {
 		fprintf(stderr, "Error: %s: %s\n", line, e.msg);
 		return -1;
 	}

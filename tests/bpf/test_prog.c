@@ -86,7 +86,7 @@ static int set_rules(const char *const *lines)
 		struct xrl_parse_err e;
 		struct xrl_cmd c;
 
-		if (xrl_cmd_parse_line(*lines, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+		if (xrl_cmd_parse_line(*lines, XRL_IN_CLI, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
 			fprintf(stderr, "    bad rule '%s': %s\n", *lines, e.msg);
 			return -1;
 		}
@@ -732,7 +732,7 @@ static struct xrl_rule_entry entry(const char *line)
 	struct xrl_parse_err e;
 	struct xrl_cmd c;
 
-	if (xrl_cmd_parse_line(line, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+	if (xrl_cmd_parse_line(line, XRL_IN_CLI, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
 		fprintf(stderr, "    bad rule '%s': %s\n", line, e.msg);
 		return r;
 	}

@@ -214,7 +214,7 @@ test_errors() {
 	expect_err 1 "unknown interface 'nosuch0'" attach dev nosuch0
 	expect_err 1 "already attached to d0" attach dev d0
 	expect_err 1 "not attached to 'lo'" detach dev lo
-	expect_err 2 "unknown mode 'panic'" mode set panic
+	expect_err 2 "invalid mode 'panic'" mode set panic
 	expect_err 2 "unknown command 'frobnicate'" frobnicate
 	expect_err 2 "invalid address" show 198.18.0
 	check_eq "nothing changed" "$(ctl -j rule list)" "$before"

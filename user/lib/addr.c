@@ -168,10 +168,5 @@ void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len)
 
 const char *xrl_action_name(int action)
 {
-	switch (action) {
-	case XRL_ACT_LIMIT: return "limit";
-	case XRL_ACT_ALLOW: return "allow";
-	case XRL_ACT_DENY: return "deny";
-	}
-	return "unknown";
+	return xrl_word_name(xrl_action_words, action);
 }

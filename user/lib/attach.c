@@ -17,12 +17,7 @@
 
 const char *xrl_xdp_mode_name(enum xrl_xdp_mode m)
 {
-	switch (m) {
-	case XRL_XDP_AUTO: return "auto";
-	case XRL_XDP_NATIVE: return "native";
-	case XRL_XDP_GENERIC: return "generic";
-	default: return "unknown";
-	}
+	return xrl_word_name(xrl_xdp_mode_words, m);
 }
 
 static void link_pin(const struct xrl *x, const char *ifname, char *buf, size_t len)

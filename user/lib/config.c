@@ -37,16 +37,6 @@ static int add_err(struct xrl_config_err **errs, size_t *n, int line, int col,
 	return 0;
 }
 
-static int parse_ms(const char *s, long *out)
-{
-	__u64 v;
-
-	if (xrl_dec_parse(s, 0, 3600000, &v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 {
 	const char *colon;
@@ -73,73 +63,11 @@ int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 	return 0;
 }
 
-/* Config-only commands; 0 when handled, 1 when not one of them. */
-static int parse_config_cmd(int argc, char **argv, const int *cols, int line,
-			    struct xrl_config *c, struct xrl_config_err **errs, size_t *nerrs)
-{
-	const char *w = argv[0];
-	char host[64];
-	int port;
-
-	if (!strcmp(w, "interface")) {
-		struct xrl_iface_cfg ic = { .mode = XRL_XDP_AUTO }, *ni;
-
-		if (argc < 2)
-			return add_err(errs, nerrs, line, cols[0], "missing interface name after 'interface'") ?: 0;
-		if (strlen(argv[1]) >= IF_NAMESIZE)
-			return add_err(errs, nerrs, line, cols[1], "interface name '%s' is too long", argv[1]) ?: 0;
-		strcpy(ic.name, argv[1]);
-		if (argc >= 3) {
-			if (strcmp(argv[2], "mode") || argc != 4)
-				return add_err(errs, nerrs, line, cols[2], "expected 'mode native|generic|auto'") ?: 0;
-			if (!strcmp(argv[3], "native"))
-				ic.mode = XRL_XDP_NATIVE;
-			else if (!strcmp(argv[3], "generic"))
-				ic.mode = XRL_XDP_GENERIC;
-			else if (strcmp(argv[3], "auto"))
-				return add_err(errs, nerrs, line, cols[3],
-					       "invalid XDP mode '%s' (native, generic, auto)", argv[3]) ?: 0;
-		}
-		for (size_t i = 0; i < c->nifaces; i++)
-			if (!strcmp(c->ifaces[i].name, ic.name))
-				return add_err(errs, nerrs, line, cols[1], "interface %s given twice", ic.name) ?: 0;
-		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		c->ifaces = ni;
-		c->ifaces[c->nifaces++] = ic;
-		return 0;
-	}
-	if (!strcmp(w, "heartbeat") || !strcmp(w, "watchdog")) {
-		long *dst = w[0] == 'h' ? &c->heartbeat_ms : &c->watchdog_ms;
-
-		if (argc != 2)
-			return add_err(errs, nerrs, line, argc < 2 ? cols[0] : cols[2],
-				       "expected '%s MS'", w) ?: 0;
-		if (parse_ms(argv[1], dst) || (w[0] == 'h' && *dst < 10))
-			return add_err(errs, nerrs, line, cols[1], "invalid %s '%s' (milliseconds, %s .. 3600000)",
-				       w, argv[1], w[0] == 'h' ? "10" : "0") ?: 0;
-		return 0;
-	}
-	if (!strcmp(w, "metrics")) {
-		if (argc != 2)
-			return add_err(errs, nerrs, line, argc < 2 ? cols[0] : cols[2],
-				       "expected 'metrics ADDR:PORT'") ?: 0;
-		if ((strcmp(argv[1], "off") && xrl_hostport_parse(argv[1], host, sizeof(host), &port)) ||
-		    strlen(argv[1]) >= sizeof(c->metrics))
-			return add_err(errs, nerrs, line, cols[1], "invalid metrics address '%s' (ADDR:PORT or off)",
-				       argv[1]) ?: 0;
-		strcpy(c->metrics, argv[1]);
-		return 0;
-	}
-	return 1;
-}
-
 static int parse_line(char *text, int line, struct xrl_config *c,
 		      struct xrl_config_err **errs, size_t *nerrs)
 {
 	char *argv[XRL_MAX_WORDS + 1];
-	int cols[XRL_MAX_WORDS + 1], argc, err;
+	int cols[XRL_MAX_WORDS + 1], argc;
 	struct xrl_parse_err pe;
 	struct xrl_cmd cmd;
 
@@ -149,15 +77,13 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 	if (!argc)
 		return 0;
 
-	err = parse_config_cmd(argc, argv, cols, line, c, errs, nerrs);
-	if (err <= 0)
-		return err;
-	if (xrl_cmd_parse(argc, argv, &cmd, &pe)) {
+	if (xrl_cmd_parse(argc, argv, XRL_IN_CONFIG, &cmd, &pe)) {
 		int i = pe.argi < 0 ? 0 : pe.argi > argc ? argc : pe.argi;
 
 		return add_err(errs, nerrs, line, cols[i], "%s", pe.msg) ?: 0;
 	}
-	if (cmd.kind == XRL_CMD_RULE_ADD) {
+	switch (cmd.kind) {
+	case XRL_CMD_RULE_ADD: {
 		struct xrl_rule_entry *nr = realloc(c->rules, (c->nrules + 1) * sizeof(*nr));
 		int *nl = realloc(c->rule_line, (c->nrules + 1) * sizeof(*nl));
 		int *nc = nl ? realloc(c->rule_col, (c->nrules + 1) * sizeof(*nc)) : NULL;
@@ -175,14 +101,40 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		c->rule_col[c->nrules++] = cols[2];
 		return 0;
 	}
-	if (cmd.kind == XRL_CMD_MODE_SET) {
+	case XRL_CMD_MODE_SET:
 		c->has_mode = true;
 		c->mode = cmd.mode;
 		return 0;
+	case XRL_CMD_INTERFACE: {
+		struct xrl_iface_cfg *ni;
+
+		for (size_t i = 0; i < c->nifaces; i++)
+			if (!strcmp(c->ifaces[i].name, cmd.ifname))
+				return add_err(errs, nerrs, line, cols[1], "interface %s given twice",
+					       cmd.ifname) ?: 0;
+		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		c->ifaces = ni;
+		memset(&ni[c->nifaces], 0, sizeof(*ni));
+		strcpy(ni[c->nifaces].name, cmd.ifname);
+		ni[c->nifaces++].mode = cmd.xdp_mode;
+		return 0;
 	}
-	return add_err(errs, nerrs, line, cols[0],
-		       "'%s' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics)",
-		       argv[0]) ?: 0;
+	case XRL_CMD_HEARTBEAT:
+		c->heartbeat_ms = cmd.ms;
+		return 0;
+	case XRL_CMD_WATCHDOG:
+		c->watchdog_ms = cmd.ms;
+		return 0;
+	case XRL_CMD_METRICS:
+		strcpy(c->metrics, cmd.hostport);
+		return 0;
+	default:
+		/* the table lets only configuration commands through */
+		return add_err(errs, nerrs, line, cols[0], "'%s' is not a configuration command",
+			       argv[0]) ?: 0;
+	}
 }
 
 int xrl_config_parse_text(const char *path, const char *text, struct xrl_config *c,

@@ -11,24 +11,9 @@
 /* ------------------------------------------------------------------ */
 /* Mode and clock                                                      */
 
-static const char *mode_names[XRL_MODE_MAX] = {
-	"enforce", "dry-run", "fail-open", "fail-closed",
-};
-
 const char *xrl_mode_name(enum xrl_mode m)
 {
-	return m < XRL_MODE_MAX ? mode_names[m] : "unknown";
-}
-
-int xrl_mode_parse(const char *s, enum xrl_mode *m)
-{
-	for (int i = 0; i < XRL_MODE_MAX; i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*m = i;
-			return 0;
-		}
-	}
-	return fail(EINVAL, "unknown mode '%s' (enforce, dry-run, fail-open, fail-closed)", s);
+	return xrl_word_name(xrl_mode_words, m);
 }
 
 int xrl_mode_set(struct xrl *x, enum xrl_mode mode)

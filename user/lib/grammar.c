@@ -1,14 +1,107 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The grammar of xdp-rlctl and of xdp-rl.conf(5) as data: the command table
+ * at the bottom, the enum words at the top, and one parser that reads both.
+ */
 #include "grammar.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "xrl_meter.h"
+
+/* ---- enum words ---- */
+
+const struct xrl_word xrl_xdp_mode_words[] = {
+	{ "native", XRL_XDP_NATIVE }, { "generic", XRL_XDP_GENERIC }, { "auto", XRL_XDP_AUTO },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_action_words[] = {
+	{ "limit", XRL_ACT_LIMIT }, { "allow", XRL_ACT_ALLOW }, { "deny", XRL_ACT_DENY },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_mode_words[] = {
+	{ "enforce", XRL_MODE_ENFORCE }, { "dry-run", XRL_MODE_DRY_RUN },
+	{ "fail-open", XRL_MODE_FAIL_OPEN }, { "fail-closed", XRL_MODE_FAIL_CLOSED },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_on_failure_words[] = {
+	{ "open", XRL_FAIL_OPEN }, { "closed", XRL_FAIL_CLOSED },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_rate_unit_words[] = {
+	{ "s", XRL_PERIOD_SEC }, { "min", XRL_PERIOD_MIN }, { "h", XRL_PERIOD_HOUR },
+	{ "sec", XRL_PERIOD_SEC }, { "second", XRL_PERIOD_SEC },
+	{ "minute", XRL_PERIOD_MIN }, { "hour", XRL_PERIOD_HOUR },
+	{ NULL, 0 },
+};
+
+int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value)
+{
+	for (; w->name; w++) {
+		if (!strcmp(w->name, s)) {
+			*value = w->value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *xrl_word_name(const struct xrl_word *w, long long value)
+{
+	for (; w->name; w++)
+		if (w->value == value)
+			return w->name;
+	return "unknown";
+}
+
+void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (const struct xrl_word *p = w; p->name && l < len; p++) {
+		if (strcmp(xrl_word_name(w, p->value), p->name))
+			continue;	/* an alias */
+		l += snprintf(buf + l, len - l, "%s%s", l ? sep : "", p->name);
+	}
+}
+
+/* ---- values ---- */
+
+int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
+{
+	const char *slash = strchr(s, '/');
+	long long period;
+	char num[32];
+	size_t len;
+
+	if (!slash || (len = slash - s) == 0 || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (xrl_dec_parse(num, 0, ~0ULL, count) ||
+	    xrl_word_parse(xrl_rate_unit_words, slash + 1, &period))
+		return -EINVAL;
+	*period_ns = period;
+	return 0;
+}
+
+void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu/%s", (unsigned long long)count,
+		 xrl_word_name(xrl_rate_unit_words, period_ns));
+}
 
 __attribute__((format(printf, 3, 4)))
 static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
@@ -23,335 +116,432 @@ static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* A whole decimal number in [min, max]: NULL, or what is wrong with it. */
-static const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
+/* The table ends with an all-zero row. */
+static bool is_end(const struct xrl_param *p)
 {
-	return xrl_dec_parse(s, min, max, out);
+	return !p || (!p->name && !p->meta && !p->words);
 }
 
-static const struct {
-	const char *name;
-	__u64 period_ns;
-} rate_units[] = {
-	{ "s", XRL_PERIOD_SEC }, { "sec", XRL_PERIOD_SEC }, { "second", XRL_PERIOD_SEC },
-	{ "min", XRL_PERIOD_MIN }, { "minute", XRL_PERIOD_MIN },
-	{ "h", XRL_PERIOD_HOUR }, { "hour", XRL_PERIOD_HOUR },
-};
-
-int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
+static const char *what(const struct xrl_param *p)
 {
-	char num[32];
-	const char *slash = strchr(s, '/');
-	size_t len;
+	return p->what ? p->what : p->name ? p->name : p->meta;
+}
 
-	if (!slash || (len = slash - s) == 0 || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	if (parse_u64(num, 0, ~0ULL, count))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++) {
-		if (!strcmp(slash + 1, rate_units[i].name)) {
-			*period_ns = rate_units[i].period_ns;
-			return 0;
-		}
+/* An int or a __u32 into a field of 1, 2 or 4 bytes. */
+static void store(void *field, unsigned size, __u64 v)
+{
+	switch (size) {
+	case 1: *(__u8 *)field = v; break;
+	case 2: *(__u16 *)field = v; break;
+	default: *(__u32 *)field = v; break;
 	}
-	return -EINVAL;
 }
 
-void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len)
+/* The value of one parameter: argv[i] into the command. */
+static int parse_value(const struct xrl_param *p, char **argv, int i,
+		       struct xrl_cmd *c, struct xrl_parse_err *e)
 {
-	const char *u = period_ns == XRL_PERIOD_HOUR ? "h" :
-			period_ns == XRL_PERIOD_MIN ? "min" : "s";
+	void *field = (char *)c + p->off;
+	const char *s = argv[i], *why;
+	char list[128];
+	long long w;
+	__u64 v;
 
-	snprintf(buf, len, "%llu/%s", (unsigned long long)count, u);
-}
-
-static int need(int argc, int i, struct xrl_parse_err *e, const char *what)
-{
-	if (i < argc)
+	switch (p->type) {
+	case XRL_ARG_FLAG:
+		*(bool *)field = true;
 		return 0;
-	return perr(e, argc, "missing %s", what);
-}
-
-/* "dev IFACE", the start of attach and detach; the index after it, or < 0 */
-static int parse_dev(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	if (argc < 1 || strcmp(argv[0], "dev"))
-		return perr(e, 0, "expected 'dev IFACE'");
-	if (need(argc, 1, e, "interface name after 'dev'"))
-		return -EINVAL;
-	if (strlen(argv[1]) >= IF_NAMESIZE)
-		return perr(e, 1, "interface name '%s' is too long", argv[1]);
-	strcpy(c->ifname, argv[1]);
-	return 2;
-}
-
-static int parse_attach(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	const char *why;
-	int i;
-	__u64 v;
-
-	c->kind = XRL_CMD_ATTACH;
-	if ((i = parse_dev(argc, argv, c, e)) < 0)
-		return i;
-	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "mode")) {
-			if (need(argc, ++i, e, "native|generic|auto after 'mode'"))
-				return -EINVAL;
-			if (!strcmp(argv[i], "native"))
-				c->xdp_mode = XRL_XDP_NATIVE;
-			else if (!strcmp(argv[i], "generic"))
-				c->xdp_mode = XRL_XDP_GENERIC;
-			else if (!strcmp(argv[i], "auto"))
-				c->xdp_mode = XRL_XDP_AUTO;
-			else
-				return perr(e, i, "invalid XDP mode '%s' (native, generic, auto)", argv[i]);
-		} else if (!strcmp(argv[i], "keys")) {
-			if (need(argc, ++i, e, "a number after 'keys'"))
-				return -EINVAL;
-			if ((why = parse_u64(argv[i], 16, 1U << 30, &v)))
-				return perr(e, i, "invalid keys '%s': %s (16 .. 1073741824)", argv[i], why);
-			c->keys = v;
-		} else {
-			return perr(e, i, "unknown argument '%s'", argv[i]);
+	case XRL_ARG_WORD:
+		if (xrl_word_parse(p->words, s, &w)) {
+			xrl_words_join(p->words, ", ", list, sizeof(list));
+			return perr(e, i, "invalid %s '%s' (%s)", what(p), s, list);
 		}
-	}
-	return 0;
-}
-
-static int parse_detach(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	int i;
-
-	c->kind = XRL_CMD_DETACH;
-	if ((i = parse_dev(argc, argv, c, e)) < 0)
-		return i;
-	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "purge"))
-			c->purge = true;
-		else
-			return perr(e, i, "unknown argument '%s'", argv[i]);
-	}
-	return 0;
-}
-
-static int parse_rule_add(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	struct xrl_rule *r = &c->rule.r;
-	bool has_rate = false, has_burst = false, seen[6] = {};
-	int i = 0, rate_i = -1, burst_i = -1, per_i = -1;
-	static const char *const kw[] = { "rate", "burst", "per", "action", "id", "on-failure" };
-	const char *why;
-	__u64 v;
-
-	c->kind = XRL_CMD_RULE_ADD;
-	if (need(argc, i, e, "PREFIX"))
-		return -EINVAL;
-	if (xrl_prefix_parse(argv[i], &c->rule))
-		return perr(e, i, "%s", xrl_errmsg());
-	for (i = 1; i < argc; i++) {
-		int k;
-
-		for (k = 0; k < 6 && strcmp(argv[i], kw[k]); k++)
-			;
-		if (k == 6)
-			return perr(e, i, "unknown argument '%s' (rate, burst, per, action, id, on-failure)",
-				    argv[i]);
-		if (seen[k])
-			return perr(e, i, "'%s' given twice", kw[k]);
-		seen[k] = true;
-		if (need(argc, ++i, e, "a value after the keyword"))
-			return perr(e, i - 1, "missing value after '%s'", kw[k]);
-		switch (k) {
-		case 0:
-			if (xrl_rate_parse(argv[i], &r->rate_count, &r->rate_period_ns))
-				return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h)", argv[i]);
-			has_rate = true;
-			rate_i = i;
-			break;
-		case 1:
-			if ((why = parse_u64(argv[i], 0, UINT_MAX, &v)))
-				return perr(e, i, "invalid burst '%s': %s (1 .. %u)", argv[i], why, UINT_MAX);
-			r->burst = v;
-			has_burst = true;
-			burst_i = i;
-			break;
-		case 2:
-			if (argv[i][0] != '/')
-				return perr(e, i, "invalid key length '%s' (/LEN)", argv[i]);
-			if ((why = parse_u64(argv[i] + 1, 0, 128, &v)))
-				return perr(e, i, "invalid key length '%s': %s (/LEN)", argv[i], why);
-			r->key_len = v;
-			per_i = i;
-			if (!v)	/* 0 would mean "default" internally */
-				return perr(e, i, "key length /0 is shorter than the prefix or not useful: use a rule for the prefix instead");
-			break;
-		case 3:
-			if (!strcmp(argv[i], "limit"))
-				r->action = XRL_ACT_LIMIT;
-			else if (!strcmp(argv[i], "allow"))
-				r->action = XRL_ACT_ALLOW;
-			else if (!strcmp(argv[i], "deny"))
-				r->action = XRL_ACT_DENY;
-			else
-				return perr(e, i, "invalid action '%s' (limit, allow, deny)", argv[i]);
-			break;
-		case 4:
-			if ((why = parse_u64(argv[i], 1, UINT_MAX, &v)))
-				return perr(e, i, "invalid id '%s': %s (1 .. %u)", argv[i], why, UINT_MAX);
-			r->id = v;
-			break;
-		case 5:
-			if (!strcmp(argv[i], "open"))
-				r->on_failure = XRL_FAIL_OPEN;
-			else if (!strcmp(argv[i], "closed"))
-				r->on_failure = XRL_FAIL_CLOSED;
-			else
-				return perr(e, i, "invalid on-failure '%s' (open, closed)", argv[i]);
-			break;
+		store(field, p->size, w);
+		return 0;
+	case XRL_ARG_NUM:
+		if ((why = xrl_dec_parse(s, p->min, p->max, &v))) {
+			if (p->range)
+				return perr(e, i, "invalid %s '%s': %s (%s)", what(p), s, why, p->range);
+			return perr(e, i, "invalid %s '%s': %s (%llu .. %llu)", what(p), s, why,
+				    (unsigned long long)p->min, (unsigned long long)p->max);
 		}
-	}
-	if (r->action == XRL_ACT_LIMIT) {
-		if (!has_rate)
-			return perr(e, argc, "missing 'rate N/s|N/min|N/h'");
-		if (!has_burst)
-			return perr(e, argc, "missing 'burst N'");
-		if (!r->rate_count)
-			return perr(e, rate_i, "rate must be at least 1");
-		if (!r->burst)
-			return perr(e, burst_i, "burst must be at least 1");
-	}
-	if (xrl_rule_prepare(&c->rule)) {
-		const char *m = xrl_errmsg();
-
-		if (strstr(m, "key length"))
-			return perr(e, per_i, "%s", m);
-		if (strstr(m, "burst"))
-			return perr(e, burst_i, "%s", m);
-		return perr(e, rate_i >= 0 ? rate_i : 0, "%s", m);
-	}
-	return 0;
-}
-
-static int parse_rule(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	const char *why;
-	__u64 v;
-
-	if (argc < 1)
-		return perr(e, 0, "missing rule command (add, del, list, flush)");
-	if (!strcmp(argv[0], "add")) {
-		int err = parse_rule_add(argc - 1, argv + 1, c, e);
-
-		e->argi++;
-		return err;
-	}
-	if (!strcmp(argv[0], "del")) {
-		c->kind = XRL_CMD_RULE_DEL;
-		if (argc < 2)
-			return perr(e, 1, "missing ID or PREFIX after 'rule del'");
-		if (argc > 2)
-			return perr(e, 2, "unknown argument '%s'", argv[2]);
-		if (!strpbrk(argv[1], ".:/")) {
-			if ((why = parse_u64(argv[1], 1, UINT_MAX, &v)))
-				return perr(e, 1, "invalid rule id '%s': %s", argv[1], why);
+		store(field, p->size, v);
+		return 0;
+	case XRL_ARG_IFACE:
+		if (strlen(s) >= IF_NAMESIZE)
+			return perr(e, i, "interface name '%s' is too long", s);
+		strcpy(field, s);
+		return 0;
+	case XRL_ARG_PREFIX:
+		if (xrl_prefix_parse(s, field))
+			return perr(e, i, "%s", xrl_errmsg());
+		return 0;
+	case XRL_ARG_ADDR:
+		if (xrl_addr_parse(s, &c->family, c->addr))
+			return perr(e, i, "%s", xrl_errmsg());
+		return 0;
+	case XRL_ARG_RATE:
+		if (xrl_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.rate_period_ns))
+			return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h)", s);
+		return 0;
+	case XRL_ARG_KEYLEN:
+		if (s[0] != '/')
+			return perr(e, i, "invalid key length '%s' (/LEN)", s);
+		if ((why = xrl_dec_parse(s + 1, 0, 128, &v)))
+			return perr(e, i, "invalid key length '%s': %s (/LEN)", s, why);
+		if (!v)	/* 0 would mean "default" internally */
+			return perr(e, i, "key length /0 is shorter than the prefix or not useful: use a rule for the prefix instead");
+		c->rule.r.key_len = v;
+		return 0;
+	case XRL_ARG_RULE_REF:
+		if (!strpbrk(s, ".:/")) {
+			if ((why = xrl_dec_parse(s, 1, UINT_MAX, &v)))
+				return perr(e, i, "invalid rule id '%s': %s", s, why);
 			c->del_id = v;
 			return 0;
 		}
-		if (xrl_prefix_parse(argv[1], &c->rule))
-			return perr(e, 1, "%s", xrl_errmsg());
+		if (xrl_prefix_parse(s, &c->rule))
+			return perr(e, i, "%s", xrl_errmsg());
+		return 0;
+	case XRL_ARG_HOSTPORT: {
+		char host[64];
+		int port;
+
+		if ((strcmp(s, "off") && xrl_hostport_parse(s, host, sizeof(host), &port)) ||
+		    strlen(s) >= sizeof(c->hostport))
+			return perr(e, i, "invalid %s address '%s' (ADDR:PORT or off)", what(p), s);
+		strcpy(c->hostport, s);
 		return 0;
 	}
-	if (!strcmp(argv[0], "list") || !strcmp(argv[0], "flush")) {
-		c->kind = argv[0][0] == 'l' ? XRL_CMD_RULE_LIST : XRL_CMD_RULE_FLUSH;
-		if (argc > 1)
-			return perr(e, 1, "unknown argument '%s'", argv[1]);
-		return 0;
 	}
-	return perr(e, 0, "unknown rule command '%s' (add, del, list, flush)", argv[0]);
+	return perr(e, i, "internal error: argument type %d", p->type);
 }
 
-static int parse_mode(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
+static void keyword_list(const struct xrl_param *params, char *buf, size_t len)
 {
-	c->kind = XRL_CMD_MODE_SET;
-	if (argc < 1 || strcmp(argv[0], "set"))
-		return perr(e, 0, "expected 'mode set MODE'");
-	if (argc < 2)
-		return perr(e, 1, "missing mode (enforce, dry-run, fail-open, fail-closed)");
-	if (argc > 2)
-		return perr(e, 2, "unknown argument '%s'", argv[2]);
-	if (xrl_mode_parse(argv[1], &c->mode))
-		return perr(e, 1, "%s", xrl_errmsg());
-	return 0;
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (const struct xrl_param *p = params; !is_end(p); p++)
+		if (p->name && l < len)
+			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", p->name);
 }
 
-static int parse_noargs(int argc, char **argv, struct xrl_parse_err *e)
+/* The words after the command's own: positional parameters in order, then
+ * keywords in any order, each at most once. */
+static int parse_params(const struct xrl_command *cmd, int argc, char **argv, int i,
+			struct xrl_cmd *c, struct xrl_parse_err *e)
 {
-	if (argc > 0)
-		return perr(e, 0, "unknown argument '%s'", argv[0]);
-	return 0;
+	const struct xrl_param *ps = cmd->params, *p;
+	int at[XRL_MAX_PARAMS], np = 0, err;
+	char list[128];
+
+	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++)
+		at[np++] = -1;
+	/* positional */
+	for (p = ps; !is_end(p) && !p->name; p++) {
+		if (i >= argc) {
+			if (p->need != XRL_REQUIRED)
+				break;
+			if (p->meta)
+				return perr(e, argc, "missing %s", p->meta);
+			xrl_words_join(p->words, ", ", list, sizeof(list));
+			return perr(e, argc, "missing %s (%s)", what(p), list);
+		}
+		at[p - ps] = i;
+		if ((err = parse_value(p, argv, i++, c, e)))
+			return err;
+	}
+	/* keywords */
+	keyword_list(ps, list, sizeof(list));
+	for (; i < argc; i++) {
+		for (p = ps; !is_end(p); p++)
+			if (p->name && !strcmp(p->name, argv[i]))
+				break;
+		if (is_end(p)) {
+			if (list[0])
+				return perr(e, i, "unknown argument '%s' (%s)", argv[i], list);
+			return perr(e, i, "unknown argument '%s'", argv[i]);
+		}
+		if (at[p - ps] >= 0)
+			return perr(e, i, "'%s' given twice", p->name);
+		if (p->type != XRL_ARG_FLAG && ++i >= argc)
+			return perr(e, i - 1, "missing value after '%s'", p->name);
+		at[p - ps] = i;
+		if ((err = parse_value(p, argv, i, c, e)))
+			return err;
+	}
+	for (p = ps; !is_end(p); p++)
+		if (p->name && p->need == XRL_REQUIRED && at[p - ps] < 0)
+			return perr(e, argc, "missing '%s %s'", p->name, p->meta);
+	return cmd->check ? cmd->check(c, at, e) : 0;
 }
 
-static int parse_status(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	c->kind = XRL_CMD_STATUS;
-	return parse_noargs(argc, argv, e);
-}
+/* ---- checks of what no single word says ---- */
 
-static int parse_stats(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	c->kind = XRL_CMD_STATS;
-	return parse_noargs(argc, argv, e);
-}
+enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE };
 
-static int parse_show(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
+static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
-	c->kind = XRL_CMD_SHOW;
-	if (argc < 1)
-		return perr(e, 0, "missing ADDR");
-	if (argc > 1)
-		return perr(e, 1, "unknown argument '%s'", argv[1]);
-	if (xrl_addr_parse(argv[0], &c->family, c->addr))
-		return perr(e, 0, "%s", xrl_errmsg());
-	return 0;
-}
+	static const int field_at[] = {
+		[XRL_FIELD_ACTION] = RA_ACTION, [XRL_FIELD_KEYLEN] = RA_PER,
+		[XRL_FIELD_RATE] = RA_RATE, [XRL_FIELD_BURST] = RA_BURST,
+	};
+	struct xrl_rule *r = &c->rule.r;
+	enum xrl_rule_field bad;
+	int argi;
 
-static int parse_top(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	const char *why;
-	__u64 v;
-
-	c->kind = XRL_CMD_TOP;
-	c->count = 10;
-	if (argc == 0)
+	if (r->action == XRL_ACT_LIMIT) {
+		if (at[RA_RATE] < 0)
+			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
+		if (at[RA_BURST] < 0)
+			return perr(e, INT_MAX, "missing 'burst N'");
+	}
+	if (!xrl_rule_check(&c->rule, &bad))
 		return 0;
-	if (strcmp(argv[0], "count"))
-		return perr(e, 0, "unknown argument '%s' (count N)", argv[0]);
-	if (argc < 2)
-		return perr(e, 1, "missing number after 'count'");
-	if ((why = parse_u64(argv[1], 1, 1000000, &v)))
-		return perr(e, 1, "invalid count '%s': %s (1 .. 1000000)", argv[1], why);
-	if (argc > 2)
-		return perr(e, 2, "unknown argument '%s'", argv[2]);
-	c->count = v;
+	/* blame the word that set the field; a default one, the prefix */
+	argi = at[field_at[bad]];
+	return perr(e, argi >= 0 ? argi : at[RA_PREFIX], "%s", xrl_errmsg());
+}
+
+static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (at[0] < 0)
+		c->count = 10;
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*parse)(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e);
-} commands[] = {
-	{ "attach", parse_attach },
-	{ "detach", parse_detach },
-	{ "status", parse_status },
-	{ "rule", parse_rule },
-	{ "mode", parse_mode },
-	{ "stats", parse_stats },
-	{ "show", parse_show },
-	{ "top", parse_top },
+/* ---- the table ---- */
+
+#define F(field) .off = offsetof(struct xrl_cmd, field), \
+		 .size = sizeof(((struct xrl_cmd *)0)->field)
+#define END {}
+
+static const struct xrl_param p_attach[] = {
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
+	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(keys) },
+	END,
 };
+
+static const struct xrl_param p_detach[] = {
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
+	{ "purge", XRL_ARG_FLAG, F(purge) },
+	END,
+};
+
+static const struct xrl_param p_rule_add[] = {
+	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED },
+	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF },
+	[RA_BURST] = { "burst", XRL_ARG_NUM, "N", .max = UINT_MAX, .range = "1 .. 4294967295",
+		       F(rule.r.burst), .need = XRL_REQUIRED_IF },
+	[RA_PER] = { "per", XRL_ARG_KEYLEN, "/LEN" },
+	[RA_ACTION] = { "action", XRL_ARG_WORD, NULL, xrl_action_words, F(rule.r.action) },
+	[RA_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule.r.id) },
+	[RA_ON_FAILURE] = { "on-failure", XRL_ARG_WORD, NULL, xrl_on_failure_words,
+			    F(rule.r.on_failure) },
+	END,
+};
+
+static const struct xrl_param p_rule_del[] = {
+	{ NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED },
+	END,
+};
+
+static const struct xrl_param p_mode_set[] = {
+	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode), .need = XRL_REQUIRED, .what = "mode" },
+	END,
+};
+
+static const struct xrl_param p_show[] = {
+	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED },
+	END,
+};
+
+static const struct xrl_param p_top[] = {
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	END,
+};
+
+static const struct xrl_param p_interface[] = {
+	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
+	END,
+};
+
+static const struct xrl_param p_heartbeat[] = {
+	{ NULL, XRL_ARG_NUM, "MS", .min = 10, .max = 3600000, .range = "milliseconds, 10 .. 3600000",
+	  F(ms), .need = XRL_REQUIRED, .what = "heartbeat" },
+	END,
+};
+
+static const struct xrl_param p_watchdog[] = {
+	{ NULL, XRL_ARG_NUM, "MS", .min = 0, .max = 3600000, .range = "milliseconds, 0 .. 3600000",
+	  F(ms), .need = XRL_REQUIRED, .what = "watchdog" },
+	END,
+};
+
+static const struct xrl_param p_metrics[] = {
+	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", .need = XRL_REQUIRED, .what = "metrics" },
+	END,
+};
+
+#define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
+
+const struct xrl_command xrl_commands[] = {
+	{ "attach", XRL_CMD_ATTACH, XRL_IN_CLI, p_attach, NULL,
+	  "load (or reuse) the program and its maps and attach to IFACE" },
+	{ "detach", XRL_CMD_DETACH, XRL_IN_CLI, p_detach, NULL,
+	  "detach from IFACE; purge: remove the pins once nothing is attached" },
+	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
+	  "program, mode, rules, keys, the daemon's heartbeat, interfaces" },
+	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
+	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX" },
+	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, NULL,
+	  "remove one rule" },
+	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, NULL, NULL,
+	  "list the rules" },
+	{ "rule flush", XRL_CMD_RULE_FLUSH, XRL_IN_CLI, NULL, NULL,
+	  "remove every rule" },
+	{ "mode set", XRL_CMD_MODE_SET, BOTH, p_mode_set, NULL,
+	  "switch the data path's mode" },
+	{ "stats", XRL_CMD_STATS, XRL_IN_CLI, NULL, NULL,
+	  "what each rule passed and dropped; global counters" },
+	{ "show", XRL_CMD_SHOW, XRL_IN_CLI, p_show, NULL,
+	  "the rule and the bucket of ADDR" },
+	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
+	  "the N keys with the most drops (default 10)" },
+	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
+	  "attach to IFACE (as often as needed)" },
+	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,
+	  "ms between the daemon's heartbeats (default 1000)" },
+	{ "watchdog", XRL_CMD_WATCHDOG, XRL_IN_CONFIG, p_watchdog, NULL,
+	  "ms without a heartbeat before rules follow on-failure (default 5000; 0: never)" },
+	{ "metrics", XRL_CMD_METRICS, XRL_IN_CONFIG, p_metrics, NULL,
+	  "where to serve Prometheus metrics (default 127.0.0.1:9437)" },
+};
+
+const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);
+
+/* ---- the synopsis ---- */
+
+void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
+{
+	size_t l = snprintf(buf, len, "%s", cmd->name);
+
+	for (const struct xrl_param *p = cmd->params; !is_end(p) && l < len; p++) {
+		char val[128];
+		bool opt = p->need == XRL_OPTIONAL;
+
+		if (p->meta)
+			snprintf(val, sizeof(val), "%s", p->meta);
+		else if (p->words)
+			xrl_words_join(p->words, "|", val, sizeof(val));
+		else
+			val[0] = '\0';
+		if (p->type == XRL_ARG_FLAG)
+			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", p->name, opt ? "]" : "");
+		else if (p->name)
+			l += snprintf(buf + l, len - l, " %s%s %s%s", opt ? "[" : "", p->name, val,
+				      opt ? "]" : "");
+		else
+			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", val, opt ? "]" : "");
+	}
+}
+
+int xrl_usage(FILE *f, unsigned where, const char *topic)
+{
+	size_t tl = topic ? strlen(topic) : 0;
+	int n = 0;
+
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const struct xrl_command *cmd = &xrl_commands[i];
+		char syn[256];
+
+		if (!(cmd->where & where))
+			continue;
+		if (topic && (strncmp(cmd->name, topic, tl) || (cmd->name[tl] && cmd->name[tl] != ' ')))
+			continue;
+		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
+		fprintf(f, "  %s\n", syn);
+		n++;
+	}
+	return n ? 0 : -ENOENT;
+}
+
+/* ---- the parser ---- */
+
+/* The names of the commands written where: "rule add, mode set, ..." or,
+ * with group, the second words of that group: "add, del, list, flush". */
+static void command_list(unsigned where, const char *group, char *buf, size_t len)
+{
+	size_t gl = group ? strlen(group) : 0, l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < xrl_ncommands && l < len; i++) {
+		const char *name = xrl_commands[i].name;
+
+		if (!(xrl_commands[i].where & where))
+			continue;
+		if (group) {
+			if (strncmp(name, group, gl) || name[gl] != ' ')
+				continue;
+			name += gl + 1;
+		}
+		l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", name);
+	}
+}
+
+int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
+		  struct xrl_parse_err *e)
+{
+	const struct xrl_command *group = NULL;
+	char list[160];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	memset(e, 0, sizeof(*e));
+	if (argc < 1)
+		return perr(e, 0, "missing command");
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const struct xrl_command *cmd = &xrl_commands[i];
+		const char *sp = strchr(cmd->name, ' ');
+		size_t l0 = sp ? (size_t)(sp - cmd->name) : strlen(cmd->name);
+		int words = 1;
+
+		if (strncmp(cmd->name, argv[0], l0) || argv[0][l0])
+			continue;
+		if (sp) {	/* a group: "rule add" */
+			group = cmd;
+			if (argc < 2 || strcmp(sp + 1, argv[1]))
+				continue;
+			words = 2;
+		}
+		if (!(cmd->where & where)) {
+			if (where == XRL_IN_CONFIG) {
+				command_list(XRL_IN_CONFIG, NULL, list, sizeof(list));
+				return perr(e, 0, "'%s' is not a configuration command (%s)",
+					    cmd->name, list);
+			}
+			return perr(e, 0, "unknown command '%s' (it belongs in xdp-rl.conf)", cmd->name);
+		}
+		c->kind = cmd->kind;
+		err = parse_params(cmd, argc, argv, words, c, e);
+		if (err && e->argi > argc)
+			e->argi = argc;	/* "missing ...": past the end */
+		return err;
+	}
+	if (group) {
+		char g[32];
+
+		snprintf(g, sizeof(g), "%.*s", (int)(strchr(group->name, ' ') - group->name), group->name);
+		command_list(where, g, list, sizeof(list));
+		if (argc < 2)
+			return perr(e, 1, "missing %s command (%s)", g, list);
+		return perr(e, 1, "unknown %s command '%s' (%s)", g, argv[1], list);
+	}
+	return perr(e, 0, "unknown command '%s'", argv[0]);
+}
 
 int xrl_split_words(char *line, char **argv, int *cols, int max)
 {
@@ -382,7 +572,8 @@ int xrl_split_words(char *line, char **argv, int *cols, int max)
 	return argc;
 }
 
-int xrl_cmd_parse_line(const char *line, struct xrl_cmd *c, struct xrl_parse_err *e)
+int xrl_cmd_parse_line(const char *line, unsigned where, struct xrl_cmd *c,
+		       struct xrl_parse_err *e)
 {
 	char buf[1024], *argv[XRL_MAX_WORDS];
 	int argc;
@@ -394,22 +585,5 @@ int xrl_cmd_parse_line(const char *line, struct xrl_cmd *c, struct xrl_parse_err
 		snprintf(e->msg, sizeof(e->msg), "too many words");
 		return -EINVAL;
 	}
-	return xrl_cmd_parse(argc, argv, c, e);
-}
-
-int xrl_cmd_parse(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e)
-{
-	memset(c, 0, sizeof(*c));
-	memset(e, 0, sizeof(*e));
-	if (argc < 1)
-		return perr(e, 0, "missing command");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(argv[0], commands[i].name)) {
-			int err = commands[i].parse(argc - 1, argv + 1, c, e);
-
-			e->argi++;	/* indices are relative to the command word */
-			return err;
-		}
-	}
-	return perr(e, 0, "unknown command '%s'", argv[0]);
+	return xrl_cmd_parse(argc, argv, where, c, e);
 }

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The xdp-rlctl command grammar: one parser for the CLI and, later, the
- * daemon's configuration file (one command per line). Parsing validates
- * everything that can be checked without touching the system.
+ * The xdp-rl grammar: one table (grammar.c) describes every command of
+ * xdp-rlctl and of the configuration file, its arguments and keywords, and
+ * every enum word. Parsing, error hints, the usage text and `help` all read
+ * it; a test checks the man page and the README against it.
+ *
+ * Adding a keyword: a row in the table (and a field in struct xrl_cmd for its
+ * value), then the code that acts on it. Adding a command: its kind below,
+ * its row, and its handler in the program that runs it.
  */
 #ifndef XRL_GRAMMAR_H
 #define XRL_GRAMMAR_H
 
+#include <stdio.h>
 #include "libxrl.h"
 
 enum xrl_cmd_kind {
@@ -21,13 +27,42 @@ enum xrl_cmd_kind {
 	XRL_CMD_STATS,
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
+	/* configuration file only */
+	XRL_CMD_INTERFACE,
+	XRL_CMD_HEARTBEAT,
+	XRL_CMD_WATCHDOG,
+	XRL_CMD_METRICS,
 };
 
+/* Where a command may be written. */
+#define XRL_IN_CLI	1u
+#define XRL_IN_CONFIG	2u
+
+/* An enum word and its value: one row serves parsing, printing and hints. */
+struct xrl_word {
+	const char *name;
+	long long value;
+};
+
+extern const struct xrl_word xrl_xdp_mode_words[];	/* native generic auto */
+extern const struct xrl_word xrl_action_words[];	/* limit allow deny */
+extern const struct xrl_word xrl_mode_words[];		/* enforce dry-run ... */
+extern const struct xrl_word xrl_on_failure_words[];	/* open closed */
+extern const struct xrl_word xrl_rate_unit_words[];	/* s min h, and aliases */
+
+/* 0 and *value, or -EINVAL. */
+int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value);
+/* The first name with this value, or "unknown". */
+const char *xrl_word_name(const struct xrl_word *w, long long value);
+/* The names joined by sep (aliases of an earlier value left out). */
+void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t len);
+
+/* What a command's words parse into. */
 struct xrl_cmd {
 	enum xrl_cmd_kind kind;
-	/* attach, detach */
+	/* attach, detach, interface */
 	char ifname[IF_NAMESIZE];
-	enum xrl_xdp_mode xdp_mode;
+	int xdp_mode;		/* enum xrl_xdp_mode */
 	__u32 keys;
 	bool purge;
 	/* rule add; rule del by prefix */
@@ -35,21 +70,84 @@ struct xrl_cmd {
 	/* rule del by id */
 	__u32 del_id;
 	/* mode set */
-	enum xrl_mode mode;
+	int mode;		/* enum xrl_mode */
 	/* show */
 	int family;
 	__u8 addr[16];
 	/* top */
 	__u32 count;
+	/* heartbeat, watchdog */
+	__u32 ms;
+	/* metrics */
+	char hostport[80];
 };
+
+/* How the words after a keyword (or in a position) are read. */
+enum xrl_arg {
+	XRL_ARG_FLAG,		/* the keyword alone: a bool */
+	XRL_ARG_WORD,		/* one of .words: an int */
+	XRL_ARG_NUM,		/* decimal in [min, max]: a __u32 */
+	XRL_ARG_IFACE,		/* an interface name */
+	XRL_ARG_PREFIX,		/* the rule's prefix */
+	XRL_ARG_ADDR,		/* family and address */
+	XRL_ARG_RATE,		/* N/unit: the rule's rate */
+	XRL_ARG_KEYLEN,		/* /LEN: the rule's key length */
+	XRL_ARG_RULE_REF,	/* a rule id or a prefix */
+	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
+};
+
+enum xrl_need {
+	XRL_OPTIONAL,
+	XRL_REQUIRED,		/* the parser insists */
+	XRL_REQUIRED_IF,	/* shown as required; the command's check decides */
+};
+
+/* One argument of a command: positional (name NULL) or a keyword. */
+struct xrl_param {
+	const char *name;
+	enum xrl_arg type;
+	const char *meta;	/* the value in the synopsis; NULL: the words */
+	const struct xrl_word *words;
+	__u64 min, max;		/* XRL_ARG_NUM */
+	const char *range;	/* the range in messages; NULL: "min .. max" */
+	size_t off;		/* offsetof(struct xrl_cmd, field) */
+	unsigned char size;	/* and its size, for WORD and NUM */
+	enum xrl_need need;
+	const char *what;	/* its name in messages; NULL: name or meta */
+};
+
+/* Positions of a command's parameters in argv (-1: not given), by index
+ * in its params table; what a check needs to blame the right word. */
+#define XRL_MAX_PARAMS	8
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */
 	char msg[256];
 };
 
-/* 0, or -EINVAL with *e filled. */
-int xrl_cmd_parse(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err *e);
+struct xrl_command {
+	const char *name;	/* "rule add" */
+	enum xrl_cmd_kind kind;
+	unsigned where;		/* XRL_IN_CLI, XRL_IN_CONFIG */
+	const struct xrl_param *params;	/* NULL-name positional ones first */
+	/* what no single word says: 0, or -EINVAL with *e filled */
+	int (*check)(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e);
+	const char *help;	/* one line */
+};
+
+extern const struct xrl_command xrl_commands[];
+extern const size_t xrl_ncommands;
+
+/* Parse one command written where (XRL_IN_CLI or XRL_IN_CONFIG); argv[0] is
+ * the command word. 0, or -EINVAL with *e filled: e->argi is the word to
+ * blame (argc: past the end). */
+int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
+		  struct xrl_parse_err *e);
+/* "rule add PREFIX rate N/s|N/min|N/h burst N [per /LEN] ..." */
+void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len);
+/* "  SYNOPSIS\n" of every command written where; with topic, only the
+ * commands whose name starts with that word. 0, or -ENOENT. */
+int xrl_usage(FILE *f, unsigned where, const char *topic);
 
 #define XRL_MAX_WORDS 32
 
@@ -58,24 +156,11 @@ int xrl_cmd_parse(int argc, char **argv, struct xrl_cmd *c, struct xrl_parse_err
  * the column past the end. Returns the count, or -E2BIG. */
 int xrl_split_words(char *line, char **argv, int *cols, int max);
 /* xrl_cmd_parse() of one line of text. */
-int xrl_cmd_parse_line(const char *line, struct xrl_cmd *c, struct xrl_parse_err *e);
+int xrl_cmd_parse_line(const char *line, unsigned where, struct xrl_cmd *c,
+		       struct xrl_parse_err *e);
 
 /* "100/s", "5/min", "1/h" */
 int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns);
 void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);
-
-#define XRL_CMD_USAGE \
-	"  attach dev IFACE [mode native|generic|auto] [keys N]\n" \
-	"  detach dev IFACE [purge]\n" \
-	"  status\n" \
-	"  rule add PREFIX rate N/s|N/min|N/h burst N [per /LEN] [action limit|allow|deny] [id ID]\n" \
-	"           [on-failure open|closed]\n" \
-	"  rule del ID | rule del PREFIX\n" \
-	"  rule list\n" \
-	"  rule flush\n" \
-	"  mode set enforce|dry-run|fail-open|fail-closed\n" \
-	"  stats\n" \
-	"  show ADDR\n" \
-	"  top [count N]\n"
 
 #endif

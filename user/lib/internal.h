@@ -15,6 +15,7 @@
 #include "libxrl.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
+#include "grammar.h"
 
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"

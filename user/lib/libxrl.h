@@ -74,6 +74,12 @@ int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad);
 /* Fill the derived fields (interval, limit, key mask, default key_len) and
  * check the ranges. Returns 0 or -EINVAL with xrl_errmsg() set. */
 int xrl_rule_prepare(struct xrl_rule_entry *e);
+/* The same, saying which field is wrong (for a parser that knows where
+ * each field was written). */
+enum xrl_rule_field {
+	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
+};
+int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 
 /* The active rule set, sorted by id. Free *out with free(). */
 int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);
@@ -91,7 +97,6 @@ int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 int xrl_mode_set(struct xrl *x, enum xrl_mode mode);
 enum xrl_mode xrl_mode_get(struct xrl *x);
 const char *xrl_mode_name(enum xrl_mode m);
-int xrl_mode_parse(const char *s, enum xrl_mode *m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
 void xrl_test_clock_set(struct xrl *x, __u64 ns);

@@ -14,14 +14,18 @@
 /* ------------------------------------------------------------------ */
 /* Rules                                                               */
 
-int xrl_rule_prepare(struct xrl_rule_entry *e)
+int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 {
 	struct xrl_rule *r = &e->r;
 	int maxlen = e->family == 6 ? 128 : 32;
 	char pfx[INET6_ADDRSTRLEN + 8];
+	enum xrl_rule_field dummy;
 	__u8 mask[16] = {};
 
+	if (!bad)
+		bad = &dummy;
 	xrl_prefix_format(e, pfx, sizeof(pfx));
+	*bad = XRL_FIELD_ACTION;
 	if (r->action > XRL_ACT_DENY)
 		return fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
 	if (!r->key_len) {
@@ -29,6 +33,7 @@ int xrl_rule_prepare(struct xrl_rule_entry *e)
 		if (r->key_len < e->prefix_len)
 			r->key_len = e->prefix_len;
 	}
+	*bad = XRL_FIELD_KEYLEN;
 	if (r->key_len > maxlen)
 		return fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
 			    pfx, r->key_len, e->family);
@@ -43,19 +48,26 @@ int xrl_rule_prepare(struct xrl_rule_entry *e)
 		r->interval = r->limit = 0;
 		return 0;
 	}
+	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
 		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
-	if (!r->burst)
-		return fail(EINVAL, "rule %s: burst must be at least 1", pfx);
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
 		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
 			    pfx, XRL_RATE_MAX_PER_SEC);
+	*bad = XRL_FIELD_BURST;
+	if (!r->burst)
+		return fail(EINVAL, "rule %s: burst must be at least 1", pfx);
 	r->limit = xrl_burst_limit(r->interval, r->burst);
 	if (!r->limit)
 		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
 			    pfx, r->burst);
 	return 0;
+}
+
+int xrl_rule_prepare(struct xrl_rule_entry *e)
+{
+	return xrl_rule_check(e, NULL);
 }
 
 /*

@@ -110,10 +110,10 @@ static void print_warnings(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n"
-		"Commands:\n" XRL_CMD_USAGE
-		"See xdp-rlctl(8).\n");
+	fprintf(f, "Usage: xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n"
+		   "Commands:\n");
+	xrl_usage(f, XRL_IN_CLI, NULL);
+	fprintf(f, "See xdp-rlctl(8).\n");
 }
 
 /* Readers (status, rule list, stats, show, top) take no lock: each map
@@ -200,7 +200,7 @@ static void json_rule(const struct xrl_rule_entry *e)
 		jw_null(&jw);
 	}
 	jw_ku64(&jw, "per", e->r.key_len);
-	jw_kstr(&jw, "on_failure", e->r.on_failure == XRL_FAIL_CLOSED ? "closed" : "open");
+	jw_kstr(&jw, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
 }
 
 /* ---- commands ---- */
@@ -523,7 +523,7 @@ static int do_rule_list(struct xrl_cmd *c)
 			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %s\n", v[i].r.id, pfx,
 			       xrl_action_name(v[i].r.action), rate,
 			       v[i].r.action == XRL_ACT_LIMIT ? burst : "-", v[i].r.key_len,
-			       v[i].r.on_failure == XRL_FAIL_CLOSED ? "closed" : "open");
+			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure));
 		}
 	}
 	free(v);
@@ -897,7 +897,7 @@ int main(int argc, char **argv)
 			usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (xrl_cmd_parse(argc - optind, argv + optind, &c, &e)) {
+	if (xrl_cmd_parse(argc - optind, argv + optind, XRL_IN_CLI, &c, &e)) {
 		p_err("%s", e.msg);
 		return EXIT_USAGE;
 	}
