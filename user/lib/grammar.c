@@ -203,6 +203,11 @@ static int parse_value(const struct xrl_param *p, char **argv, int i,
 		if (xrl_prefix_parse(s, &c->rule))
 			return perr(e, i, "%s", xrl_errmsg());
 		return 0;
+	case XRL_ARG_STRING:
+		if (strlen(s) >= p->size)
+			return perr(e, i, "%s '%s' is too long", what(p), s);
+		strcpy(field, s);
+		return 0;
 	case XRL_ARG_HOSTPORT: {
 		char host[64];
 		int port;

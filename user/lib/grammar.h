@@ -94,6 +94,7 @@ enum xrl_arg {
 	XRL_ARG_KEYLEN,		/* /LEN: the rule's key length */
 	XRL_ARG_RULE_REF,	/* a rule id or a prefix */
 	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
+	XRL_ARG_STRING,		/* any word that fits the field (size) */
 };
 
 enum xrl_need {
