@@ -368,6 +368,11 @@ static const struct xrl_param p_top[] = {
 	END,
 };
 
+static const struct xrl_param p_help[] = {
+	{ NULL, XRL_ARG_STRING, "COMMAND", F(topic), .what = "command" },
+	END,
+};
+
 static const struct xrl_param p_interface[] = {
 	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
 	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
@@ -416,6 +421,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
 	  "the N keys with the most drops (default 10)" },
+	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
+	  "the commands (all of them, or those of COMMAND) and what they take" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
 	  "attach to IFACE (as often as needed)" },
 	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,

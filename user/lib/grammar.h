@@ -27,6 +27,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_STATS,
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
+	XRL_CMD_HELP,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -80,6 +81,8 @@ struct xrl_cmd {
 	__u32 ms;
 	/* metrics */
 	char hostport[80];
+	/* help */
+	char topic[32];
 };
 
 /* How the words after a keyword (or in a position) are read. */

@@ -825,6 +825,15 @@ out:
 	return err;
 }
 
+static int do_help(struct xrl_cmd *c)
+{
+	if (xrl_usage(stdout, XRL_IN_CLI, c->topic[0] ? c->topic : NULL)) {
+		p_err("unknown command '%s'", c->topic);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_ATTACH] = do_attach,
 	[XRL_CMD_DETACH] = do_detach,
@@ -837,6 +846,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_STATS] = do_stats,
 	[XRL_CMD_SHOW] = do_show,
 	[XRL_CMD_TOP] = do_top,
+	[XRL_CMD_HELP] = do_help,
 };
 
 int main(int argc, char **argv)
