@@ -38,10 +38,11 @@ RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
 DAEMON    := $(OUTPUT)/xdp-rld
-TESTS     := $(OUTPUT)/test_meter $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
+CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
+TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
-.PHONY: all clean test demo deps install microbench bench
+.PHONY: all clean check test demo deps install microbench bench
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(TESTS)
 
@@ -88,6 +89,10 @@ $(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OU
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
 
+$(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
@@ -112,7 +117,13 @@ $(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
-# The README's test command: install what is missing, build, run every test.
+# Without root and without installing anything: the grammar, the config
+# checker and the metering maths.
+check: $(CHECKS)
+	$(Q)tests/check.sh
+
+# The README's test command: install what is missing, build, run every test
+# (make check's suites first).
 test:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every test suite and close with the sum: "N passed, N failed".
-# Suites: unit (metering maths), bpf (the program through BPF_PROG_TEST_RUN),
-# e2e (xdp-rlctl on veth namespaces), then a check that nothing was left.
+# Suites: unit (metering maths) and grammar (the command table, the config
+# checker, the docs against the table), which are make check; bpf (the
+# program through BPF_PROG_TEST_RUN); e2e (xdp-rlctl and xdp-rld on veth
+# namespaces); then a check that nothing was left.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -76,6 +78,7 @@ leftovers() {
 }
 
 suite unit .output/test_meter
+suite grammar .output/test_grammar
 suite bpf .output/test_prog
 for t in tests/e2e/test_*.sh; do
 	suite "e2e $(basename "$t" .sh)" bash "$t"

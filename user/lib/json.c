@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include "json.h"
 
+#include "grammar.h"
+
 #include <inttypes.h>
 
 void jw_init(struct jw *w, FILE *f, bool pretty)
@@ -156,4 +158,26 @@ void jw_finish(struct jw *w)
 {
 	fputc('\n', w->f);
 	fflush(w->f);
+}
+
+void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
+{
+	char pfx[64], rate[32];
+
+	xrl_prefix_format(e, pfx, sizeof(pfx));
+	jw_ku64(w, "id", e->r.id);
+	jw_kstr(w, "prefix", pfx);
+	jw_kstr(w, "action", xrl_action_name(e->r.action));
+	if (e->r.action == XRL_ACT_LIMIT) {
+		xrl_rate_format(e->r.rate_count, e->r.rate_period_ns, rate, sizeof(rate));
+		jw_kstr(w, "rate", rate);
+		jw_ku64(w, "burst", e->r.burst);
+	} else {
+		jw_key(w, "rate");
+		jw_null(w);
+		jw_key(w, "burst");
+		jw_null(w);
+	}
+	jw_ku64(w, "per", e->r.key_len);
+	jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
 }

@@ -182,27 +182,6 @@ static void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
 		snprintf(rate, rlen, "-");
 }
 
-static void json_rule(const struct xrl_rule_entry *e)
-{
-	char pfx[64], rate[32];
-
-	rule_fields(e, pfx, sizeof(pfx), rate, sizeof(rate));
-	jw_ku64(&jw, "id", e->r.id);
-	jw_kstr(&jw, "prefix", pfx);
-	jw_kstr(&jw, "action", xrl_action_name(e->r.action));
-	if (e->r.action == XRL_ACT_LIMIT) {
-		jw_kstr(&jw, "rate", rate);
-		jw_ku64(&jw, "burst", e->r.burst);
-	} else {
-		jw_key(&jw, "rate");
-		jw_null(&jw);
-		jw_key(&jw, "burst");
-		jw_null(&jw);
-	}
-	jw_ku64(&jw, "per", e->r.key_len);
-	jw_kstr(&jw, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
-}
-
 /* ---- commands ---- */
 
 static int do_attach(struct xrl_cmd *c)
@@ -507,7 +486,7 @@ static int do_rule_list(struct xrl_cmd *c)
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < n; i++) {
 			jw_obj_start(&jw);
-			json_rule(&v[i]);
+			xrl_rule_json(&jw, &v[i]);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -590,7 +569,7 @@ static int do_stats(struct xrl_cmd *c)
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < n; i++) {
 			jw_obj_start(&jw);
-			json_rule(&v[i]);
+			xrl_rule_json(&jw, &v[i]);
 			jw_ku64(&jw, "passed_packets", rs[i].passed_packets);
 			jw_ku64(&jw, "dropped_packets", rs[i].dropped_packets);
 			jw_ku64(&jw, "passed_bytes", rs[i].passed_bytes);

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The grammar and the configuration checker, table-driven, without root and
+ * without touching the system (make check):
+ * - every command and keyword of the table parses (a row each, and a check
+ *   that no keyword of the table is left without one);
+ * - every error names the word it is about (its index in argv);
+ * - the configuration checker reports FILE:LINE:COL;
+ * - a rule printed by `rule list -j` parses back into the same rule;
+ * - the usage text, the man pages and the README agree with the table.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+#include "config.h"
+#include "grammar.h"
+#include "json.h"
+#include "xrl_meter.h"
+
+#define CLI XRL_IN_CLI
+#define CONF XRL_IN_CONFIG
+
+struct pcase {
+	const char *line;
+	unsigned where;
+	int argi;		/* -1: parses; else the word the error names */
+	const char *msg;	/* a substring of the error */
+};
+
+static const struct pcase cases[] = {
+	/* every command and keyword, valid */
+	{ "attach dev eth1", CLI, -1 },
+	{ "attach dev eth1 mode native keys 4096", CLI, -1 },
+	{ "attach mode generic dev eth1", CLI, -1 },
+	{ "attach dev eth1 mode auto", CLI, -1 },
+	{ "detach dev eth1", CLI, -1 },
+	{ "detach dev eth1 purge", CLI, -1 },
+	{ "status", CLI, -1 },
+	{ "rule add 198.18.0.0/15 rate 100/s burst 20", CLI, -1 },
+	{ "rule add 198.18.0.0/24 rate 5/min burst 1 per /24 action limit id 7 on-failure closed", CLI, -1 },
+	{ "rule add 2001:db8::/32 rate 1/h burst 1 per /48", CONF, -1 },
+	{ "rule add 192.0.2.1 action allow", CLI, -1 },
+	{ "rule add 192.0.2.0/24 action deny on-failure open", CLI, -1 },
+	{ "rule add 198.18.0.0/24 rate 10/second burst 1", CLI, -1 },
+	{ "rule del 3", CLI, -1 },
+	{ "rule del 198.18.0.0/24", CLI, -1 },
+	{ "rule list", CLI, -1 },
+	{ "rule flush", CLI, -1 },
+	{ "mode set enforce", CONF, -1 },
+	{ "mode set dry-run", CLI, -1 },
+	{ "mode set fail-open", CLI, -1 },
+	{ "mode set fail-closed", CLI, -1 },
+	{ "stats", CLI, -1 },
+	{ "show 198.18.0.1", CLI, -1 },
+	{ "show 2001:db8::1", CLI, -1 },
+	{ "top", CLI, -1 },
+	{ "top count 3", CLI, -1 },
+	{ "help", CLI, -1 },
+	{ "help rule", CLI, -1 },
+	{ "interface eth1", CONF, -1 },
+	{ "interface eth1 mode native", CONF, -1 },
+	{ "heartbeat 1000", CONF, -1 },
+	{ "watchdog 0", CONF, -1 },
+	{ "metrics 127.0.0.1:9437", CONF, -1 },
+	{ "metrics [::1]:9437", CONF, -1 },
+	{ "metrics off", CONF, -1 },
+
+	/* errors, each naming its word */
+	{ "", CLI, 0, "missing command" },
+	{ "frobnicate", CLI, 0, "unknown command 'frobnicate'" },
+	{ "interface eth1", CLI, 0, "it belongs in xdp-rl.conf" },
+	{ "attach dev eth1", CONF, 0, "'attach' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics)" },
+	{ "rule del 3", CONF, 0, "'rule del' is not a configuration command" },
+	{ "attach", CLI, 1, "missing 'dev IFACE'" },
+	{ "attach dev", CLI, 1, "missing value after 'dev'" },
+	{ "attach dev eth1 mode fast", CLI, 4, "invalid XDP mode 'fast' (native, generic, auto)" },
+	{ "attach dev eth1 keys 8", CLI, 4, "invalid keys '8': out of range (16 .. 1073741824)" },
+	{ "attach dev eth1 keys +100", CLI, 4, "no sign allowed" },
+	{ "attach dev eth1 keys 1e3", CLI, 4, "not a decimal number" },
+	{ "attach dev eth1 dev eth2", CLI, 3, "'dev' given twice" },
+	{ "attach dev abcdefghijklmnopq", CLI, 2, "interface name 'abcdefghijklmnopq' is too long" },
+	{ "detach dev eth1 purge now", CLI, 4, "unknown argument 'now' (dev, purge)" },
+	{ "rule", CLI, 1, "missing rule command (add, del, list, flush)" },
+	{ "rule ad", CLI, 1, "unknown rule command 'ad' (add, del, list, flush)" },
+	{ "rule add", CLI, 2, "missing PREFIX" },
+	{ "rule add 198.18.0.1/24 rate 1/s burst 1", CLI, 2, "host bits set (did you mean 198.18.0.0/24?)" },
+	{ "rule add 198.18.0.0/+24 rate 1/s burst 1", CLI, 2, "no sign allowed" },
+	{ "rule add ::ffff:198.18.0.1 rate 1/s burst 1", CLI, 2, "did you mean 198.18.0.1?" },
+	{ "rule add 198.18.0.0/24 rate 1/s", CLI, 5, "missing 'burst N'" },
+	{ "rule add 198.18.0.0/24 burst 1", CLI, 5, "missing 'rate N/s|N/min|N/h'" },
+	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure)" },
+	{ "rule add 198.18.0.0/24 rate 1/fortnight burst 1", CLI, 4, "invalid rate '1/fortnight'" },
+	{ "rule add 198.18.0.0/24 rate 0/s burst 1", CLI, 4, "rate must be at least 1" },
+	{ "rule add 198.18.0.0/24 burst 1 rate 200000000/s", CLI, 6, "rate must be between 1/h and 100000000/s" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 0", CLI, 6, "burst must be at least 1" },
+	{ "rule add 198.18.0.0/24 burst 0 rate 1/s", CLI, 4, "burst must be at least 1" },
+	{ "rule add 198.18.0.0/24 rate 1/h burst 4294967295", CLI, 6, "takes too long to refill" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 per /16", CLI, 8, "key length /16 is shorter than the prefix" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 per /33", CLI, 8, "key length /33 is longer than an IPv4 address" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 per 24", CLI, 8, "invalid key length '24' (/LEN)" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 per /0", CLI, 8, "key length /0" },
+	{ "rule add 198.18.0.0/24 action block", CLI, 4, "invalid action 'block' (limit, allow, deny)" },
+	{ "rule add 198.18.0.0/24 action allow id 0", CLI, 6, "invalid id '0': out of range" },
+	{ "rule add 198.18.0.0/24 action deny on-failure maybe", CLI, 6, "invalid on-failure 'maybe' (open, closed)" },
+	{ "rule add 198.18.0.0/24 rate 1/s rate 2/s burst 1", CLI, 5, "'rate' given twice" },
+	{ "rule add 198.18.0.0/24 rate", CLI, 3, "missing value after 'rate'" },
+	{ "rule del", CLI, 2, "missing ID|PREFIX" },
+	{ "rule del +1", CLI, 2, "invalid rule id '+1': no sign allowed" },
+	{ "rule del 1 2", CLI, 3, "unknown argument '2'" },
+	{ "rule list all", CLI, 2, "unknown argument 'all'" },
+	{ "mode", CLI, 1, "missing mode command (set)" },
+	{ "mode set", CLI, 2, "missing mode (enforce, dry-run, fail-open, fail-closed)" },
+	{ "mode set panic", CLI, 2, "invalid mode 'panic' (enforce, dry-run, fail-open, fail-closed)" },
+	{ "show", CLI, 1, "missing ADDR" },
+	{ "show 198.18.0", CLI, 1, "'198.18.0'" },
+	{ "top count", CLI, 1, "missing value after 'count'" },
+	{ "top count 0", CLI, 2, "invalid count '0': out of range (1 .. 1000000)" },
+	{ "top 5", CLI, 1, "unknown argument '5' (count)" },
+	{ "help abcdefghijklmnopqrstuvwxyz0123456789", CLI, 1, "command 'abcdefghijklmnopqrstuvwxyz0123456789' is too long" },
+	{ "interface", CONF, 1, "missing IFACE" },
+	{ "interface eth1 mode fast", CONF, 3, "invalid XDP mode 'fast'" },
+	{ "heartbeat 5", CONF, 1, "invalid heartbeat '5': out of range (milliseconds, 10 .. 3600000)" },
+	{ "heartbeat", CONF, 1, "missing MS" },
+	{ "watchdog soon", CONF, 1, "invalid watchdog 'soon': not a decimal number" },
+	{ "watchdog 10 20", CONF, 2, "unknown argument '20'" },
+	{ "metrics 127.0.0.1", CONF, 1, "invalid metrics address '127.0.0.1' (ADDR:PORT or off)" },
+	{ "metrics 127.0.0.1:+9437", CONF, 1, "invalid metrics address" },
+};
+
+static int parse(const char *line, unsigned where, struct xrl_cmd *c, struct xrl_parse_err *e)
+{
+	return xrl_cmd_parse_line(line, where, c, e);
+}
+
+static void test_parse_table(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct pcase *t = &cases[i];
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+		int err = parse(t->line, t->where, &c, &e);
+
+		if (t->argi < 0) {
+			CHECK(!err, "'%s': %s", t->line, e.msg);
+			continue;
+		}
+		CHECK(err, "'%s' parsed", t->line);
+		CHECK(e.argi == t->argi, "'%s': blames word %d, not %d (%s)", t->line, e.argi,
+		      t->argi, e.msg);
+		CHECK(strstr(e.msg, t->msg), "'%s': '%s' does not say '%s'", t->line, e.msg, t->msg);
+	}
+}
+
+/* No command or keyword of the table is without a valid row above. */
+static void test_table_covered(void)
+{
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const struct xrl_command *cmd = &xrl_commands[i];
+		size_t nl = strlen(cmd->name);
+		bool seen = false;
+
+		for (size_t j = 0; j < sizeof(cases) / sizeof(cases[0]); j++)
+			seen |= cases[j].argi < 0 && !strncmp(cases[j].line, cmd->name, nl) &&
+				(!cases[j].line[nl] || cases[j].line[nl] == ' ');
+		CHECK(seen, "command '%s' has no valid case", cmd->name);
+		for (const struct xrl_param *p = cmd->params; p && (p->name || p->meta || p->words); p++) {
+			char kw[64];
+
+			if (!p->name)
+				continue;
+			snprintf(kw, sizeof(kw), " %s ", p->name);
+			seen = false;
+			for (size_t j = 0; j < sizeof(cases) / sizeof(cases[0]); j++) {
+				char line[300];
+
+				snprintf(line, sizeof(line), "%s ", cases[j].line);
+				seen |= cases[j].argi < 0 && !strncmp(line, cmd->name, nl) &&
+					strstr(line + nl, kw);
+			}
+			CHECK(seen, "keyword '%s' of '%s' has no valid case", p->name, cmd->name);
+		}
+	}
+}
+
+/* Every enum word parses to its value and prints back as itself. */
+static void test_words(void)
+{
+	const struct xrl_word *tables[] = {
+		xrl_xdp_mode_words, xrl_action_words, xrl_mode_words, xrl_on_failure_words,
+		xrl_rate_unit_words,
+	};
+
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (const struct xrl_word *w = tables[t]; w->name; w++) {
+			long long v = -1;
+
+			CHECK(xrl_word_parse(tables[t], w->name, &v) == 0 && v == w->value, "%s", w->name);
+		}
+	}
+	CHECK(!strcmp(xrl_mode_name(XRL_MODE_DRY_RUN), "dry-run"), "mode name");
+	CHECK(!strcmp(xrl_xdp_mode_name(XRL_XDP_GENERIC), "generic"), "xdp mode name");
+	CHECK(!strcmp(xrl_action_name(XRL_ACT_DENY), "deny"), "action name");
+	CHECK(!strcmp(xrl_word_name(xrl_rate_unit_words, XRL_PERIOD_MIN), "min"), "unit name");
+}
+
+/* ---- the configuration checker: FILE:LINE:COL ---- */
+
+static void test_config_positions(void)
+{
+	static const char text[] =
+		"# comment\n"
+		"interface d0 mode native\n"
+		"\n"
+		"rule add 198.18.0.0/24 rate 100/s brust 20\n"
+		"rule add 198.18.1.1/24 rate 1/s burst 1\n"
+		"attach dev d0\n"
+		"   watchdog soon\n"
+		"interface d0\n";
+	static const struct { int line, col; const char *msg; } want[] = {
+		{ 4, 35, "unknown argument 'brust'" },
+		{ 5, 10, "host bits set" },
+		{ 6, 1, "'attach' is not a configuration command" },
+		{ 7, 13, "invalid watchdog 'soon'" },
+		{ 8, 11, "interface d0 given twice" },
+	};
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+
+	CHECK(xrl_config_parse_text("t.conf", text, &c, &errs, &n) == -EINVAL, "refused");
+	CHECK_EQ(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK(errs[i].line == want[i].line && errs[i].col == want[i].col,
+		      "error %zu at %d:%d, not %d:%d (%s)", i, errs[i].line, errs[i].col,
+		      want[i].line, want[i].col, errs[i].msg);
+		CHECK(strstr(errs[i].msg, want[i].msg), "'%s' does not say '%s'", errs[i].msg, want[i].msg);
+	}
+	free(errs);
+	xrl_config_free(&c);
+
+	/* the whole set: a duplicate prefix is blamed on its second line */
+	CHECK(xrl_config_parse_text("t.conf", "rule add 198.18.0.0/24 rate 1/s burst 1\n"
+				    "rule add 198.18.0.0/24 rate 2/s burst 1\n", &c, &errs, &n) == -EINVAL,
+	      "duplicate refused");
+	CHECK(n == 1 && errs[0].line == 2 && errs[0].col == 10 &&
+	      strstr(errs[0].msg, "duplicate prefix 198.18.0.0/24"), "%s", n ? errs[0].msg : "");
+	free(errs);
+	xrl_config_free(&c);
+}
+
+static void test_config_values(void)
+{
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+	int err;
+
+	err = xrl_config_parse_text("t.conf",
+				    "interface d0 mode generic\ninterface d1\nheartbeat 200\nwatchdog 0\n"
+				    "metrics [::1]:9000\nmode set dry-run\n"
+				    "rule add 198.18.0.0/24 rate 100/s burst 20 id 4 # trailing\n",
+				    &c, &errs, &n);
+	CHECK(!err, "%s", n ? errs[0].msg : "");
+	CHECK_EQ(c.nifaces, 2);
+	CHECK(c.nifaces == 2 && !strcmp(c.ifaces[0].name, "d0") && c.ifaces[0].mode == XRL_XDP_GENERIC &&
+	      c.ifaces[1].mode == XRL_XDP_AUTO, "interfaces");
+	CHECK_EQ(c.heartbeat_ms, 200);
+	CHECK_EQ(c.watchdog_ms, 0);
+	CHECK(!strcmp(c.metrics, "[::1]:9000"), "%s", c.metrics);
+	CHECK(c.has_mode && c.mode == XRL_MODE_DRY_RUN, "mode");
+	CHECK(c.nrules == 1 && c.rules[0].r.id == 4 && c.rules[0].r.burst == 20, "rule");
+	free(errs);
+	xrl_config_free(&c);
+
+	/* the built-in rule set parses */
+	CHECK(!xrl_config_parse_text("(built-in)", xrl_default_config, &c, &errs, &n) && c.nrules == 2,
+	      "built-in rules");
+	free(errs);
+	xrl_config_free(&c);
+}
+
+/* ---- round trip: rule add -> rule list -j -> rule add ---- */
+
+/* The value of "key" in a flat JSON object: a string, a number or null. */
+static bool json_field(const char *json, const char *key, char *out, size_t len)
+{
+	char k[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	if (!(p = strstr(json, k)))
+		return false;
+	p += strlen(k);
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && n + 1 < len; p++)
+			out[n++] = *p;
+	} else {
+		for (; *p && *p != ',' && *p != '}' && n + 1 < len; p++)
+			out[n++] = *p;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static void test_round_trip(void)
+{
+	static const char *const rules[] = {
+		"rule add 198.18.0.0/15 rate 100/s burst 20",
+		"rule add 198.18.0.0/24 rate 5/min burst 3 per /24 id 9 on-failure closed",
+		"rule add 2001:db8::/32 rate 1/h burst 1 per /48 id 12",
+		"rule add 192.0.2.1 action allow id 3",
+		"rule add 192.0.2.0/24 action deny on-failure closed",
+	};
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		char *json = NULL, line[512], v[7][64];
+		static const char *const keys[] = { "prefix", "rate", "burst", "per", "action", "id", "on_failure" };
+		struct xrl_parse_err e;
+		struct xrl_cmd a, b;
+		size_t len = 0;
+		struct jw w;
+		FILE *f;
+
+		if (parse(rules[i], CLI, &a, &e)) {
+			CHECK(0, "'%s': %s", rules[i], e.msg);
+			continue;
+		}
+		f = open_memstream(&json, &len);
+		jw_init(&w, f, false);
+		jw_obj_start(&w);
+		xrl_rule_json(&w, &a.rule);
+		jw_obj_end(&w);
+		fclose(f);
+		for (size_t k = 0; k < 7; k++)
+			CHECK(json_field(json, keys[k], v[k], sizeof(v[k])), "%s: no %s", json, keys[k]);
+		/* a rule id of 0 is assigned at commit: left out */
+		if (!strcmp(v[1], "null"))
+			snprintf(line, sizeof(line), "rule add %s per /%s action %s on-failure %s%s%s",
+				 v[0], v[3], v[4], v[6], strcmp(v[5], "0") ? " id " : "",
+				 strcmp(v[5], "0") ? v[5] : "");
+		else
+			snprintf(line, sizeof(line), "rule add %s rate %s burst %s per /%s action %s on-failure %s%s%s",
+				 v[0], v[1], v[2], v[3], v[4], v[6], strcmp(v[5], "0") ? " id " : "",
+				 strcmp(v[5], "0") ? v[5] : "");
+		if (parse(line, CLI, &b, &e)) {
+			CHECK(0, "'%s' (from %s): %s", line, json, e.msg);
+		} else {
+			CHECK(!memcmp(&a.rule, &b.rule, sizeof(a.rule)), "'%s' came back as '%s'", rules[i], line);
+		}
+		free(json);
+	}
+}
+
+/* ---- the usage text, the man pages and the README agree with the table ---- */
+
+static char *slurp(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len), *f = fopen(path, "r");
+	char chunk[4096];
+	size_t n;
+
+	if (!f) {
+		fclose(m);
+		free(buf);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+/* The text of a .B/.BI/.BR/.I line as man shows it: the arguments (quotes
+ * keep spaces) alternate fonts without a space, or, for a one-font macro,
+ * are joined by spaces; font escapes removed. */
+static void detroff(const char *line, char *out, size_t len)
+{
+	bool alternating = strncmp(line, ".B ", 3) && strncmp(line, ".I ", 3);
+	const char *p = strchr(line, ' ');
+	size_t n = 0;
+	int args = 0;
+
+	while (p && *p && n + 1 < len) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (args++ && !alternating)
+			out[n++] = ' ';
+		if (*p == '"') {
+			for (p++; *p && *p != '"' && n + 1 < len; p++)
+				out[n++] = *p;
+			if (*p)
+				p++;
+		} else {
+			for (; *p && *p != ' ' && n + 1 < len; p++)
+				out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+	/* \fB \fI \fR \fP and \- */
+	for (char *s = out; (s = strchr(s, '\\'));) {
+		int skip = s[1] == 'f' ? 3 : s[1] == '-' ? 1 : 0;
+
+		if (!skip) {
+			s++;
+			continue;
+		}
+		memmove(s, s + skip, strlen(s + skip) + 1);
+	}
+}
+
+/* Does the man page have an entry (the line after a .TP) that is, or that
+ * lists among ", "-separated ones, this synopsis? */
+static bool man_has(const char *man, const char *syn)
+{
+	for (const char *p = man; (p = strstr(p, "\n.TP\n")); p++) {
+		char line[512], text[512];
+		const char *s = p + 5, *e = strchr(s, '\n');
+
+		snprintf(line, sizeof(line), "%.*s", (int)(e ? e - s : (long)strlen(s)), s);
+		detroff(line, text, sizeof(text));
+		for (char *tok = strtok(text, ","); tok; tok = strtok(NULL, ",")) {
+			while (*tok == ' ')
+				tok++;
+			if (!strcmp(tok, syn))
+				return true;
+		}
+	}
+	return false;
+}
+
+static void test_docs_agree(void)
+{
+	char *rlctl = slurp("man/xdp-rlctl.8"), *conf = slurp("man/xdp-rl.conf.5");
+	char *readme = slurp("README.md"), *usage = NULL, *block;
+	size_t ulen = 0;
+	FILE *f;
+
+	CHECK(rlctl && conf && readme, "run from the top of the tree");
+	if (!rlctl || !conf || !readme)
+		goto out;
+	f = open_memstream(&usage, &ulen);
+	xrl_usage(f, CLI, NULL);
+	fclose(f);
+	/* the README's CLI reference block is the usage text, line for line */
+	block = strstr(readme, "xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n");
+	CHECK(block, "README: no CLI reference block");
+	if (block) {
+		block = strchr(block, '\n') + 1;
+		CHECK(!strncmp(block, usage, ulen) && !strncmp(block + ulen, "```", 3),
+		      "README's CLI reference differs from the table's usage:\n%s", usage);
+	}
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const struct xrl_command *cmd = &xrl_commands[i];
+		char syn[256];
+
+		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
+		if (cmd->where & CLI)
+			CHECK(man_has(rlctl, syn), "xdp-rlctl(8) has no entry '%s'", syn);
+		if (cmd->where & CONF)
+			CHECK(man_has(conf, syn), "xdp-rl.conf(5) has no entry '%s'", syn);
+	}
+	/* help COMMAND lists that group only; an unknown one is refused */
+	f = fopen("/dev/null", "w");
+	CHECK(xrl_usage(f, CLI, "rule") == 0, "help rule");
+	CHECK(xrl_usage(f, CLI, "ru") == -ENOENT, "help ru");
+	CHECK(xrl_usage(f, CLI, "interface") == -ENOENT, "interface is not a CLI command");
+	fclose(f);
+out:
+	free(usage);
+	free(rlctl);
+	free(conf);
+	free(readme);
+}
+
+int main(void)
+{
+	RUN(test_parse_table);
+	RUN(test_table_covered);
+	RUN(test_words);
+	RUN(test_config_positions);
+	RUN(test_config_values);
+	RUN(test_round_trip);
+	RUN(test_docs_agree);
+	return tl_summary();
+}
