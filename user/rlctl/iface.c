@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xdp-rlctl: attach, detach, status. */
+#include "rlctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+
+int do_attach(struct xrl_cmd *c)
+{
+	enum xrl_xdp_mode got;
+	struct xrl *x;
+	int err;
+
+	/* checked before anything is created */
+	if (!if_nametoindex(c->ifname)) {
+		p_err("unknown interface '%s'", c->ifname);
+		return 1;
+	}
+	if (open_writer(&x, true, c->keys))
+		return 1;
+	err = xrl_attach(x, c->ifname, c->xdp_mode, &got);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+	} else if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "ifname", c->ifname);
+		jw_kstr(&jw, "mode", xrl_xdp_mode_name(got));
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("attached to %s (%s mode)\n", c->ifname, xrl_xdp_mode_name(got));
+	}
+	xrl_close(x);
+	return err ? 1 : 0;
+}
+
+int do_detach(struct xrl_cmd *c)
+{
+	struct xrl_attachment *a = NULL;
+	bool purged = false, detached = true;
+	struct xrl *x;
+	size_t n = 0;
+	int err;
+
+	if (open_writer(&x, false, 0))
+		return 1;
+	err = xrl_detach(x, c->ifname);
+	if (err == -ENOENT && c->purge) {
+		/* Not attached there. With nothing attached anywhere, purge
+		 * still removes the pins: a leftover instance is removable. */
+		set_err("%s", xrl_errmsg());
+		if (xrl_attachments(x, &a, &n) == 0 && n == 0) {
+			detached = false;
+			err = 0;
+		}
+	} else if (err) {
+		set_err("%s", xrl_errmsg());
+	}
+	if (!err && c->purge) {
+		free(a);
+		a = NULL;
+		err = xrl_attachments(x, &a, &n);
+		if (!err && n == 0) {
+			err = xrl_purge(x);
+			purged = !err;
+		}
+		if (err && detached)
+			set_err("detached from %s, but %s", c->ifname, xrl_errmsg());
+		else if (err)
+			set_err("%s", xrl_errmsg());
+	}
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+		goto out;
+	}
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "ifname", c->ifname);
+		jw_kbool(&jw, "detached", detached);
+		jw_kbool(&jw, "purged", purged);
+		jw_ku64(&jw, "still_attached", n);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		if (detached)
+			printf("detached from %s\n", c->ifname);
+		else
+			printf("not attached to %s, and nothing else is attached either\n", c->ifname);
+		if (purged)
+			printf("removed the pins under %s\n", opt.pin_dir ? opt.pin_dir : XRL_DEFAULT_PIN_DIR);
+		else if (c->purge)
+			printf("pins kept: still attached to %zu interface(s)\n", n);
+	}
+out:
+	free(a);
+	xrl_close(x);
+	return err ? 1 : 0;
+}
+
+int do_status(struct xrl_cmd *c)
+{
+	struct xrl_attachment *a = NULL;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	long long hb_age;
+	unsigned long long keys4 = 0, keys6 = 0;
+	__u64 wd;
+	struct xrl *x;
+	size_t n = 0;
+
+	(void)c;
+	if (open_reader(&x))
+		return 1;
+	/* each family has its own table: tracked and capacity per family */
+	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
+	    xrl_keys_tracked_family(x, 6, &keys6)) {
+		p_err("%s", xrl_errmsg());
+		xrl_close(x);
+		return 1;
+	}
+	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
+	hb_age = xrl_heartbeat_age(x);
+	wd = xrl_control(x)->watchdog_ns;
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
+		jw_ku64(&jw, "prog_id", info.id);
+		jw_kstr(&jw, "mode", xrl_mode_name(xrl_mode_get(x)));
+		jw_ku64(&jw, "rules", xrl_control(x)->rules);
+		jw_key(&jw, "keys_tracked");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "ipv4", keys4);
+		jw_ku64(&jw, "ipv6", keys6);
+		jw_obj_end(&jw);
+		jw_key(&jw, "keys_capacity");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "ipv4", xrl_keys_capacity_family(x, 4));
+		jw_ku64(&jw, "ipv6", xrl_keys_capacity_family(x, 6));
+		jw_obj_end(&jw);
+		jw_key(&jw, "daemon");
+		jw_obj_start(&jw);
+		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
+		jw_key(&jw, "heartbeat_age_ms");
+		if (hb_age >= 0)
+			jw_u64(&jw, hb_age / 1000000);
+		else
+			jw_null(&jw);
+		jw_ku64(&jw, "heartbeat_interval_ms", xrl_control(x)->heartbeat_interval_ms);
+		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
+		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
+		jw_obj_end(&jw);
+		jw_key(&jw, "interfaces");
+		jw_arr_start(&jw);
+		for (size_t i = 0; i < n; i++) {
+			jw_obj_start(&jw);
+			jw_kstr(&jw, "ifname", a[i].ifname);
+			jw_ku64(&jw, "ifindex", a[i].ifindex);
+			jw_kstr(&jw, "xdp_mode", xrl_xdp_mode_name(a[i].mode));
+			jw_ku64(&jw, "prog_id", a[i].prog_id);
+			jw_kbool(&jw, "link_up", a[i].ifindex != 0);
+			jw_obj_end(&jw);
+		}
+		jw_arr_end(&jw);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("pin dir:     %s\n", xrl_pin_dir(x));
+		printf("program id:  %u\n", info.id);
+		printf("mode:        %s\n", xrl_mode_name(xrl_mode_get(x)));
+		printf("rules:       %u\n", xrl_control(x)->rules);
+		printf("keys IPv4:   %llu tracked / %u capacity\n", keys4,
+		       xrl_keys_capacity_family(x, 4));
+		printf("keys IPv6:   %llu tracked / %u capacity\n", keys6,
+		       xrl_keys_capacity_family(x, 6));
+		if (hb_age < 0)
+			printf("daemon:      none has heartbeated\n");
+		else
+			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
+			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
+			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
+		printf("interfaces:  %s\n", n ? "" : "none");
+		for (size_t i = 0; i < n; i++) {
+			if (a[i].ifindex)
+				printf("  %-16s %-8s ifindex %u\n", a[i].ifname,
+				       xrl_xdp_mode_name(a[i].mode), a[i].ifindex);
+			else
+				printf("  %-16s gone (link detached; 'detach dev %s' to clean up)\n",
+				       a[i].ifname, a[i].ifname);
+		}
+	}
+	free(a);
+	xrl_close(x);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* xdp-rlctl's parts: what main.c offers the command files. */
+#ifndef XRL_RLCTL_H
+#define XRL_RLCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "grammar.h"
+#include "json.h"
+#include "libxrl.h"
+
+#define EXIT_USAGE 2
+
+struct rlctl_opts {
+	bool json;
+	bool pretty;
+	const char *pin_dir;
+};
+extern struct rlctl_opts opt;
+extern struct jw jw;		/* stdout, -j */
+
+/* Messages on stderr: "Error: ..." or {"error": ...} under -j. */
+__attribute__((format(printf, 1, 2)))
+void p_err(const char *fmt, ...);
+__attribute__((format(printf, 1, 2)))
+void p_note(const char *fmt, ...);
+void print_warnings(void);
+void usage(FILE *f);
+
+/* Readers take no lock; writers return with it held, do their map and pin
+ * operations, keep a failure with set_err() and call unlock() before they
+ * print anything. */
+int open_reader(struct xrl **x);
+int open_writer(struct xrl **x, bool create, __u32 keys);
+__attribute__((format(printf, 1, 2)))
+int set_err(const char *fmt, ...);
+void unlock(struct xrl *x, int err);
+extern char emsg[1024];
+
+void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen, char *rate, size_t rlen);
+
+int do_attach(struct xrl_cmd *c);
+int do_detach(struct xrl_cmd *c);
+int do_status(struct xrl_cmd *c);
+int do_rule_add(struct xrl_cmd *c);
+int do_rule_del(struct xrl_cmd *c);
+int do_rule_flush(struct xrl_cmd *c);
+int do_rule_list(struct xrl_cmd *c);
+int do_mode_set(struct xrl_cmd *c);
+int do_stats(struct xrl_cmd *c);
+int do_show(struct xrl_cmd *c);
+int do_top(struct xrl_cmd *c);
+
+#endif

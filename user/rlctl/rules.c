@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xdp-rlctl: rule add, del, list, flush; mode set. */
+#include "rlctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A daemon heartbeats into the control block: its next reload puts the
+ * file's rule set and mode back (see xdp-rld(8)). */
+static void note_daemon(struct xrl *x)
+{
+	if (xrl_heartbeating(x))
+		p_note("xdp-rld is running; this change lasts until its next reload");
+}
+
+/* Read the rule set, let `edit` change it, commit it as one transaction. */
+static int edit_rules(struct xrl_cmd *c, bool create,
+		      int (*edit)(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n))
+{
+	struct xrl_rule_entry *v = NULL;
+	struct xrl *x;
+	size_t n = 0;
+	int err;
+
+	if (open_writer(&x, create, 0))
+		return 1;
+	err = xrl_rules_get(x, &v, &n);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	if (!err)
+		err = edit(c, &v, &n);	/* sets its own message */
+	if (!err && (err = xrl_rules_commit(x, v, n)))
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err)
+		p_err("%s", emsg);
+	else
+		note_daemon(x);
+	free(v);
+	xrl_close(x);
+	return err ? 1 : 0;
+}
+
+static int edit_add(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+{
+	struct xrl_rule_entry *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return set_err("out of memory");
+	*v = nv;
+	nv[(*n)++] = c->rule;
+	return 0;
+}
+
+static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+{
+	char pfx[64];
+
+	for (size_t i = 0; i < *n; i++) {
+		struct xrl_rule_entry *e = &(*v)[i];
+		bool hit = c->del_id ? e->r.id == c->del_id :
+			   e->family == c->rule.family && e->prefix_len == c->rule.prefix_len &&
+			   !memcmp(e->addr, c->rule.addr, 16);
+
+		if (hit) {
+			memmove(e, e + 1, (*n - i - 1) * sizeof(*e));
+			(*n)--;
+			return 0;
+		}
+	}
+	if (c->del_id)
+		return set_err("no rule with id %u", c->del_id);
+	xrl_prefix_format(&c->rule, pfx, sizeof(pfx));
+	return set_err("no rule for prefix %s", pfx);
+}
+
+static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+{
+	(void)c;
+	(void)v;
+	*n = 0;
+	return 0;
+}
+
+int do_rule_add(struct xrl_cmd *c)
+{
+	return edit_rules(c, true, edit_add);
+}
+
+int do_rule_del(struct xrl_cmd *c)
+{
+	return edit_rules(c, false, edit_del);
+}
+
+int do_rule_flush(struct xrl_cmd *c)
+{
+	return edit_rules(c, false, edit_flush);
+}
+
+int do_rule_list(struct xrl_cmd *c)
+{
+	struct xrl_rule_entry *v = NULL;
+	struct xrl *x;
+	size_t n = 0;
+
+	(void)c;
+	if (open_reader(&x))
+		return 1;
+	if (xrl_rules_get(x, &v, &n)) {
+		p_err("%s", xrl_errmsg());
+		xrl_close(x);
+		return 1;
+	}
+	if (opt.json) {
+		jw_arr_start(&jw);
+		for (size_t i = 0; i < n; i++) {
+			jw_obj_start(&jw);
+			xrl_rule_json(&jw, &v[i]);
+			jw_obj_end(&jw);
+		}
+		jw_arr_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("%-6s %-28s %-7s %-12s %-10s %-5s %s\n", "ID", "PREFIX", "ACTION",
+		       "RATE", "BURST", "PER", "ON-FAILURE");
+		for (size_t i = 0; i < n; i++) {
+			char pfx[64], rate[32], burst[16];
+
+			rule_fields(&v[i], pfx, sizeof(pfx), rate, sizeof(rate));
+			snprintf(burst, sizeof(burst), "%u", v[i].r.burst);
+			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %s\n", v[i].r.id, pfx,
+			       xrl_action_name(v[i].r.action), rate,
+			       v[i].r.action == XRL_ACT_LIMIT ? burst : "-", v[i].r.key_len,
+			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure));
+		}
+	}
+	free(v);
+	xrl_close(x);
+	return 0;
+}
+
+int do_mode_set(struct xrl_cmd *c)
+{
+	struct xrl *x;
+	int err;
+
+	if (open_writer(&x, true, 0))
+		return 1;
+	err = xrl_mode_set(x, c->mode);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+	} else if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "mode", xrl_mode_name(c->mode));
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("mode %s\n", xrl_mode_name(c->mode));
+	}
+	if (!err)
+		note_daemon(x);
+	xrl_close(x);
+	return err ? 1 : 0;
+}
