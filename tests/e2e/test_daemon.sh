@@ -265,6 +265,17 @@ test_prometheus_scrape() {
 
 # ---- faults: each of these once let packets through or stopped enforcing ----
 
+# wait_count FILE REGEX N [SECONDS]: until N lines match (default 10 s)
+wait_count() {
+	local i
+	for ((i = 0; i < ${4:-10} * 20; i++)); do
+		(($(grep -cE "$2" "$1" 2>/dev/null) >= $3)) && return 0
+		sleep 0.05
+	done
+	fail "fewer than $3 lines /$2/ in $(basename "$1") within ${4:-10} s"
+	return 1
+}
+
 metric() {	# NAME: the daemon's value of a metric without labels
 	nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics | awk -v m="$1" '$1 == m { print $2 }'
 }
@@ -323,6 +334,11 @@ test_config_removed_is_a_failed_reload() {
 	check_eq "counted again" "$(metric xdp_rl_reload_failures_total)" 2
 	check_eq "rules still kept" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
 	rmdir "$conf"
+	# an empty file (what a failed write leaves) is refused too
+	: >"$conf"
+	wait_log "$LOG" "rules.conf:1:1: the file is empty" || { etc_cleanup; return; }
+	check_eq "empty file: rules kept" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
+	check_match "empty file: still attached" "$(ip -n "$DST" link show d0)" "xdp"
 	# and a file that comes back is applied
 	write_conf "$conf" "interface d0" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
 		"rule add 198.18.0.1/32 action deny id 1"
@@ -418,6 +434,101 @@ test_removed_pins_restored() {
 	# the claim came back too: a second daemon is still refused
 	timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" >/dev/null 2>&1
 	check_eq "second daemon refused after the restore" $? 1
+
+	# only the link pin: XDP goes with it, and comes back
+	rm "$PIN/link_d0"
+	wait_log "$LOG" "interface d0: the program is no longer attached" 5 || return
+	wait_log "$LOG" "interface d0: attached" 5 || return
+	check_match "link re-attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "link repair counted" "$(metric xdp_rl_link_repairs_total)" 1
+
+	# some pins and the link, the claim left in place: restored, not
+	# mistaken for another daemon
+	rm "$PIN/xrl_control" "$PIN/link_d0"
+	sleep 2.5
+	check_match "partial removal: re-attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "partial removal: pins ok" "$(metric xdp_rl_pins_ok)" 1
+	check_eq "no other daemon blamed" "$(grep -c 'served by another' "$LOG")" 0
+	flood 198.18.0.1 198.18.0.254 30 >/dev/null
+	check_eq "still the same bucket" "$(rule_stat 1 passed_packets)" 10
+
+	# the claim's directory replaced: the daemon claims the new one, and a
+	# second daemon started after that is refused
+	rmdir "$PIN/daemon" && mkdir "$PIN/daemon"
+	sleep 1.5
+	timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" >/dev/null 2>&1
+	check_eq "second daemon refused after the claim was replaced" $? 1
+
+	# removed, and at once a CLI command makes a new, unattached instance
+	# there: the daemon takes the directory back with its own maps
+	local restores
+	restores=$(grep -c "restored the pins" "$LOG")
+	kill -STOP "$RLD_PID"	# so that the CLI comes first, every time
+	rm -rf "$PIN"
+	ctl rule add 198.18.7.0/24 rate 1/s burst 1 >/dev/null 2>&1
+	kill -CONT "$RLD_PID"
+	wait_log "$LOG" "replaced an unattached instance" 5 || return
+	wait_count "$LOG" "restored the pins.*; 1 interface" $((restores + 1)) 5 || return
+	check_match "taken back: attached" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "taken back: the daemon's heartbeat" "$(ctl -j status | jq .daemon.heartbeating)" true
+	flood 198.18.0.1 198.18.0.254 30 >/dev/null
+	check_eq "taken back: the same bucket" "$(rule_stat 1 passed_packets)" 10
+}
+
+# A reload that shortens the heartbeat takes effect at once: the watchdog
+# never fires while the daemon lives.
+test_heartbeat_period_change() {
+	lab_up || return
+	write_conf "$CONF" "interface d0" "heartbeat 60000" "watchdog 180000" "metrics off" \
+		"rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	write_conf "$CONF" "interface d0" "heartbeat 100" "watchdog 500" "metrics off" \
+		"rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	wait_log "$LOG" "reload: 1 rules" || return
+	sleep 1.5
+	check_eq "heartbeating" "$(ctl -j status | jq .daemon.heartbeating)" true
+	check_eq "watchdog not fired" "$(ctl -j status | jq .daemon.watchdog_fired)" false
+	flood 198.18.0.1 198.18.0.254 50 >/dev/null
+	check_eq "limited, not failure-passed" "$(rule_stat 1 failure_passed_packets)" 0
+	check_eq "limited" "$(rule_stat 1 passed_packets)" 10
+}
+
+# A stderr that never drains (a stalled journald, a paused pager) blocks
+# only the log writer: the heartbeat goes on, lines are dropped and counted.
+test_stderr_that_never_drains() {
+	lab_up || return
+	base_conf "rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	mkfifo "$TMPD/err"
+	exec 9<>"$TMPD/err"	# a reader that never reads: writes block once it is full
+	nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" 2>"$TMPD/err" &
+	RLD_PID=$!
+	BG_PIDS+=($RLD_PID)
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ "$(ctl -j status 2>/dev/null | jq '.interfaces | length')" == 1 ]] && break
+		sleep 0.1
+	done
+	# 50 errors a reload, 40 reloads: well past a pipe's 64 KiB
+	{ echo "interface d0"; echo "heartbeat 100"; echo "watchdog 500"; echo "metrics 127.0.0.1:9437"
+	  echo "rule add 198.18.0.0/24 rate 1/h burst 10 id 1"
+	  for ((i = 0; i < 60; i++)); do echo "rule add 198.18.$i.0/24 rate fast burst 1"; done; } >"$CONF.bad"
+	mv "$CONF.bad" "$CONF"
+	for ((i = 0; i < 40; i++)); do
+		kill -HUP "$RLD_PID"
+		sleep 0.02
+	done
+	sleep 1.5	# three watchdog times
+	check_eq "still heartbeating" "$(ctl -j status | jq .daemon.heartbeating)" true
+	check_eq "watchdog not fired" "$(ctl -j status | jq .daemon.watchdog_fired)" false
+	flood 198.18.0.1 198.18.0.254 50 >/dev/null
+	check_eq "limited, not failure-passed" "$(rule_stat 1 failure_passed_packets)" 0
+	check_eq "limited" "$(rule_stat 1 passed_packets)" 10
+	local dropped
+	dropped=$(metric xdp_rl_log_lines_dropped_total)
+	[[ "$dropped" =~ ^[0-9]+$ ]] && ((dropped > 0)) || fail "log lines dropped: '$dropped'"
+	kill_bg
+	exec 9<&-
 }
 
 run_test test_check
@@ -432,4 +543,6 @@ run_test test_config_removed_is_a_failed_reload
 run_test test_stalls_never_lift_limits
 run_test test_second_daemon_refused
 run_test test_removed_pins_restored
+run_test test_heartbeat_period_change
+run_test test_stderr_that_never_drains
 summary

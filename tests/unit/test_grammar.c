@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testlib.h"
 #include "config.h"
@@ -81,6 +82,8 @@ static const struct pcase cases[] = {
 	{ "attach dev eth1 keys 8", CLI, 4, "invalid keys '8': out of range (16 .. 1073741824)" },
 	{ "attach dev eth1 keys +100", CLI, 4, "no sign allowed" },
 	{ "attach dev eth1 keys 1e3", CLI, 4, "not a decimal number" },
+	{ "attach dev eth1 keys 04096", CLI, 4, "no leading zeros allowed" },
+	{ "rule add 198.18.0.0/024 rate 1/s burst 1", CLI, 2, "no leading zeros allowed" },
 	{ "attach dev eth1 dev eth2", CLI, 3, "'dev' given twice" },
 	{ "attach dev abcdefghijklmnopq", CLI, 2, "interface name 'abcdefghijklmnopq' is too long" },
 	{ "detach dev eth1 purge now", CLI, 4, "unknown argument 'now' (dev, purge)" },
@@ -281,6 +284,34 @@ static void test_config_values(void)
 	      "built-in rules");
 	free(errs);
 	xrl_config_free(&c);
+}
+
+/* The file reader: an empty file is refused, a file of comments is not. */
+static void test_config_files(void)
+{
+	char path[] = "/tmp/xrl-grammar-XXXXXX";
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	int fd = mkstemp(path);
+	size_t n;
+
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0)
+		return;
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -EINVAL && n == 1 &&
+	      strstr(errs[0].msg, "the file is empty"), "empty file");
+	free(errs);
+	CHECK(write(fd, " \n\t\n", 4) == 4, "write");
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -EINVAL && n == 1, "blank file");
+	free(errs);
+	CHECK(write(fd, "# no rules on purpose\n", 22) == 22, "write");
+	CHECK(xrl_config_load(path, &c, &errs, &n) == 0 && c.nrules == 0, "comments only");
+	free(errs);
+	xrl_config_free(&c);
+	close(fd);
+	unlink(path);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -ENOENT, "missing file");
+	free(errs);
 }
 
 /* ---- round trip: rule add -> rule list -j -> rule add ---- */
@@ -489,6 +520,7 @@ int main(void)
 	RUN(test_words);
 	RUN(test_config_positions);
 	RUN(test_config_values);
+	RUN(test_config_files);
 	RUN(test_round_trip);
 	RUN(test_docs_agree);
 	return tl_summary();

@@ -21,6 +21,8 @@ const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out)
 		return "empty";
 	if (*s == '+' || *s == '-')
 		return "no sign allowed";
+	if (s[0] == '0' && s[1])
+		return "no leading zeros allowed";
 	for (const char *p = s; *p; p++) {
 		if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
 			return "no spaces allowed";

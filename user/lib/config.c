@@ -215,6 +215,10 @@ int xrl_config_load(const char *path, struct xrl_config *c,
 		text[len] = '\0';
 	if (!err && memchr(text, '\0', len))
 		err = add_err(errs, nerrs, 1, 1, "not a text file (it holds a NUL byte)") ?: -EINVAL;
+	/* What a failed write (a full disk, truncate-then-write) leaves, not a
+	 * decision: a file meant to hold no command says so with a comment. */
+	if (!err && !text[strspn(text, " \t\r\n")])
+		err = add_err(errs, nerrs, 1, 1, "the file is empty: refused (a file with no rule says so in a comment)") ?: -EINVAL;
 	if (!err)
 		err = xrl_config_parse_text(path, text, c, errs, nerrs);
 	free(text);

@@ -539,10 +539,22 @@ static int pinned_is(struct xrl *x, const char *name, int fd, bool prog)
 	return same ? 1 : -EEXIST;
 }
 
-int xrl_pins_ok(struct xrl *x)
+/* Is DIR/daemon the directory this handle holds its claim on? (An rmdir and
+ * mkdir in its place would let a second daemon claim the new one.) */
+static bool claim_intact(struct xrl *x)
 {
+	struct stat a, b;
 	char p[PATH_MAX];
 
+	if (x->daemon_fd < 0)
+		return true;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	return stat(p, &a) == 0 && fstat(x->daemon_fd, &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+int xrl_pins_ok(struct xrl *x)
+{
 	if (!x->pinned)
 		return 1;
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
@@ -550,12 +562,39 @@ int xrl_pins_ok(struct xrl *x)
 	for (int i = 0; i < M__COUNT; i++)
 		if (pinned_is(x, map_names[i], x->map_fd[i], false) != 1)
 			return 0;
-	pin_path(x, DAEMON_DIR, p, sizeof(p));
-	return x->daemon_fd < 0 || access(p, F_OK) == 0;
+	return claim_intact(x);
+}
+
+/* Is any link pinned in the directory a link of another program? */
+static bool foreign_links(struct xrl *x)
+{
+	__u32 ours = fd_id(x->prog_fd, true);
+	struct dirent *de;
+	bool found = false;
+	DIR *dir = opendir(x->pin_dir);
+
+	while (dir && !found && (de = readdir(dir))) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		char p[PATH_MAX];
+		int fd;
+
+		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+			continue;
+		pin_path(x, de->d_name, p, sizeof(p));
+		if ((fd = bpf_obj_get(p)) < 0)
+			continue;
+		found = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.prog_id != ours;
+		close(fd);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
 }
 
 int xrl_pins_restore(struct xrl *x)
 {
+	bool replaced = false;
 	char p[PATH_MAX];
 	pid_t holder;
 	int err;
@@ -577,15 +616,29 @@ int xrl_pins_restore(struct xrl *x)
 		int fd = i < 0 ? x->prog_fd : x->map_fd[i];
 
 		err = pinned_is(x, name, fd, i < 0);
-		if (err < 0)
-			return fail(err, "%s/%s is another instance's: not replaced", x->pin_dir, name);
 		if (err == 1)
 			continue;
 		pin_path(x, name, p, sizeof(p));
+		if (err < 0) {
+			/* Another instance was made here after the removal (a
+			 * CLI command that found nothing). Unattached, it serves
+			 * nothing: this handle's maps, with their buckets and
+			 * the daemon's rules, take the place back. Attached
+			 * somewhere, it is left alone. */
+			if (foreign_links(x))
+				return fail(EEXIST, "%s holds another attached instance: not replaced", x->pin_dir);
+			if (unlink(p))
+				return fail(errno, "cannot remove %s: %s", p, strerror(errno));
+			replaced = true;
+		}
 		if (bpf_obj_pin(fd, p))
 			return fail(errno, "cannot pin %s: %s", p, strerror(errno));
 	}
-	if (x->daemon_fd >= 0)
+	if (replaced)
+		warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
+		     x->pin_dir);
+	/* renew the claim when its directory was removed or replaced */
+	if (!claim_intact(x))
 		return claim(x, &holder);
 	return 0;
 }

@@ -35,7 +35,6 @@ static void *heartbeat_main(void *arg)
 	bool stall_logged = false;
 
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&d.hb_lock);
 	while (!d.hb_stop) {
 		long hb = get_long(&d.heartbeat_ms);
@@ -52,11 +51,12 @@ static void *heartbeat_main(void *arg)
 		} else if (stall < hb) {
 			stall_logged = false;
 		}
+		/* the next beat one period from now, whatever the last period
+		 * was: a reload that shortens it (heartbeat_kick) takes effect
+		 * at once, and a suspended machine needs no catching up */
+		clock_gettime(CLOCK_MONOTONIC, &next);
 		timespec_add_ms(&next, hb);
 		pthread_cond_timedwait(&d.hb_cond, &d.hb_lock, &next);
-		/* behind by more than a beat (a suspended machine): resync */
-		if (now_ms() > next.tv_sec * 1e3 + next.tv_nsec / 1e6 + hb)
-			clock_gettime(CLOCK_MONOTONIC, &next);
 	}
 	pthread_mutex_unlock(&d.hb_lock);
 	return NULL;

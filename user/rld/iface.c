@@ -53,27 +53,68 @@ void count_attached(void)
 	d.stats.interfaces_attached = n;
 }
 
-/* Attach, or adopt what a previous run left attached. */
-void serve_iface(const struct xrl_iface_cfg *ic)
+/* Attach (quiet: without repeating an error already said), or adopt what
+ * a previous run left attached. 0 when attached, -1 when not. */
+static int attach_iface(const struct xrl_iface_cfg *ic, bool quiet)
 {
 	enum xrl_xdp_mode got;
+	int err;
 
 	if (attached_now(ic->name)) {
 		xrl_log(XRL_LOG_INFO, "interface %s: adopted the program already attached", ic->name);
-		return;
+		return 0;
 	}
 	if (!if_nametoindex(ic->name)) {
 		xrl_log(XRL_LOG_WARN, "interface %s does not exist; it will be attached when it appears", ic->name);
-		return;
+		return -1;
 	}
-	xrl_lock(d.x);
+	if ((err = xrl_lock(d.x))) {
+		if (!quiet)
+			xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
+		return -1;
+	}
 	if (has_link_pin(ic->name))
 		xrl_detach(d.x, ic->name);	/* a stale link of a device that is gone */
-	if (xrl_attach(d.x, ic->name, ic->mode, &got))
+	err = xrl_attach(d.x, ic->name, ic->mode, &got);
+	if (err && !quiet)
 		xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
-	else
+	else if (!err)
 		xrl_log(XRL_LOG_INFO, "interface %s: attached (%s mode)", ic->name, xrl_xdp_mode_name(got));
 	xrl_unlock(d.x);
+	return err ? -1 : 0;
+}
+
+void serve_iface(const struct xrl_iface_cfg *ic)
+{
+	attach_iface(ic, false);
+}
+
+/*
+ * Every second: each served interface that exists carries the program. A
+ * link pin removed on its own (rm PIN/link_d0), or a detach by hand, takes
+ * XDP off without any event to see; this puts it back, saying so once per
+ * outage.
+ */
+static void repair_links(void)
+{
+	if (!d.iface_failed)	/* out of memory at the last reload */
+		return;
+	for (size_t i = 0; i < d.nifaces; i++) {
+		const char *name = d.ifaces[i].name;
+		bool failed = d.iface_failed[i];
+
+		if (!if_nametoindex(name) || attached_now(name)) {
+			d.iface_failed[i] = false;
+			continue;
+		}
+		if (!failed)
+			xrl_log(XRL_LOG_WARN, "interface %s: the program is no longer attached (its link pin removed?): attaching again",
+				name);
+		d.iface_failed[i] = attach_iface(&d.ifaces[i], failed) != 0;
+		if (!d.iface_failed[i])
+			d.stats.link_repairs++;
+	}
+	count_attached();
 }
 
 void unserve_iface(const char *name)
@@ -141,10 +182,12 @@ int check_pins(void)
 			xrl_log(XRL_LOG_INFO, "the pins under %s are whole again", xrl_pin_dir(d.x));
 		d.pins_broken = false;
 		d.stats.pins_ok = 1;
+		repair_links();
 		return 0;
 	}
-	xrl_log(XRL_LOG_ERR, "pins under %s were removed: pinning the maps again and re-attaching",
-	     xrl_pin_dir(d.x));
+	if (!d.pins_broken)
+		xrl_log(XRL_LOG_ERR, "pins under %s were removed: pinning the maps again and re-attaching",
+			xrl_pin_dir(d.x));
 	err = xrl_lock(d.x);
 	if (!err) {
 		err = xrl_pins_restore(d.x);

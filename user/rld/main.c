@@ -29,16 +29,6 @@ struct rld_state d = {
 	.lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* The log sink: one line per event on stderr; under journald a <N> prefix
- * carries the syslog level. */
-static void rld_log(enum xrl_log_level level, const char *msg)
-{
-	static const int syslog_level[] = { 3, 4, 6, 7 };
-
-	if (opt.journal)
-		fprintf(stderr, "<%d>", syslog_level[level]);
-	fprintf(stderr, "%s: %s\n", xrl_log_level_name(level), msg);
-}
 
 static void usage(FILE *f)
 {
@@ -55,6 +45,7 @@ static int metrics_fill(FILE *f, void *ctx)
 
 	(void)ctx;
 	pthread_mutex_lock(&d.lock);
+	d.stats.log_dropped = __atomic_load_n(&logq_dropped_total, __ATOMIC_RELAXED);
 	err = xrl_metrics_write(f, d.x, &d.stats);
 	pthread_mutex_unlock(&d.lock);
 	return err;
@@ -154,7 +145,18 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	opt.journal = getenv("JOURNAL_STREAM") != NULL;
-	xrl_log_set(rld_log, opt.level);
+	/* Before any thread starts: the threads inherit the mask, so these
+	 * signals reach the event loop's signalfd only, and never kill the
+	 * daemon through a thread that does not block them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	xrl_log_set(logq_sink, opt.level);
+	if (!opt.check && logq_start() == 0)
+		atexit(logq_stop);	/* what is queued is written on every way out */
 
 	if (opt.check) {
 		/* parse and validate; touch nothing */
@@ -186,12 +188,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -306,6 +302,7 @@ int main(int argc, char **argv)
 		}
 	}
 	free(d.ifaces);
+	free(d.iface_failed);
 	xrl_close(d.x);
 	return 0;
 }

@@ -109,6 +109,10 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_reload_failures_total %llu\n", ds->reload_failures);
 		help(f, "xdp_rl_interfaces_attached", "gauge", "Interfaces the program is attached to.");
 		fprintf(f, "xdp_rl_interfaces_attached %u\n", ds->interfaces_attached);
+		help(f, "xdp_rl_link_repairs_total", "counter", "Interfaces found without the program (a link pin removed) and attached again.");
+		fprintf(f, "xdp_rl_link_repairs_total %llu\n", ds->link_repairs);
+		help(f, "xdp_rl_log_lines_dropped_total", "counter", "Log lines dropped because stderr did not drain.");
+		fprintf(f, "xdp_rl_log_lines_dropped_total %llu\n", ds->log_dropped);
 		help(f, "xdp_rl_pins_ok", "gauge", "1 when every pin is in place; 0 when they were removed and could not be restored.");
 		fprintf(f, "xdp_rl_pins_ok %u\n", ds->pins_ok);
 		help(f, "xdp_rl_pin_restores_total", "counter", "Times the pins were found removed and restored (links re-attached).");

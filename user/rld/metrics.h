@@ -12,7 +12,9 @@ struct xrl_daemon_stats {
 	unsigned long long reload_failures;
 	unsigned interfaces_attached;
 	unsigned long long pin_restores;	/* pins re-created after a removal */
+	unsigned long long link_repairs;	/* links re-attached after a removal */
 	unsigned pins_ok;			/* 1: every pin in place */
+	unsigned long long log_dropped;		/* log lines stderr did not take */
 };
 
 /* Write every metric of `x` (and the daemon's own) to f. */

@@ -108,7 +108,9 @@ int apply(struct xrl_config *c, const char *what)
 				unserve_iface(d.ifaces[i].name);
 		}
 		free(d.ifaces);
+		free(d.iface_failed);
 		d.ifaces = ifs;
+		d.iface_failed = calloc(nifs + 1, sizeof(*d.iface_failed));
 		d.nifaces = nifs;
 		for (size_t i = 0; i < d.nifaces; i++)
 			serve_iface(&d.ifaces[i]);

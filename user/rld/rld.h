@@ -50,6 +50,7 @@ struct rld_state {
 	pthread_mutex_t lock;
 	struct xrl_daemon_stats stats;
 	struct xrl_iface_cfg *ifaces;	/* served interfaces */
+	bool *iface_failed;		/* the last attach of each failed (said once) */
 	size_t nifaces;
 	long heartbeat_ms, watchdog_ms;	/* atomic: the heartbeat thread reads them */
 	int timer_fd;
@@ -91,6 +92,12 @@ void unserve_iface(const char *name);
 int set_ifaces(const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n);
 void on_link(const struct xrl_link_event *ev, void *ctx);
 int check_pins(void);
+
+/* logq.c: the log sink; lines are written by a thread of their own */
+void logq_sink(enum xrl_log_level level, const char *msg);
+int logq_start(void);
+void logq_stop(void);
+extern unsigned long long logq_dropped_total;
 
 /* heartbeat.c */
 void heartbeat(void);
