@@ -164,7 +164,11 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got);
 int xrl_detach(struct xrl *x, const char *ifname);
 int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
-/* Remove every pin, when no interface is attached any more. */
+/* "eth1, eth2 (gone)": the interfaces of xrl_attachments(). */
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len);
+/* Remove every pin, when no interface is attached any more and no daemon
+ * serves the directory (else -EBUSY naming them; the daemon's own handle
+ * may purge). */
 int xrl_purge(struct xrl *x);
 
 /* ---- the daemon ---- */

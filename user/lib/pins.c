@@ -170,6 +170,37 @@ int map_max_entries(int fd)
 }
 
 
+/* "xdp-rlctl", with --pin-dir when it is not the default: the start of a
+ * command to tell the operator. */
+static void ctl_cmd(const struct xrl *x, char *buf, size_t len)
+{
+	if (strcmp(x->pin_dir, XRL_DEFAULT_PIN_DIR))
+		snprintf(buf, len, "xdp-rlctl --pin-dir %s", x->pin_dir);
+	else
+		snprintf(buf, len, "xdp-rlctl");
+}
+
+/* A `keys N` that the pinned tables do not have: say how to get out. The
+ * way is to keep them, or to detach everywhere and purge. */
+static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
+{
+	struct xrl_attachment *a = NULL;
+	char cmd[PATH_MAX + 32], steps[sizeof(errbuf)];
+	size_t n = 0, l = 0;
+
+	ctl_cmd(x, cmd, sizeof(cmd));
+	if (xrl_attachments(x, &a, &n))
+		n = 0;	/* still worth saying: purge will name them */
+	steps[0] = '\0';
+	for (size_t i = 0; i < n && l < sizeof(steps); i++)
+		l += snprintf(steps + l, sizeof(steps) - l, "'%s detach dev %s', ", cmd, a[i].ifname);
+	if (l < sizeof(steps))
+		snprintf(steps + l, sizeof(steps) - l, "%s'%s purge'", n ? "then " : "", cmd);
+	free(a);
+	return fail(EEXIST, "the pinned bucket tables hold %d keys each, not %u: attach without 'keys' to keep them, "
+		    "or start over (rules and buckets are lost): %s", cap, keys, steps);
+}
+
 static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 {
 	struct bpf_map *maps[M__COUNT];
@@ -201,8 +232,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		if (cap < 0)
 			return fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->keys && (__u32)cap != o->keys)
-			return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
-				    cap, o->keys);
+			return keys_mismatch(x, cap, o->keys);
 		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
 		bpf_map__set_max_entries(maps[M_BUCKETS6], cap);
 	} else if (o->keys) {
@@ -267,8 +297,7 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	}
 	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
 	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
-		return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
-			    cap, o->keys);
+		return keys_mismatch(x, cap, o->keys);
 	return 0;
 }
 
@@ -434,6 +463,38 @@ struct xrl_control *xrl_control(struct xrl *x)
 	return x->ctrl;
 }
 
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && l < len; i++)
+		l += snprintf(buf + l, len - l, "%s%s%s", i ? ", " : "", a[i].ifname,
+			      a[i].ifindex ? "" : " (gone)");
+}
+
+/* The pid of a daemon holding its claim on the directory; 0: none. */
+static pid_t daemon_holder(struct xrl *x)
+{
+	char p[PATH_MAX];
+	pid_t pid = 0;
+	int fd;
+
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+	} else if (errno == EWOULDBLOCK) {
+		pid = lock_holder(fd);
+		if (!pid)
+			pid = -1;	/* held, by whom unknown */
+	}
+	close(fd);
+	return pid;
+}
+
 int xrl_purge(struct xrl *x)
 {
 	struct xrl_attachment *a;
@@ -445,9 +506,27 @@ int xrl_purge(struct xrl *x)
 	err = xrl_attachments(x, &a, &n);
 	if (err)
 		return err;
+	if (n) {
+		char names[256], cmd[PATH_MAX + 32];
+
+		xrl_attachments_names(a, n, names, sizeof(names));
+		free(a);
+		ctl_cmd(x, cmd, sizeof(cmd));
+		return fail(EBUSY, "still attached to %s: pins kept ('%s detach dev IFACE' for each first)",
+			    names, cmd);
+	}
 	free(a);
-	if (n)
-		return fail(EBUSY, "still attached to %zu interface(s); pins kept", n);
+	/* A daemon serving the directory would pin it all again at once. */
+	if (x->daemon_fd < 0) {
+		pid_t holder = daemon_holder(x);
+
+		if (holder > 0)
+			return fail(EBUSY, "xdp-rld (pid %d) serves %s and would pin it all again: pins kept (stop it first)",
+				    (int)holder, x->pin_dir);
+		if (holder < 0)
+			return fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
+				    x->pin_dir);
+	}
 	d = opendir(x->pin_dir);
 	if (!d)
 		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
