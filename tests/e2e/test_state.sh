@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: no dead ends in pinned state. `purge` removes an instance that
 # nothing uses and names what stops it otherwise; a `keys` that the pinned
-# tables do not have says how to get out, and that way works.
+# tables do not have says how to get out, and that way works; only attach
+# allocates the bucket tables.
 source "$(dirname "$0")/lib.sh"
 
 # add_veth IFACE PEER: one more veth pair, both ends in $DST
@@ -130,7 +131,36 @@ test_keys_mismatch_way_out() {
 	check_eq "capacity 8192" "$(ctl -j status | jq -c .keys_capacity)" '{"ipv4":8192,"ipv6":8192}'
 }
 
+# Only attach allocates the bucket tables: a rule or mode command before it
+# is refused and leaves nothing pinned (no table of 2 x 1M keys, 208 MiB).
+test_no_tables_before_attach() {
+	lab_up || return
+	local cmd out
+	for cmd in "rule add 198.18.0.0/24 rate 1/s burst 1" "mode set dry-run" "rule flush" "rule del 1"; do
+		run_out out $cmd
+		check_eq "'$cmd' before attach: exit" $RC 1
+		check_eq "'$cmd' before attach: message" "$out" \
+			"Error: xdp-rl is not loaded (nothing pinned at $PIN); run 'xdp-rlctl attach dev IFACE' first"
+		[[ ! -e "$PIN" ]] || fail "'$cmd' left $PIN: $(ls "$PIN")"
+		bpffs_empty || fail "'$cmd' left on the bpffs: $(ls -A "$BPFFS")"
+	done
+	check_match "-j" "$(ctl -j rule add 198.18.0.0/24 rate 1/s burst 1 2>&1 | jq -r .error)" "^xdp-rl is not loaded"
+	# an empty directory (mkdir by hand) is no instance either
+	mkdir "$PIN"
+	run_out out rule add 198.18.0.0/24 rate 1/s burst 1
+	check_eq "empty dir: exit" $RC 1
+	check_eq "empty dir: still empty" "$(ls -A "$PIN")" ""
+	rmdir "$PIN"
+	# attach makes the tables at the size asked; then rules go in
+	ctl attach dev d0 keys 4096 >/dev/null || fail "attach keys 4096"
+	check_eq "sized by attach" "$(ctl -j status | jq -c .keys_capacity)" '{"ipv4":4096,"ipv6":4096}'
+	ctl rule add 198.18.0.0/24 rate 1/s burst 1 >/dev/null || fail "rule add after attach"
+	check_eq "mode after attach" "$(ctl mode set dry-run)" "mode dry-run"
+	check_eq "tables of 4096" "$(bpftool map show pinned "$PIN/xrl_buckets4" -j | jq .max_entries)" 4096
+}
+
 run_test test_purge
 run_test test_purge_refused_while_daemon_serves
 run_test test_keys_mismatch_way_out
+run_test test_no_tables_before_attach
 summary
