@@ -2,7 +2,8 @@
 # End-to-end: no dead ends in pinned state. `purge` removes an instance that
 # nothing uses and names what stops it otherwise; a `keys` that the pinned
 # tables do not have says how to get out, and that way works; only attach
-# allocates the bucket tables.
+# allocates the bucket tables; `ip netns exec`, whose bpffs would vanish
+# with the command, is refused with the way to do it.
 source "$(dirname "$0")/lib.sh"
 
 # add_veth IFACE PEER: one more veth pair, both ends in $DST
@@ -159,8 +160,49 @@ test_no_tables_before_attach() {
 	check_eq "tables of 4096" "$(bpftool map show pinned "$PIN/xrl_buckets4" -j | jq .max_entries)" 4096
 }
 
+# `ip netns exec` gives the command a mount namespace and a /sys of its own:
+# a bpffs mounted there vanishes with the command, and the attachment with
+# it. Refused with the way to do it; what the hint says works.
+test_ip_netns_exec_refused() {
+	lab_up || return
+	local out rc host_fs host_pin
+	# the premise: under ip netns exec, /sys/fs/bpf is no bpffs (so that the
+	# default pin directory below can never be the machine's)
+	check_eq "premise: no bpffs under ip netns exec" \
+		"$(ip netns exec "$DST" stat -f -c %T /sys/fs/bpf 2>&1)" sysfs
+	((CUR_FAILED)) && return
+	host_fs=$(stat -f -c %T /sys/fs/bpf)
+	host_pin=$(ls -d /sys/fs/bpf/xdp-rl 2>&1)
+
+	out=$(ip netns exec "$DST" "$CTL_BIN" attach dev d0 2>&1)
+	rc=$?
+	check_eq "attach under ip netns exec: exit" $rc 1
+	check_match "says why" "$out" "^Error: no bpffs at /sys/fs/bpf in this mount namespace, which ends with this command \('ip netns exec'"
+	check_match "says what to do" "$out" "'nsenter --net=/run/netns/$DST xdp-rlctl \.\.\.' instead of 'ip netns exec $DST', or --pin-dir on a bpffs mounted outside"
+	no_xdp_on "$DST" d0 || fail "d0 attached"
+	# a shell started by ip netns exec ends the namespace too
+	out=$(ip netns exec "$DST" bash -c '"$1" rule add 198.18.0.0/24 rate 1/s burst 1' _ "$CTL_BIN" 2>&1)
+	check_match "from a shell under ip netns exec" "$out" "^Error: no bpffs at /sys/fs/bpf in this mount namespace"
+	# readers too: not "not loaded", which would send one to attach
+	check_match "status under ip netns exec" "$(ip netns exec "$DST" "$CTL_BIN" status 2>&1)" \
+		"nsenter --net=/run/netns/$DST"
+	check_eq "host's /sys/fs/bpf untouched" "$(stat -f -c %T /sys/fs/bpf)" "$host_fs"
+	check_eq "host's pin dir untouched" "$(ls -d /sys/fs/bpf/xdp-rl 2>&1)" "$host_pin"
+
+	# the hint's --pin-dir: a bpffs mounted outside lasts
+	out=$(ip netns exec "$DST" "$CTL_BIN" --pin-dir "$PIN" attach dev d0 keys 4096 2>&1)
+	check_match "--pin-dir under ip netns exec" "$out" "^attached to d0"
+	check_match "still attached after it ended" "$(ip -n "$DST" link show d0)" "xdp"
+	check_eq "status sees it" "$(ctl -j status | jq -r '.interfaces[0].ifname')" d0
+	# and the hint's nsenter (on the lab's pin dir, never the machine's)
+	check_match "nsenter" "$(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" detach dev d0 purge)" \
+		"removed the pins"
+	no_xdp_on "$DST" d0 || fail "d0 still attached"
+}
+
 run_test test_purge
 run_test test_purge_refused_while_daemon_serves
 run_test test_keys_mismatch_way_out
 run_test test_no_tables_before_attach
+run_test test_ip_netns_exec_refused
 summary

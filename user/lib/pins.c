@@ -3,6 +3,7 @@
  * libxrl: the bpffs, the pin directory and its lock, load or reuse the
  * pinned maps, the daemon's claim, purge.
  */
+#define _GNU_SOURCE	/* program_invocation_short_name */
 #include "internal.h"
 
 #include <dirent.h>
@@ -36,9 +37,115 @@ static bool is_bpffs(const char *path)
 	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
 }
 
+/* The parent of pid, from /proc/PID/stat; 0 when unknown. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *s;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(p, "re")))
+		return 0;
+	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and ')' */
+	if (fgets(buf, sizeof(buf), f) && (s = strrchr(buf, ')')))
+		sscanf(s + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid > 0 ? ppid : 0;
+}
+
+/* Does this process's mount namespace end with it? It does when no process
+ * but this one and its ancestors is in it: `ip netns exec` makes one for the
+ * command alone (or a shell it starts). A bpffs mounted there vanishes with
+ * the command, and the links pinned in it, so the attachment does not last.
+ * The namespace of PID 1 lasts (a host's, a container's, even when this is
+ * the container's PID 1: `docker exec` joins it); processes whose namespace
+ * cannot be read count as elsewhere. */
+static bool mount_ns_ends_with_us(void)
+{
+	pid_t self = getpid(), anc[128];
+	struct stat me, st;
+	struct dirent *de;
+	bool shared = false;
+	int na = 0;
+	DIR *d;
+
+	if (self == 1 || stat("/proc/self/ns/mnt", &me))
+		return false;
+	for (pid_t p = self; p > 1 && na < (int)(sizeof(anc) / sizeof(anc[0]));) {
+		p = parent_of(p);
+		if (p > 1)	/* PID 1 is no ancestor that ends */
+			anc[na++] = p;
+	}
+	if (!(d = opendir("/proc")))
+		return false;
+	while (!shared && (de = readdir(d))) {
+		char p[64], *end;
+		long pid = strtol(de->d_name, &end, 10);
+		bool mine = pid == self;
+
+		if (*end || pid <= 0)
+			continue;
+		for (int i = 0; i < na && !mine; i++)
+			mine = pid == anc[i];
+		if (mine)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%ld/ns/mnt", pid);
+		shared = stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
+	}
+	closedir(d);
+	return !shared;
+}
+
+/* The name of this process's network namespace under /run/netns, if any. */
+static bool netns_name(char *buf, size_t len)
+{
+	struct stat me, st;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (stat("/proc/self/ns/net", &me) || !(d = opendir("/run/netns")))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/run/netns/%s", de->d_name);
+		if (stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino) {
+			snprintf(buf, len, "%s", de->d_name);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* No bpffs at /sys/fs/bpf, and the mount namespace ends with this command:
+ * whatever is pinned there would vanish with it. Refuse, saying what to do. */
+static int refuse_private_sysfs(const char *parent)
+{
+	char ns[NAME_MAX + 1];
+
+	if (!mount_ns_ends_with_us())
+		return 0;
+	if (netns_name(ns, sizeof(ns)))
+		return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+			    "('ip netns exec' gives it a /sys of its own): what it pins would vanish with it. "
+			    "Run 'nsenter --net=/run/netns/%s %s ...' instead of 'ip netns exec %s', "
+			    "or --pin-dir on a bpffs mounted outside",
+			    parent, ns, program_invocation_short_name, ns);
+	return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+		    "(as under 'ip netns exec'): what it pins would vanish with it. "
+		    "Run it in a namespace that lasts, or --pin-dir on a bpffs mounted outside",
+		    parent);
+}
+
 static int ensure_bpffs(const char *pin_dir, bool create)
 {
 	char parent[PATH_MAX], *slash;
+	int err;
 
 	snprintf(parent, sizeof(parent), "%s", pin_dir);
 	slash = strrchr(parent, '/');
@@ -47,6 +154,8 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	*slash = '\0';
 	if (is_bpffs(parent))
 		return 0;
+	if (!strcmp(parent, "/sys/fs/bpf") && (err = refuse_private_sysfs(parent)))
+		return err;
 	/* Like other BPF tools, mount the default bpffs when it is missing. */
 	if (create && !strcmp(parent, "/sys/fs/bpf")) {
 		if (mount("bpf", parent, "bpf", 0, "mode=0700") == 0)
