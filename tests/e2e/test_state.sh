@@ -72,6 +72,34 @@ test_purge() {
 	check_match "detach purge, d1 attached" "$(ctl detach dev d0 purge)" "pins kept: still attached to 1 interface\(s\): d1$"
 }
 
+# An instance missing some of its pins (an rm by hand) cannot be opened; it
+# can still be purged, which says so. A directory that holds anything not
+# xdp-rl's is left alone.
+test_purge_partial_instance() {
+	lab_up || return
+	local out pin
+	for pin in xrl_rules4 xdp_rl_prog; do
+		ctl attach dev d0 keys 4096 >/dev/null && ctl detach dev d0 >/dev/null
+		rm "$PIN/$pin"
+		run_out out rule list
+		check_eq "rule list without $pin: exit" $RC 1
+		[[ $pin == xdp_rl_prog ]] ||
+			check_match "names the way out" "$out" "'xdp-rlctl purge' to start over"
+		run_out out purge
+		check_eq "purge without $pin: exit" $RC 0
+		check_eq "purge without $pin" "$out" "removed the pins under $PIN"
+		[[ ! -e "$PIN" ]] || fail "pins left without $pin: $(ls "$PIN")"
+	done
+	local other="$BPFFS/other"
+	mkdir "$other"
+	bpftool map create "$other/foo" type array key 4 value 4 entries 1 name foo || { fail "bpftool map create"; return; }
+	out=$(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$other" purge 2>&1)
+	check_eq "foreign directory: exit" $? 1
+	check_eq "foreign directory" "$out" "Error: $other holds 'foo', which is not xdp-rl's: nothing removed"
+	[[ -e "$other/foo" ]] || fail "a foreign pin was removed"
+	rm -r "$other"
+}
+
 # A daemon serving the directory would pin it all again: purge says so.
 test_purge_refused_while_daemon_serves() {
 	lab_up || return
@@ -201,6 +229,7 @@ test_ip_netns_exec_refused() {
 }
 
 run_test test_purge
+run_test test_purge_partial_instance
 run_test test_purge_refused_while_daemon_serves
 run_test test_keys_mismatch_way_out
 run_test test_no_tables_before_attach

@@ -27,6 +27,9 @@ struct xrl_open_opts {
 	__u32 keys;		/* bucket table size; 0: existing or default */
 	bool no_lock;		/* readers: take no lock at all (each map element
 				 * is read atomically; nothing is held while printing) */
+	bool pins_only;		/* the directory and its lock, nothing loaded or
+				 * opened: enough for xrl_purge(), even when some
+				 * pins are missing */
 };
 
 /* How long xrl_open() and xrl_lock() wait for the pin-directory lock:

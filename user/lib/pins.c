@@ -362,7 +362,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 
 	err = xdp_rl__load(x->skel);
 	if (err)
-		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'detach dev IFACE purge')",
+		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
 			    strerror(-err));
 
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
@@ -401,7 +401,7 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
 		if (x->map_fd[i] < 0)
-			return fail(errno, "cannot open pinned map %s: %s ('detach dev IFACE purge' to start over)",
+			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over)",
 				    p, strerror(errno));
 	}
 	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
@@ -476,7 +476,11 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 			x->locked = false;
 			x->created_dir = false;
 		}
-		if (pin_exists(x, PROG_PIN)) {
+		if (o->pins_only) {
+			x->created_dir = false;
+			*out = x;
+			return 0;
+		} else if (pin_exists(x, PROG_PIN)) {
 			x->created_dir = false;	/* another creator got the lock first */
 			err = reuse_pins(x, o);
 		} else if (o->create) {
@@ -582,6 +586,18 @@ void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, 
 			      a[i].ifindex ? "" : " (gone)");
 }
 
+/* Is this a name xdp-rl pins under its directory? */
+static bool our_pin(const char *name)
+{
+	if (!strcmp(name, PROG_PIN) || !strcmp(name, DAEMON_DIR) ||
+	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
+		return true;
+	for (int i = 0; i < M__COUNT; i++)
+		if (!strcmp(name, map_names[i]))
+			return true;
+	return false;
+}
+
 /* The pid of a daemon holding its claim on the directory; 0: none. */
 static pid_t daemon_holder(struct xrl *x)
 {
@@ -636,9 +652,20 @@ int xrl_purge(struct xrl *x)
 			return fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
 				    x->pin_dir);
 	}
+	/* Only a directory of xdp-rl's own names: a --pin-dir mistyped onto
+	 * another tool's pins must not lose them. */
 	d = opendir(x->pin_dir);
 	if (!d)
 		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '.' && !our_pin(de->d_name)) {
+			err = fail(EEXIST, "%s holds '%s', which is not xdp-rl's: nothing removed",
+				   x->pin_dir, de->d_name);
+			closedir(d);
+			return err;
+		}
+	}
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		char p[PATH_MAX];
 

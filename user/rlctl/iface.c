@@ -118,9 +118,15 @@ int do_purge(struct xrl_cmd *c)
 	struct xrl *x;
 	int err;
 
+	/* the pins alone, not the maps: an instance missing some pins (an rm
+	 * by hand) cannot be opened, and must still be removable */
+	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .pins_only = true };
+
 	(void)c;
-	if (open_writer(&x, false, 0))
+	if (xrl_open(&o, &x)) {
+		p_err("%s", xrl_errmsg());
 		return 1;
+	}
 	snprintf(dir, sizeof(dir), "%s", xrl_pin_dir(x));
 	err = xrl_purge(x);
 	if (err)
