@@ -129,6 +129,7 @@ test_mode_dry_run() {
 
 test_rule_commands() {
 	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null	# rules need an instance
 	ctl rule add 198.18.0.0/24 rate 100/s burst 20 >/dev/null
 	ctl rule add 2001:db8::/32 rate 5/min burst 3 per /56 id 9 >/dev/null
 	ctl rule add 198.18.1.0/24 action allow >/dev/null
@@ -307,14 +308,14 @@ test_failed_command_leaves_nothing() {
 	check_eq "existing dir kept empty" "$(ls -A "$BPFFS/empty" 2>&1)" ""
 	rmdir "$BPFFS/empty"
 
-	# a rule add that fails after the maps are pinned: the program's pin
+	# an attach that fails after the maps are pinned: the program's pin
 	# name is taken (a dangling symlink)
 	mkdir "$other"
 	ln -s /nonexistent "$other/xdp_rl_prog"
-	out=$(ctl_at "$other" rule add 198.18.0.0/24 rate 1/s burst 1 2>&1)
+	out=$(ctl_at "$other" attach dev d0 keys 4096 2>&1)
 	rc=$?
-	check_eq "rule add exit" $rc 1
-	check_match "rule add message" "$out" "cannot pin the program"
+	check_eq "attach exit" $rc 1
+	check_match "attach message" "$out" "cannot pin the program"
 	check_eq "only the obstacle left" "$(ls -A "$other")" "xdp_rl_prog"
 	rm -rf "$other"
 	check_match "d0 untouched" "$(ctl -j status | jq -r '.interfaces[0].ifname')" d0
@@ -323,8 +324,8 @@ test_failed_command_leaves_nothing() {
 # An instance that is attached nowhere can be purged.
 test_detach_purge_unattached() {
 	lab_up || return
-	ctl rule add 198.18.0.0/24 rate 1/s burst 1 >/dev/null
-	[[ -d "$PIN" ]] || fail "rule add made no instance"
+	ctl attach dev d0 keys 4096 >/dev/null && ctl detach dev d0 >/dev/null
+	[[ -d "$PIN" ]] || fail "attach and detach left no instance"
 	local out rc
 	out=$(ctl detach dev d0 purge)
 	rc=$?

@@ -459,13 +459,16 @@ test_removed_pins_restored() {
 	timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" >/dev/null 2>&1
 	check_eq "second daemon refused after the claim was replaced" $? 1
 
-	# removed, and at once a CLI command makes a new, unattached instance
-	# there: the daemon takes the directory back with its own maps
+	# removed, and at once the CLI makes a new instance there, attached
+	# nowhere (an attach and a detach elsewhere; only attach creates one):
+	# the daemon takes the directory back with its own maps
 	local restores
 	restores=$(grep -c "restored the pins" "$LOG")
+	ip -n "$DST" link add d1 type veth peer name d1p && ip -n "$DST" link set d1 up &&
+		ip -n "$DST" link set d1p up || { fail "cannot create d1"; return; }
 	kill -STOP "$RLD_PID"	# so that the CLI comes first, every time
 	rm -rf "$PIN"
-	ctl rule add 198.18.7.0/24 rate 1/s burst 1 >/dev/null 2>&1
+	ctl attach dev d1 keys 4096 >/dev/null && ctl detach dev d1 >/dev/null || fail "no instance made"
 	kill -CONT "$RLD_PID"
 	wait_log "$LOG" "replaced an unattached instance" 5 || return
 	wait_count "$LOG" "restored the pins.*; 1 interface" $((restores + 1)) 5 || return

@@ -403,6 +403,8 @@ const struct xrl_command xrl_commands[] = {
 	  "load (or reuse) the program and its maps and attach to IFACE" },
 	{ "detach", XRL_CMD_DETACH, XRL_IN_CLI, p_detach, NULL,
 	  "detach from IFACE; purge: remove the pins once nothing is attached" },
+	{ "purge", XRL_CMD_PURGE, XRL_IN_CLI, NULL, NULL,
+	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
 	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
 	  "program, mode, rules, keys, the daemon's heartbeat, interfaces" },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,

@@ -27,6 +27,9 @@ struct xrl_open_opts {
 	__u32 keys;		/* bucket table size; 0: existing or default */
 	bool no_lock;		/* readers: take no lock at all (each map element
 				 * is read atomically; nothing is held while printing) */
+	bool pins_only;		/* the directory and its lock, nothing loaded or
+				 * opened: enough for xrl_purge(), even when some
+				 * pins are missing */
 };
 
 /* How long xrl_open() and xrl_lock() wait for the pin-directory lock:
@@ -164,7 +167,11 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got);
 int xrl_detach(struct xrl *x, const char *ifname);
 int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
-/* Remove every pin, when no interface is attached any more. */
+/* "eth1, eth2 (gone)": the interfaces of xrl_attachments(). */
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len);
+/* Remove every pin, when no interface is attached any more and no daemon
+ * serves the directory (else -EBUSY naming them; the daemon's own handle
+ * may purge). */
 int xrl_purge(struct xrl *x);
 
 /* ---- the daemon ---- */

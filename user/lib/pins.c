@@ -3,6 +3,7 @@
  * libxrl: the bpffs, the pin directory and its lock, load or reuse the
  * pinned maps, the daemon's claim, purge.
  */
+#define _GNU_SOURCE	/* program_invocation_short_name */
 #include "internal.h"
 
 #include <dirent.h>
@@ -36,9 +37,115 @@ static bool is_bpffs(const char *path)
 	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
 }
 
+/* The parent of pid, from /proc/PID/stat; 0 when unknown. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *s;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(p, "re")))
+		return 0;
+	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and ')' */
+	if (fgets(buf, sizeof(buf), f) && (s = strrchr(buf, ')')))
+		sscanf(s + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid > 0 ? ppid : 0;
+}
+
+/* Does this process's mount namespace end with it? It does when no process
+ * but this one and its ancestors is in it: `ip netns exec` makes one for the
+ * command alone (or a shell it starts). A bpffs mounted there vanishes with
+ * the command, and the links pinned in it, so the attachment does not last.
+ * The namespace of PID 1 lasts (a host's, a container's, even when this is
+ * the container's PID 1: `docker exec` joins it); processes whose namespace
+ * cannot be read count as elsewhere. */
+static bool mount_ns_ends_with_us(void)
+{
+	pid_t self = getpid(), anc[128];
+	struct stat me, st;
+	struct dirent *de;
+	bool shared = false;
+	int na = 0;
+	DIR *d;
+
+	if (self == 1 || stat("/proc/self/ns/mnt", &me))
+		return false;
+	for (pid_t p = self; p > 1 && na < (int)(sizeof(anc) / sizeof(anc[0]));) {
+		p = parent_of(p);
+		if (p > 1)	/* PID 1 is no ancestor that ends */
+			anc[na++] = p;
+	}
+	if (!(d = opendir("/proc")))
+		return false;
+	while (!shared && (de = readdir(d))) {
+		char p[64], *end;
+		long pid = strtol(de->d_name, &end, 10);
+		bool mine = pid == self;
+
+		if (*end || pid <= 0)
+			continue;
+		for (int i = 0; i < na && !mine; i++)
+			mine = pid == anc[i];
+		if (mine)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%ld/ns/mnt", pid);
+		shared = stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
+	}
+	closedir(d);
+	return !shared;
+}
+
+/* The name of this process's network namespace under /run/netns, if any. */
+static bool netns_name(char *buf, size_t len)
+{
+	struct stat me, st;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (stat("/proc/self/ns/net", &me) || !(d = opendir("/run/netns")))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/run/netns/%s", de->d_name);
+		if (stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino) {
+			snprintf(buf, len, "%s", de->d_name);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* No bpffs at /sys/fs/bpf, and the mount namespace ends with this command:
+ * whatever is pinned there would vanish with it. Refuse, saying what to do. */
+static int refuse_private_sysfs(const char *parent)
+{
+	char ns[NAME_MAX + 1];
+
+	if (!mount_ns_ends_with_us())
+		return 0;
+	if (netns_name(ns, sizeof(ns)))
+		return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+			    "('ip netns exec' gives it a /sys of its own): what it pins would vanish with it. "
+			    "Run 'nsenter --net=/run/netns/%s %s ...' instead of 'ip netns exec %s', "
+			    "or --pin-dir on a bpffs mounted outside",
+			    parent, ns, program_invocation_short_name, ns);
+	return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+		    "(as under 'ip netns exec'): what it pins would vanish with it. "
+		    "Run it in a namespace that lasts, or --pin-dir on a bpffs mounted outside",
+		    parent);
+}
+
 static int ensure_bpffs(const char *pin_dir, bool create)
 {
 	char parent[PATH_MAX], *slash;
+	int err;
 
 	snprintf(parent, sizeof(parent), "%s", pin_dir);
 	slash = strrchr(parent, '/');
@@ -47,6 +154,8 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	*slash = '\0';
 	if (is_bpffs(parent))
 		return 0;
+	if (!strcmp(parent, "/sys/fs/bpf") && (err = refuse_private_sysfs(parent)))
+		return err;
 	/* Like other BPF tools, mount the default bpffs when it is missing. */
 	if (create && !strcmp(parent, "/sys/fs/bpf")) {
 		if (mount("bpf", parent, "bpf", 0, "mode=0700") == 0)
@@ -170,6 +279,37 @@ int map_max_entries(int fd)
 }
 
 
+/* "xdp-rlctl", with --pin-dir when it is not the default: the start of a
+ * command to tell the operator. */
+static void ctl_cmd(const struct xrl *x, char *buf, size_t len)
+{
+	if (strcmp(x->pin_dir, XRL_DEFAULT_PIN_DIR))
+		snprintf(buf, len, "xdp-rlctl --pin-dir %s", x->pin_dir);
+	else
+		snprintf(buf, len, "xdp-rlctl");
+}
+
+/* A `keys N` that the pinned tables do not have: say how to get out. The
+ * way is to keep them, or to detach everywhere and purge. */
+static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
+{
+	struct xrl_attachment *a = NULL;
+	char cmd[PATH_MAX + 32], steps[sizeof(errbuf)];
+	size_t n = 0, l = 0;
+
+	ctl_cmd(x, cmd, sizeof(cmd));
+	if (xrl_attachments(x, &a, &n))
+		n = 0;	/* still worth saying: purge will name them */
+	steps[0] = '\0';
+	for (size_t i = 0; i < n && l < sizeof(steps); i++)
+		l += snprintf(steps + l, sizeof(steps) - l, "'%s detach dev %s', ", cmd, a[i].ifname);
+	if (l < sizeof(steps))
+		snprintf(steps + l, sizeof(steps) - l, "%s'%s purge'", n ? "then " : "", cmd);
+	free(a);
+	return fail(EEXIST, "the pinned bucket tables hold %d keys each, not %u: attach without 'keys' to keep them, "
+		    "or start over (rules and buckets are lost): %s", cap, keys, steps);
+}
+
 static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 {
 	struct bpf_map *maps[M__COUNT];
@@ -201,8 +341,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		if (cap < 0)
 			return fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->keys && (__u32)cap != o->keys)
-			return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
-				    cap, o->keys);
+			return keys_mismatch(x, cap, o->keys);
 		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
 		bpf_map__set_max_entries(maps[M_BUCKETS6], cap);
 	} else if (o->keys) {
@@ -223,7 +362,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 
 	err = xdp_rl__load(x->skel);
 	if (err)
-		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'detach dev IFACE purge')",
+		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
 			    strerror(-err));
 
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
@@ -262,13 +401,12 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
 		if (x->map_fd[i] < 0)
-			return fail(errno, "cannot open pinned map %s: %s ('detach dev IFACE purge' to start over)",
+			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over)",
 				    p, strerror(errno));
 	}
 	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
 	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
-		return fail(EEXIST, "the pinned bucket table holds %d keys, not %u; 'detach dev IFACE purge' first to resize",
-			    cap, o->keys);
+		return keys_mismatch(x, cap, o->keys);
 	return 0;
 }
 
@@ -338,7 +476,11 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 			x->locked = false;
 			x->created_dir = false;
 		}
-		if (pin_exists(x, PROG_PIN)) {
+		if (o->pins_only) {
+			x->created_dir = false;
+			*out = x;
+			return 0;
+		} else if (pin_exists(x, PROG_PIN)) {
 			x->created_dir = false;	/* another creator got the lock first */
 			err = reuse_pins(x, o);
 		} else if (o->create) {
@@ -434,6 +576,50 @@ struct xrl_control *xrl_control(struct xrl *x)
 	return x->ctrl;
 }
 
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && l < len; i++)
+		l += snprintf(buf + l, len - l, "%s%s%s", i ? ", " : "", a[i].ifname,
+			      a[i].ifindex ? "" : " (gone)");
+}
+
+/* Is this a name xdp-rl pins under its directory? */
+static bool our_pin(const char *name)
+{
+	if (!strcmp(name, PROG_PIN) || !strcmp(name, DAEMON_DIR) ||
+	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
+		return true;
+	for (int i = 0; i < M__COUNT; i++)
+		if (!strcmp(name, map_names[i]))
+			return true;
+	return false;
+}
+
+/* The pid of a daemon holding its claim on the directory; 0: none. */
+static pid_t daemon_holder(struct xrl *x)
+{
+	char p[PATH_MAX];
+	pid_t pid = 0;
+	int fd;
+
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+	} else if (errno == EWOULDBLOCK) {
+		pid = lock_holder(fd);
+		if (!pid)
+			pid = -1;	/* held, by whom unknown */
+	}
+	close(fd);
+	return pid;
+}
+
 int xrl_purge(struct xrl *x)
 {
 	struct xrl_attachment *a;
@@ -445,12 +631,41 @@ int xrl_purge(struct xrl *x)
 	err = xrl_attachments(x, &a, &n);
 	if (err)
 		return err;
+	if (n) {
+		char names[256], cmd[PATH_MAX + 32];
+
+		xrl_attachments_names(a, n, names, sizeof(names));
+		free(a);
+		ctl_cmd(x, cmd, sizeof(cmd));
+		return fail(EBUSY, "still attached to %s: pins kept ('%s detach dev IFACE' for each first)",
+			    names, cmd);
+	}
 	free(a);
-	if (n)
-		return fail(EBUSY, "still attached to %zu interface(s); pins kept", n);
+	/* A daemon serving the directory would pin it all again at once. */
+	if (x->daemon_fd < 0) {
+		pid_t holder = daemon_holder(x);
+
+		if (holder > 0)
+			return fail(EBUSY, "xdp-rld (pid %d) serves %s and would pin it all again: pins kept (stop it first)",
+				    (int)holder, x->pin_dir);
+		if (holder < 0)
+			return fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
+				    x->pin_dir);
+	}
+	/* Only a directory of xdp-rl's own names: a --pin-dir mistyped onto
+	 * another tool's pins must not lose them. */
 	d = opendir(x->pin_dir);
 	if (!d)
 		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '.' && !our_pin(de->d_name)) {
+			err = fail(EEXIST, "%s holds '%s', which is not xdp-rl's: nothing removed",
+				   x->pin_dir, de->d_name);
+			closedir(d);
+			return err;
+		}
+	}
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		char p[PATH_MAX];
 

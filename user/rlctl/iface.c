@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xdp-rlctl: attach, detach, status. */
+/* xdp-rlctl: attach, detach, purge, status. */
 #include "rlctl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,11 +97,52 @@ int do_detach(struct xrl_cmd *c)
 			printf("not attached to %s, and nothing else is attached either\n", c->ifname);
 		if (purged)
 			printf("removed the pins under %s\n", opt.pin_dir ? opt.pin_dir : XRL_DEFAULT_PIN_DIR);
-		else if (c->purge)
-			printf("pins kept: still attached to %zu interface(s)\n", n);
+		else if (c->purge) {
+			char names[256];
+
+			xrl_attachments_names(a, n, names, sizeof(names));
+			printf("pins kept: still attached to %zu interface(s): %s\n", n, names);
+		}
 	}
 out:
 	free(a);
+	xrl_close(x);
+	return err ? 1 : 0;
+}
+
+/* Remove the pins of an instance attached nowhere: the way out of a pin
+ * directory that holds the wrong tables, or that nothing uses. */
+int do_purge(struct xrl_cmd *c)
+{
+	char dir[PATH_MAX];
+	struct xrl *x;
+	int err;
+
+	/* the pins alone, not the maps: an instance missing some pins (an rm
+	 * by hand) cannot be opened, and must still be removable */
+	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .pins_only = true };
+
+	(void)c;
+	if (xrl_open(&o, &x)) {
+		p_err("%s", xrl_errmsg());
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s", xrl_pin_dir(x));
+	err = xrl_purge(x);
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+	} else if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "pin_dir", dir);
+		jw_kbool(&jw, "purged", true);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("removed the pins under %s\n", dir);
+	}
 	xrl_close(x);
 	return err ? 1 : 0;
 }

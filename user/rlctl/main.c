@@ -4,7 +4,7 @@
  * parses, libxrl does every map and attach operation; the command files
  * only run and print:
  *   main.c   options, messages, the lock discipline, dispatch
- *   iface.c  attach, detach, status
+ *   iface.c  attach, detach, purge, status
  *   rules.c  rule add, del, list, flush; mode set
  *   stats.c  stats, show, top
  */
@@ -187,6 +187,7 @@ static int do_help(struct xrl_cmd *c)
 static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_ATTACH] = do_attach,
 	[XRL_CMD_DETACH] = do_detach,
+	[XRL_CMD_PURGE] = do_purge,
 	[XRL_CMD_STATUS] = do_status,
 	[XRL_CMD_RULE_ADD] = do_rule_add,
 	[XRL_CMD_RULE_DEL] = do_rule_del,

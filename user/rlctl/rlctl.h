@@ -42,6 +42,7 @@ void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen, char *r
 
 int do_attach(struct xrl_cmd *c);
 int do_detach(struct xrl_cmd *c);
+int do_purge(struct xrl_cmd *c);
 int do_status(struct xrl_cmd *c);
 int do_rule_add(struct xrl_cmd *c);
 int do_rule_del(struct xrl_cmd *c);

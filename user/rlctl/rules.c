@@ -16,7 +16,7 @@ static void note_daemon(struct xrl *x)
 }
 
 /* Read the rule set, let `edit` change it, commit it as one transaction. */
-static int edit_rules(struct xrl_cmd *c, bool create,
+static int edit_rules(struct xrl_cmd *c,
 		      int (*edit)(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n))
 {
 	struct xrl_rule_entry *v = NULL;
@@ -24,7 +24,8 @@ static int edit_rules(struct xrl_cmd *c, bool create,
 	size_t n = 0;
 	int err;
 
-	if (open_writer(&x, create, 0))
+	/* never creates: only attach allocates the bucket tables */
+	if (open_writer(&x, false, 0))
 		return 1;
 	err = xrl_rules_get(x, &v, &n);
 	if (err)
@@ -86,17 +87,17 @@ static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
 
 int do_rule_add(struct xrl_cmd *c)
 {
-	return edit_rules(c, true, edit_add);
+	return edit_rules(c, edit_add);
 }
 
 int do_rule_del(struct xrl_cmd *c)
 {
-	return edit_rules(c, false, edit_del);
+	return edit_rules(c, edit_del);
 }
 
 int do_rule_flush(struct xrl_cmd *c)
 {
-	return edit_rules(c, false, edit_flush);
+	return edit_rules(c, edit_flush);
 }
 
 int do_rule_list(struct xrl_cmd *c)
@@ -146,7 +147,7 @@ int do_mode_set(struct xrl_cmd *c)
 	struct xrl *x;
 	int err;
 
-	if (open_writer(&x, true, 0))
+	if (open_writer(&x, false, 0))
 		return 1;
 	err = xrl_mode_set(x, c->mode);
 	if (err)
