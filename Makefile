@@ -18,6 +18,12 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) 
 
 PREFIX    ?= /usr/local
 
+# The version, defined here only: `git describe` in a git clone (a v* tag
+# and what follows it, or RELEASE and the commit), RELEASE outside one.
+RELEASE   := 0.1.0
+VERSION   ?= $(or $(shell git describe --tags --always --dirty 2>/dev/null | \
+		sed -e 's/^v\([0-9]\)/\1/;t' -e 's/^/$(RELEASE)-g/'),$(RELEASE))
+
 ifeq ($(V),1)
 Q =
 msg =
@@ -42,7 +48,7 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
-.PHONY: all clean check test demo deps install microbench bench
+.PHONY: all clean check test demo deps install microbench bench FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(TESTS)
 
@@ -72,6 +78,13 @@ $(OUTPUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
+
+# rewritten when VERSION changes only, so that nothing else rebuilds
+$(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
+	$(Q)echo '#define XRL_VERSION "$(VERSION)"' >$@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(OUTPUT)/lib/version.o: $(OUTPUT)/xrl_version.h
 
 $(LIBXRL): $(LIB_OBJS)
 	$(call msg,AR,$@)
