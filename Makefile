@@ -44,13 +44,16 @@ RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
 DAEMON    := $(OUTPUT)/xdp-rld
+# bash completion, written from the grammar's table by a generator
+COMPGEN   := $(OUTPUT)/gen-completion
+COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
 .PHONY: all clean check test demo deps install microbench bench FORCE
 .SECONDARY:
-all: $(CLI) $(DAEMON) $(TESTS)
+all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -97,6 +100,14 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
+
+$(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(COMPLETION): $(COMPGEN)
+	$(call msg,GEN,$@)
+	$(Q)$(COMPGEN) >$@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -160,9 +171,10 @@ demo:
 	$(Q)scripts/demo.sh
 
 SYSTEMDDIR ?= /lib/systemd/system
-install: $(CLI) $(DAEMON)
+install: $(CLI) $(DAEMON) $(COMPLETION)
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
 	install -D -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/xdp-rld
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xdp-rlctl
 	install -D -m 0644 man/xdp-rlctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rlctl.8
 	install -D -m 0644 man/xdp-rld.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rld.8
 	install -D -m 0644 man/xdp-rl.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xdp-rl.conf.5

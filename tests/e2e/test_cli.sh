@@ -571,6 +571,47 @@ test_cli_unmetered_words() {
 	check_match "allow alone" "$(ctl rule add 198.18.1.0/24 action allow)" "added rule 2"
 }
 
+# The bash completion written from the grammar's table completes partial
+# lines through its function, as bash would call it.
+COMPLETION="$TOP/.output/xdp-rlctl.bash"
+
+# complete LINE: the completions of LINE, the cursor at its end, sorted on
+# one line; run in the receiving namespace (its interfaces)
+complete_line() {
+	nsenter --net="/run/netns/$DST" bash -c '
+		source "$1" || exit 1
+		read -ra COMP_WORDS <<<"$2"
+		[[ $2 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_xdp_rlctl
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$1" | sed '/^$/d' | sort | paste -sd ' '
+}
+
+test_bash_completion() {
+	lab_up || return
+	[[ -f "$COMPLETION" ]] || { fail "$COMPLETION not built"; return; }
+	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
+	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help mode rule show stats status top"
+	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
+	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "show stats status"
+	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
+	check_eq "xdp-rlctl rule " "$(complete_line "xdp-rlctl rule ")" "add del flush help list"
+	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"
+	check_eq "keywords left" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 rate 1/s b 2 ")" "action id on-failure per"
+	check_eq "action " "$(complete_line "xdp-rlctl r a 1.2.3.0/24 action ")" "allow deny limit"
+	check_eq "xdp-rlctl mode set " "$(complete_line "xdp-rlctl mode set ")" "dry-run enforce fail-closed fail-open"
+	check_eq "xdp-rlctl m s d" "$(complete_line "xdp-rlctl m s d")" "dry-run"
+	check_eq "xdp-rlctl mode " "$(complete_line "xdp-rlctl mode ")" "help set"
+	# the interfaces of the namespace it runs in
+	check_eq "xdp-rlctl attach dev " "$(complete_line "xdp-rlctl attach dev ")" "d0 lo"
+	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"
+	check_eq "detach dev d0 " "$(complete_line "xdp-rlctl -j detach dev d0 ")" "purge"
+	check_eq "rule del " "$(complete_line "xdp-rlctl --pin-dir /x rule del ")" "id"
+	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help mode rule show stats status top"
+	check_eq "options" "$(complete_line "xdp-rlctl rule list --j")" "--json"
+	check_eq "a value: nothing" "$(complete_line "xdp-rlctl rule add ")" ""
+}
+
 run_test test_flood_counters
 run_test test_detach_leaves_nothing
 run_test test_native_and_generic
@@ -593,4 +634,5 @@ run_test test_cli_help_and_version
 run_test test_cli_options_after_command
 run_test test_cli_reports_and_json
 run_test test_cli_unmetered_words
+run_test test_bash_completion
 summary
