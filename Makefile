@@ -18,6 +18,12 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) 
 
 PREFIX    ?= /usr/local
 
+# The version, defined here only: `git describe` in a git clone (a v* tag
+# and what follows it, or RELEASE and the commit), RELEASE outside one.
+RELEASE   := 0.1.0
+VERSION   ?= $(or $(shell git describe --tags --always --dirty 2>/dev/null | \
+		sed -e 's/^v\([0-9]\)/\1/;t' -e 's/^/$(RELEASE)-g/'),$(RELEASE))
+
 ifeq ($(V),1)
 Q =
 msg =
@@ -38,13 +44,16 @@ RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
 LIBXRL    := $(OUTPUT)/libxrl.a
 CLI       := $(OUTPUT)/xdp-rlctl
 DAEMON    := $(OUTPUT)/xdp-rld
+# bash completion, written from the grammar's table by a generator
+COMPGEN   := $(OUTPUT)/gen-completion
+COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
-.PHONY: all clean check test demo deps install microbench bench
+.PHONY: all clean check test demo deps install microbench bench FORCE
 .SECONDARY:
-all: $(CLI) $(DAEMON) $(TESTS)
+all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -73,6 +82,13 @@ $(OUTPUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL) | $(OUTPUT)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
 
+# rewritten when VERSION changes only, so that nothing else rebuilds
+$(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
+	$(Q)echo '#define XRL_VERSION "$(VERSION)"' >$@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
+
+$(OUTPUT)/lib/version.o: $(OUTPUT)/xrl_version.h
+
 $(LIBXRL): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -84,6 +100,14 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
+
+$(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(COMPLETION): $(COMPGEN)
+	$(call msg,GEN,$@)
+	$(Q)$(COMPGEN) >$@.tmp && mv $@.tmp $@
 
 $(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -147,9 +171,10 @@ demo:
 	$(Q)scripts/demo.sh
 
 SYSTEMDDIR ?= /lib/systemd/system
-install: $(CLI) $(DAEMON)
+install: $(CLI) $(DAEMON) $(COMPLETION)
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
 	install -D -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/xdp-rld
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xdp-rlctl
 	install -D -m 0644 man/xdp-rlctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rlctl.8
 	install -D -m 0644 man/xdp-rld.8 $(DESTDIR)$(PREFIX)/share/man/man8/xdp-rld.8
 	install -D -m 0644 man/xdp-rl.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/xdp-rl.conf.5

@@ -365,7 +365,7 @@ test_heartbeating_without_watchdog() {
 	check_eq "stopped (--keep-attached)" "$(jget "$s" .daemon.heartbeating)" false
 	check_eq "no heartbeats awaited" "$(jget "$s" .daemon.heartbeat_interval_ms)" 0
 	# and a rule change no longer claims a daemon will undo it
-	check_eq "no note" "$(ctl rule add 198.18.1.0/24 rate 1/s burst 1 2>&1)" ""
+	check_eq "no note" "$(ctl rule add 198.18.1.0/24 rate 1/s burst 1 2>&1 >/dev/null)" ""
 }
 
 # strict_json: stdin is one valid UTF-8 JSON document; prints .error if any
@@ -457,6 +457,162 @@ test_strict_numbers_and_addresses() {
 	check_match "file metrics port" "$out" "invalid metrics address '127.0.0.1:\+9437'"
 }
 
+# ---- the CLI speaks bpftool/ip ----
+
+# Words shortened to an unambiguous prefix, as `ip a` and `bpftool p s`; an
+# ambiguous one lists the candidates, an unknown one gets "did you mean".
+test_cli_prefixes() {
+	lab_up || return
+	check_match "at d d0 k 4096" "$(ctl at d d0 k 4096)" "^attached to d0"
+	check_match "r a ... ra b p" "$(ctl r a 198.18.0.0/16 ra 10/s b 5 p /24)" "^added rule 1 for 198.18.0.0/16"
+	check_eq "r l" "$(ctl -j r l | jq -c '[.[] | [.id, .rate, .burst, .per]]')" '[[1,"10/s",5,24]]'
+	check_eq "m s dry" "$(ctl m s dry)" "mode dry-run"
+	check_eq "mode set f... in full" "$(ctl mode set fail-c)" "mode fail-closed"
+	check_eq "statu" "$(ctl -j statu | jq .rules)" 1
+	check_eq "stats in full" "$(ctl -j stats | jq '.rules | length')" 1
+	expect_err 2 "ambiguous command 's' \(status, stats, show\)" s
+	expect_err 2 "ambiguous command 'st' \(status, stats\)" st
+	expect_err 2 "ambiguous mode 'fail' \(fail-open, fail-closed\)" mode set fail
+	expect_err 2 "unknown command 'stauts'; did you mean 'status' or 'stats'\?" stauts
+	expect_err 2 "unknown argument 'brust' .*; did you mean 'burst'\?" rule add 198.18.1.0/24 rate 1/s brust 1
+	expect_err 2 "unknown rule command 'lsit' .*did you mean 'list'\?" rule lsit
+	expect_json_err 2 "^ambiguous command 's' \(status, stats, show\)$" s
+	# the values are never completed: "d" is no "d0"
+	expect_err 1 "unknown interface 'd'" attach dev d
+	check_eq "one rule still" "$(ctl -j rule list | jq length)" 1
+}
+
+# help at every level, from the table; -V on both binaries.
+test_cli_help_and_version() {
+	lab_up || return
+	local all rule
+	all=$(ctl help)
+	check_match "help: usage" "$all" "^Usage: xdp-rlctl "
+	check_match "help: every command" "$all" "rule del ID\|PREFIX\|id ID"
+	rule=$(ctl help rule)
+	check_eq "help rule: four lines" "$(wc -l <<<"$rule")" 4
+	check_eq "rule help = help rule" "$(ctl rule help)" "$rule"
+	check_eq "r h = help rule" "$(ctl r h)" "$rule"
+	check_eq "help r = help rule" "$(ctl help r)" "$rule"
+	check_match "rule add help" "$(ctl rule add help)" "^  rule add PREFIX rate N/s\|N/min\|N/h burst N \[per /LEN\][^"$'\n'"]*$"
+	check_eq "mode help" "$(ctl mode help)" "$(printf '  mode\n  mode set enforce|dry-run|fail-open|fail-closed')"
+	check_eq "help -j" "$(ctl -j rule help | jq -c '[.[].command]')" '["rule add","rule del","rule list","rule flush"]'
+	check_eq "help -j synopsis" "$(ctl rule del help -j | jq -r '.[0].synopsis')" "rule del ID|PREFIX|id ID"
+	expect_err 2 "unknown command 'frob'" help frob
+	expect_err 2 "unexpected 'list' after help" rule help list
+	# -V / --version: one version, from the build
+	local v
+	v=$(sed -n 's/^#define XRL_VERSION "\(.*\)"$/\1/p' "$TOP/.output/xrl_version.h")
+	[[ -n "$v" ]] || fail "no version in .output/xrl_version.h"
+	check_eq "xdp-rlctl -V" "$("$CTL_BIN" -V | head -n 1)" "xdp-rlctl $v"
+	check_eq "xdp-rlctl --version" "$("$CTL_BIN" --version | head -n 1)" "xdp-rlctl $v"
+	check_eq "xdp-rlctl -V -j" "$("$CTL_BIN" -V -j | jq -r .version)" "$v"
+	check_eq "xdp-rld -V" "$("$RLD_BIN" -V)" "xdp-rld $v"
+	check_eq "xdp-rld --version" "$("$RLD_BIN" --version)" "xdp-rld $v"
+}
+
+# Global options after the command; "--" ends them; "per /24" is no option.
+test_cli_options_after_command() {
+	lab_up || return
+	local in_dst=(nsenter --net="/run/netns/$DST" "$CTL_BIN")
+	"${in_dst[@]}" attach dev d0 keys 4096 --pin-dir "$PIN" >/dev/null || fail "attach ... --pin-dir after the command"
+	check_eq "status --pin-dir X" "$("${in_dst[@]}" status --pin-dir "$PIN" -j | jq -r .pin_dir)" "$PIN"
+	check_eq "rule add ... per /24 -j" "$(ctl rule add 198.18.0.0/16 rate 1/s burst 1 per /24 -j | jq -c '[.id, .per]')" '[1,24]'
+	check_eq "rule list -j" "$(ctl rule list -j | jq -c '[.[].id]')" '[1]'
+	check_match "rule list -p" "$(ctl rule list --pretty)" $'^\\[\n  \\{'
+	expect_json_err 2 "unknown command 'frobnicate'" frobnicate
+	check_eq "error -j after the command" "$(ctl frobnicate -j 2>&1 | jq -r .error)" "unknown command 'frobnicate'"
+	# a word that begins with '-' is an option; after "--" it is not
+	expect_err 2 "unknown option '-x'" attach dev -x
+	expect_err 1 "unknown interface '-x'" attach dev -- -x
+}
+
+# rule del id N; mode alone; write commands say what they did, as JSON
+# under -j (errors included).
+test_cli_reports_and_json() {
+	lab_up || return
+	expect_err 1 "not loaded" mode
+	check_match "attach" "$(ctl attach dev d0 keys 4096)" "attached to d0"
+	check_eq "rule add says the id" "$(ctl rule add 198.18.0.0/24 rate 10/s burst 5)" "added rule 1 for 198.18.0.0/24"
+	check_eq "rule add id 7" "$(ctl rule add 198.18.1.0/24 action deny id 7)" "added rule 7 for 198.18.1.0/24"
+	local j
+	j=$(ctl -j rule add 2001:db8::/32 rate 1/min burst 2)
+	check_eq "rule add -j" "$(jq -c '[.id, .prefix, .rate, .burst, .action]' <<<"$j")" '[2,"2001:db8::/32","1/min",2,"limit"]'
+	check_eq "rule add -j = rule list -j" "$(ctl -j rule list | jq -c '.[] | select(.id == 2)')" "$(jq -c . <<<"$j")"
+	check_eq "rule del id 7" "$(ctl rule del id 7)" "removed rule 7 for 198.18.1.0/24"
+	check_eq "rule del -j" "$(ctl -j rule del 198.18.0.0/24 | jq -c '[.id, .prefix]')" '[1,"198.18.0.0/24"]'
+	expect_err 1 "no rule with id 7" rule del id 7
+	expect_err 2 "the rule is named twice" rule del 2 id 2
+	check_eq "mode" "$(ctl mode)" "mode enforce"
+	ctl mode set dry-run >/dev/null
+	check_eq "mode -j" "$(ctl -j mode)" '{"mode":"dry-run"}'
+	check_eq "rule flush -j" "$(ctl -j rule flush)" '{"removed":1}'
+	check_eq "rule flush" "$(ctl rule flush)" "removed 0 rules"
+	# under -j every command prints one JSON document on stdout
+	local cmd out
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null
+	for cmd in "status" "rule list" "rule add 198.18.2.0/24 action allow" "rule del 198.18.2.0/24" \
+		"mode" "mode set enforce" "stats" "show 198.18.0.1" "top" "help" "rule help" "rule flush" \
+		"detach dev d0"; do
+		out=$(ctl -j $cmd 2>/dev/null)
+		check_eq "-j $cmd: exit" $? 0
+		strict_json <<<"$out" >/dev/null 2>&1 || fail "-j $cmd: not one JSON document: $out"
+	done
+}
+
+# A word that the rule's action makes meaningless is refused, not ignored.
+test_cli_unmetered_words() {
+	lab_up || return
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null
+	expect_err 2 "'rate' means nothing with action allow: an allow rule is never metered" \
+		rule add 198.18.1.0/24 action allow rate 1/s burst 1
+	expect_err 2 "'burst' means nothing with action deny" rule add 198.18.1.0/24 burst 3 action deny
+	expect_err 2 "'per' means nothing with action allow" rule add 198.18.1.0/24 action allow per /24
+	check_eq "nothing added" "$(ctl -j rule list | jq -c '[.[].id]')" '[1]'
+	check_match "allow alone" "$(ctl rule add 198.18.1.0/24 action allow)" "added rule 2"
+}
+
+# The bash completion written from the grammar's table completes partial
+# lines through its function, as bash would call it.
+COMPLETION="$TOP/.output/xdp-rlctl.bash"
+
+# complete LINE: the completions of LINE, the cursor at its end, sorted on
+# one line; run in the receiving namespace (its interfaces)
+complete_line() {
+	nsenter --net="/run/netns/$DST" bash -c '
+		source "$1" || exit 1
+		read -ra COMP_WORDS <<<"$2"
+		[[ $2 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_xdp_rlctl
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$1" | sed '/^$/d' | sort | paste -sd ' '
+}
+
+test_bash_completion() {
+	lab_up || return
+	[[ -f "$COMPLETION" ]] || { fail "$COMPLETION not built"; return; }
+	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
+	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help mode rule show stats status top"
+	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
+	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "show stats status"
+	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
+	check_eq "xdp-rlctl rule " "$(complete_line "xdp-rlctl rule ")" "add del flush help list"
+	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"
+	check_eq "keywords left" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 rate 1/s b 2 ")" "action id on-failure per"
+	check_eq "action " "$(complete_line "xdp-rlctl r a 1.2.3.0/24 action ")" "allow deny limit"
+	check_eq "xdp-rlctl mode set " "$(complete_line "xdp-rlctl mode set ")" "dry-run enforce fail-closed fail-open"
+	check_eq "xdp-rlctl m s d" "$(complete_line "xdp-rlctl m s d")" "dry-run"
+	check_eq "xdp-rlctl mode " "$(complete_line "xdp-rlctl mode ")" "help set"
+	# the interfaces of the namespace it runs in
+	check_eq "xdp-rlctl attach dev " "$(complete_line "xdp-rlctl attach dev ")" "d0 lo"
+	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"
+	check_eq "detach dev d0 " "$(complete_line "xdp-rlctl -j detach dev d0 ")" "purge"
+	check_eq "rule del " "$(complete_line "xdp-rlctl --pin-dir /x rule del ")" "id"
+	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help mode rule show stats status top"
+	check_eq "options" "$(complete_line "xdp-rlctl rule list --j")" "--json"
+	check_eq "a value: nothing" "$(complete_line "xdp-rlctl rule add ")" ""
+}
+
 run_test test_flood_counters
 run_test test_detach_leaves_nothing
 run_test test_native_and_generic
@@ -474,4 +630,10 @@ run_test test_detach_purge_unattached
 run_test test_heartbeating_without_watchdog
 run_test test_json_always_valid
 run_test test_strict_numbers_and_addresses
+run_test test_cli_prefixes
+run_test test_cli_help_and_version
+run_test test_cli_options_after_command
+run_test test_cli_reports_and_json
+run_test test_cli_unmetered_words
+run_test test_bash_completion
 summary

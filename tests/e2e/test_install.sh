@@ -7,7 +7,8 @@ test_make_install() {
 	make -s -C "$TOP" install DESTDIR="$root" PREFIX=/usr >/dev/null || { fail "make install failed"; return; }
 	for f in usr/sbin/xdp-rlctl usr/sbin/xdp-rld usr/share/man/man8/xdp-rlctl.8 \
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
-		lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf; do
+		lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
+		usr/share/bash-completion/completions/xdp-rlctl; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
 	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/lib/systemd/system/xdp-rld.service")" \
@@ -16,6 +17,12 @@ test_make_install() {
 	check_match "example config is valid" "$("$root/usr/sbin/xdp-rld" --check --config "$root/etc/xdp-rl/rules.conf")" \
 		"valid, 2 rules"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"
+	# the installed completion is the one generated from the grammar, and works
+	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$TOP/.output/xdp-rlctl.bash" ||
+		fail "the installed completion is not the generated one"
+	check_eq "installed completion" "$(bash -c 'source "$1"; COMP_WORDS=(xdp-rlctl rule a); COMP_CWORD=2
+		_xdp_rlctl; echo "${COMPREPLY[*]}"' _ "$root/usr/share/bash-completion/completions/xdp-rlctl")" "add"
+	check_match "installed binaries know their version" "$("$root/usr/sbin/xdp-rlctl" -V)" "^xdp-rlctl [0-9]"
 	# an existing configuration is never overwritten
 	echo "# mine" >"$root/etc/xdp-rl/rules.conf"
 	make -s -C "$TOP" install DESTDIR="$root" PREFIX=/usr >/dev/null

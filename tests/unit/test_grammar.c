@@ -52,8 +52,10 @@ static const struct pcase cases[] = {
 	{ "rule add 198.18.0.0/24 rate 10/second burst 1", CLI, -1 },
 	{ "rule del 3", CLI, -1 },
 	{ "rule del 198.18.0.0/24", CLI, -1 },
+	{ "rule del id 3", CLI, -1 },
 	{ "rule list", CLI, -1 },
 	{ "rule flush", CLI, -1 },
+	{ "mode", CLI, -1 },
 	{ "mode set enforce", CONF, -1 },
 	{ "mode set dry-run", CLI, -1 },
 	{ "mode set fail-open", CLI, -1 },
@@ -91,7 +93,7 @@ static const struct pcase cases[] = {
 	{ "attach dev abcdefghijklmnopq", CLI, 2, "interface name 'abcdefghijklmnopq' is too long" },
 	{ "detach dev eth1 purge now", CLI, 4, "unknown argument 'now' (dev, purge)" },
 	{ "rule", CLI, 1, "missing rule command (add, del, list, flush)" },
-	{ "rule ad", CLI, 1, "unknown rule command 'ad' (add, del, list, flush)" },
+	{ "rule lsit", CLI, 1, "unknown rule command 'lsit' (add, del, list, flush); did you mean 'list'?" },
 	{ "rule add", CLI, 2, "missing PREFIX" },
 	{ "rule add 198.18.0.1/24 rate 1/s burst 1", CLI, 2, "host bits set (did you mean 198.18.0.0/24?)" },
 	{ "rule add 198.18.0.0/+24 rate 1/s burst 1", CLI, 2, "no sign allowed" },
@@ -116,9 +118,15 @@ static const struct pcase cases[] = {
 	{ "rule add 198.18.0.0/24 rate", CLI, 3, "missing value after 'rate'" },
 	{ "rule del", CLI, 2, "missing ID|PREFIX" },
 	{ "rule del +1", CLI, 2, "invalid rule id '+1': no sign allowed" },
+	{ "rule del id +1", CLI, 3, "invalid rule id '+1': no sign allowed" },
+	{ "rule del id 198.18.0.0/24", CLI, 3, "invalid rule id '198.18.0.0/24'" },
+	{ "rule del id", CLI, 2, "missing value after 'id'" },
+	{ "rule del 3 id 3", CLI, 3, "the rule is named twice" },
+	{ "rule del 198.18.0.0/24 id 3", CLI, 3, "the rule is named twice" },
 	{ "rule del 1 2", CLI, 3, "unknown argument '2'" },
 	{ "rule list all", CLI, 2, "unknown argument 'all'" },
-	{ "mode", CLI, 1, "missing mode command (set)" },
+	{ "mode", CONF, 0, "'mode' is not a configuration command" },
+	{ "mode sett enforce", CLI, 1, "unknown mode command 'sett' (set); did you mean 'set'?" },
 	{ "mode set", CLI, 2, "missing mode (enforce, dry-run, fail-open, fail-closed)" },
 	{ "mode set panic", CLI, 2, "invalid mode 'panic' (enforce, dry-run, fail-open, fail-closed)" },
 	{ "show", CLI, 1, "missing ADDR" },
@@ -135,6 +143,43 @@ static const struct pcase cases[] = {
 	{ "watchdog 10 20", CONF, 2, "unknown argument '20'" },
 	{ "metrics 127.0.0.1", CONF, 1, "invalid metrics address '127.0.0.1' (ADDR:PORT or off)" },
 	{ "metrics 127.0.0.1:+9437", CONF, 1, "invalid metrics address" },
+
+	/* shortened words: an ambiguous prefix lists the candidates */
+	{ "s", CLI, 0, "ambiguous command 's' (status, stats, show)" },
+	{ "stat", CLI, 0, "ambiguous command 'stat' (status, stats)" },
+	{ "mode set f", CLI, 2, "ambiguous mode 'f' (fail-open, fail-closed)" },
+	{ "mode set fail", CLI, 2, "ambiguous mode 'fail' (fail-open, fail-closed)" },
+	{ "attach dev eth1 mode n keys 4096 d eth2", CLI, 7, "'dev' given twice" },
+	/* an unknown word: did you mean, from the table */
+	{ "stauts", CLI, 0, "unknown command 'stauts'; did you mean 'status' or 'stats'?" },
+	{ "atach dev eth1", CLI, 0, "unknown command 'atach'; did you mean 'attach'?" },
+	{ "frobnicate", CLI, 0, "unknown command 'frobnicate'" },
+	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "; did you mean 'burst'?" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 actoin deny", CLI, 7, "did you mean 'action'?" },
+	{ "mode set dryrun", CLI, 2, "invalid mode 'dryrun' (enforce, dry-run, fail-open, fail-closed); did you mean 'dry-run'?" },
+	{ "rule add 198.18.0.0/24 action alow", CLI, 4, "did you mean 'allow'?" },
+	{ "help rulr", CLI, 1, "unknown command 'rulr'; did you mean 'rule'?" },
+	{ "help inter", CLI, 1, "unknown command 'inter'" },
+	{ "help interface", CLI, 1, "it belongs in xdp-rl.conf" },
+	/* the configuration file is strict: full words only, hints still */
+	{ "rule add 198.18.0.0/24 ra 1/s burst 1", CONF, 3, "unknown argument 'ra'" },
+	{ "rule add 198.18.0.0/24 rate 1/s burst 1 action d", CONF, 8, "invalid action 'd'" },
+	{ "mode set dry", CONF, 2, "invalid mode 'dry'" },
+	{ "mode s enforce", CONF, 1, "unknown mode command 's'" },
+	{ "rul add 198.18.0.0/24 rate 1/s burst 1", CONF, 0, "unknown command 'rul'; did you mean 'rule'?" },
+	{ "int eth1", CONF, 0, "unknown command 'int'" },
+	{ "heartbeet 100", CONF, 0, "did you mean 'heartbeat'?" },
+	{ "rule help", CONF, 1, "unknown rule command 'help' (add)" },
+	{ "rule add help", CONF, 2, "invalid prefix 'help'" },
+	/* help after a command: nothing may follow */
+	{ "rule help list", CLI, 2, "unexpected 'list' after help" },
+	{ "rule add help 198.18.0.0/24", CLI, 3, "unexpected '198.18.0.0/24' after help" },
+	/* a word the action makes meaningless is refused, not ignored */
+	{ "rule add 192.0.2.0/24 action allow rate 1/s", CLI, 5, "'rate' means nothing with action allow: an allow rule is never metered" },
+	{ "rule add 192.0.2.0/24 burst 5 action deny", CLI, 3, "'burst' means nothing with action deny" },
+	{ "rule add 192.0.2.0/24 action allow per /32", CLI, 5, "'per' means nothing with action allow" },
+	{ "rule add 192.0.2.0/24 per /24 rate 1/s action deny", CONF, 3, "'per' means nothing with action deny" },
+	{ "rule add 192.0.2.0/24 action allow rate 1/s burst 1", CONF, 5, "leave out rate, burst and per, or use action limit" },
 };
 
 static int parse(const char *line, unsigned where, struct xrl_cmd *c, struct xrl_parse_err *e)
@@ -189,6 +234,124 @@ static void test_table_covered(void)
 			}
 			CHECK(seen, "keyword '%s' of '%s' has no valid case", p->name, cmd->name);
 		}
+	}
+}
+
+/* A shortened line parses as its full form does, on the CLI only: the
+ * grammar's words (commands, sub-commands, keywords, enum words) may be
+ * shortened to an unambiguous prefix, never the values. */
+static void test_prefixes(void)
+{
+	static const struct { const char *shortened, *full; } cases[] = {
+		{ "r l", "rule list" },
+		{ "rule ad 198.18.0.0/24 rate 1/s burst 1", "rule add 198.18.0.0/24 rate 1/s burst 1" },
+		{ "ru a 198.18.0.0/24 ra 5/min b 3 p /24 a l i 7 o c",
+		  "rule add 198.18.0.0/24 rate 5/min burst 3 per /24 action limit id 7 on-failure closed" },
+		{ "r a 192.0.2.1 ac al", "rule add 192.0.2.1 action allow" },
+		{ "r a 192.0.2.1 ac de on-failure op", "rule add 192.0.2.1 action deny on-failure open" },
+		{ "r d 3", "rule del 3" },
+		{ "r d i 3", "rule del id 3" },
+		{ "r f", "rule flush" },
+		{ "statu", "status" },
+		{ "stats", "stats" },
+		{ "sh 198.18.0.1", "show 198.18.0.1" },
+		{ "t c 3", "top count 3" },
+		{ "m", "mode" },
+		{ "mode s dry", "mode set dry-run" },
+		{ "m s fail-c", "mode set fail-closed" },
+		{ "mo se e", "mode set enforce" },
+		{ "at d eth1 m n k 4096", "attach dev eth1 mode native keys 4096" },
+		{ "att dev eth1 mode g", "attach dev eth1 mode generic" },
+		{ "de d eth1 p", "detach dev eth1 purge" },
+		{ "h", "help" },
+		{ "help r", "help rule" },
+		{ "he sh", "help show" },
+		/* "help" after a command, at every level */
+		{ "rule help", "help rule" },
+		{ "r h", "help rule" },
+		{ "mode help", "help mode" },
+		{ "top help", "help top" },
+		/* values are never completed: "d" is an interface here */
+		{ "attach dev d", "attach dev d" },
+	};
+	static const char *const strict[] = {
+		"r l", "rule a 198.18.0.0/24 rate 1/s burst 1", "mode s enforce", "mode set enf",
+		"rule add 198.18.0.0/24 rate 1/s bur 1", "interf eth1", "he 100", "metr off",
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct xrl_parse_err e1, e2;
+		struct xrl_cmd a, b;
+		int err1 = parse(cases[i].shortened, CLI, &a, &e1);
+		int err2 = parse(cases[i].full, CLI, &b, &e2);
+
+		CHECK(!err1 && !err2, "'%s': %s / '%s': %s", cases[i].shortened, e1.msg,
+		      cases[i].full, e2.msg);
+		if (!err1 && !err2)
+			CHECK(!memcmp(&a, &b, sizeof(a)), "'%s' does not parse as '%s'",
+			      cases[i].shortened, cases[i].full);
+	}
+	/* the configuration file takes full words only */
+	for (size_t i = 0; i < sizeof(strict) / sizeof(strict[0]); i++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+
+		CHECK(parse(strict[i], CONF, &c, &e), "'%s' parsed in a configuration file", strict[i]);
+	}
+}
+
+/* An exact word wins over a prefix of a longer one; words with the same
+ * value (aliases) are no ambiguity. */
+static void test_word_match(void)
+{
+	static const struct xrl_word w[] = {
+		{ "set", 1 }, { "settle", 2 }, { "sets", 3 }, { "stop", 4 }, { "halt", 4 }, { "hal", 4 },
+		{ NULL, 0 },
+	};
+	long long v = 0;
+
+	CHECK(xrl_word_match(w, "set", true, &v) == 0 && v == 1, "exact 'set' wins: %lld", v);
+	CHECK(xrl_word_match(w, "sett", true, &v) == 0 && v == 2, "sett");
+	CHECK(xrl_word_match(w, "se", true, &v) == -ENOTUNIQ, "se is ambiguous");
+	CHECK(xrl_word_match(w, "s", true, &v) == -ENOTUNIQ, "s is ambiguous");
+	CHECK(xrl_word_match(w, "st", true, &v) == 0 && v == 4, "st");
+	CHECK(xrl_word_match(w, "ha", true, &v) == 0 && v == 4, "ha: two names, one value");
+	CHECK(xrl_word_match(w, "sett", false, &v) == -EINVAL, "no prefixes when strict");
+	CHECK(xrl_word_match(w, "", true, &v) == -EINVAL, "the empty word");
+	CHECK(xrl_word_match(w, "settles", true, &v) == -EINVAL, "longer than a word");
+	/* and in the table: a full word keeps its meaning */
+	CHECK(xrl_word_match(xrl_rate_unit_words, "s", false, &v) == 0 && v == XRL_PERIOD_SEC, "s");
+	CHECK(xrl_edit_distance("brust", "burst") == 1, "a transposition is one edit");
+	CHECK(xrl_edit_distance("stauts", "status") == 1, "stauts");
+	CHECK(xrl_edit_distance("", "id") == 2, "empty");
+}
+
+/* help at every level names its topic: the command's own words */
+static void test_help_topics(void)
+{
+	static const struct { const char *line, *topic; } cases[] = {
+		{ "help", "" }, { "help rule", "rule" }, { "help ru", "rule" }, { "rule help", "rule" },
+		{ "rule add help", "rule add" }, { "r a help", "rule add" }, { "rule del help", "rule del" },
+		{ "mode help", "mode" }, { "mode set help", "mode set" }, { "attach help", "attach" },
+		{ "status help", "status" }, { "help help", "help" }, { "top help", "top" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+
+		if (parse(cases[i].line, CLI, &c, &e)) {
+			CHECK(0, "'%s': %s", cases[i].line, e.msg);
+			continue;
+		}
+		CHECK(c.kind == XRL_CMD_HELP, "'%s' is no help", cases[i].line);
+		CHECK(!strcmp(c.topic, cases[i].topic), "'%s': topic '%s', not '%s'", cases[i].line,
+		      c.topic, cases[i].topic);
+		/* and every topic has something to show */
+		FILE *f = fopen("/dev/null", "w");
+
+		CHECK(xrl_usage(f, CLI, c.topic[0] ? c.topic : NULL) == 0, "usage of '%s'", c.topic);
+		fclose(f);
 	}
 }
 
@@ -374,8 +537,9 @@ static void test_round_trip(void)
 			CHECK(json_field(json, keys[k], v[k], sizeof(v[k])), "%s: no %s", json, keys[k]);
 		/* a rule id of 0 is assigned at commit: left out */
 		if (!strcmp(v[1], "null"))
-			snprintf(line, sizeof(line), "rule add %s per /%s action %s on-failure %s%s%s",
-				 v[0], v[3], v[4], v[6], strcmp(v[5], "0") ? " id " : "",
+			/* allow and deny take no per: their key length is the default */
+			snprintf(line, sizeof(line), "rule add %s action %s on-failure %s%s%s",
+				 v[0], v[4], v[6], strcmp(v[5], "0") ? " id " : "",
 				 strcmp(v[5], "0") ? v[5] : "");
 		else
 			snprintf(line, sizeof(line), "rule add %s rate %s burst %s per /%s action %s on-failure %s%s%s",
@@ -520,6 +684,9 @@ int main(void)
 {
 	RUN(test_parse_table);
 	RUN(test_table_covered);
+	RUN(test_prefixes);
+	RUN(test_word_match);
+	RUN(test_help_topics);
 	RUN(test_words);
 	RUN(test_config_positions);
 	RUN(test_config_values);

@@ -77,6 +77,156 @@ void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t
 	}
 }
 
+/* ---- which word was meant: exact, a prefix (CLI), or a hint ---- */
+
+/* The names one place accepts: commands, sub-commands, keywords or the words
+ * of an enum. ok: may be written here (a prefix matches only these; a hint
+ * names only these); key: names with the same key mean the same thing (an
+ * enum word and its alias), so both matching a prefix is no ambiguity. */
+#define MAX_NAMES 40
+
+struct names {
+	size_t n;
+	char v[MAX_NAMES][24];
+	bool ok[MAX_NAMES];
+	long long key[MAX_NAMES];
+};
+
+/* len: of name, up to a space ("rule" of "rule add") */
+static void names_addn(struct names *ns, const char *name, size_t len, bool ok, long long key)
+{
+	for (size_t i = 0; i < ns->n; i++) {
+		if (!strncmp(ns->v[i], name, len) && !ns->v[i][len]) {
+			ns->ok[i] |= ok;
+			return;
+		}
+	}
+	if (ns->n < MAX_NAMES && len < sizeof(ns->v[0])) {
+		memcpy(ns->v[ns->n], name, len);
+		ns->v[ns->n][len] = '\0';
+		ns->ok[ns->n] = ok;
+		ns->key[ns->n++] = key;
+	}
+}
+
+static void names_add(struct names *ns, const char *name, bool ok, long long key)
+{
+	names_addn(ns, name, strlen(name), ok, key);
+}
+
+static void names_from_words(struct names *ns, const struct xrl_word *w)
+{
+	ns->n = 0;
+	for (; w->name; w++)
+		names_add(ns, w->name, true, w->value);
+}
+
+enum { NM_UNKNOWN = -1, NM_AMBIGUOUS = -2 };
+
+/* The index of the name s means: the one it equals (ok or not: the caller
+ * says why a name is out of place), else, with prefix, the only meaning of
+ * the ok names it begins. */
+static int names_match(const struct names *ns, const char *s, bool prefix)
+{
+	size_t sl = strlen(s);
+	int hit = NM_UNKNOWN;
+
+	for (size_t i = 0; i < ns->n; i++)
+		if (!strcmp(ns->v[i], s))
+			return i;
+	if (!prefix || !sl)
+		return NM_UNKNOWN;
+	for (size_t i = 0; i < ns->n; i++) {
+		if (!ns->ok[i] || strncmp(ns->v[i], s, sl))
+			continue;
+		if (hit >= 0 && ns->key[hit] != ns->key[i])
+			return NM_AMBIGUOUS;
+		if (hit < 0)
+			hit = i;
+	}
+	return hit;
+}
+
+int xrl_word_match(const struct xrl_word *w, const char *s, bool prefix, long long *value)
+{
+	struct names ns;
+	int k;
+
+	names_from_words(&ns, w);
+	k = names_match(&ns, s, prefix);
+	if (k < 0)
+		return k == NM_AMBIGUOUS ? -ENOTUNIQ : -EINVAL;
+	*value = ns.key[k];
+	return 0;
+}
+
+/* The ok names that s begins: "status, stats, show" (for NM_AMBIGUOUS). */
+static void names_prefixed(const struct names *ns, const char *s, char *buf, size_t len)
+{
+	size_t sl = strlen(s), l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ns->n && l < len; i++)
+		if (ns->ok[i] && !strncmp(ns->v[i], s, sl))
+			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", ns->v[i]);
+}
+
+int xrl_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int d[33][33];
+
+	if (la > 32 || lb > 32)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;	/* a transposition */
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+/* "; did you mean 'burst'?" when ok names are close to s (one edit for
+ * short words, two for longer ones), else "". */
+static void names_hint(const struct names *ns, const char *s, char *buf, size_t len)
+{
+	int best = 3, dist[MAX_NAMES];
+	size_t l = 0, sl = strlen(s);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ns->n; i++) {
+		size_t nl = strlen(ns->v[i]);
+		int max = (sl > nl ? sl : nl) <= 4 ? 1 : 2;
+
+		dist[i] = ns->ok[i] ? xrl_edit_distance(s, ns->v[i]) : 99;
+		if (dist[i] > max)
+			dist[i] = 99;
+		if (dist[i] < best)
+			best = dist[i];
+	}
+	if (best > 2)
+		return;
+	l = snprintf(buf, len, "; did you mean ");
+	for (size_t i = 0, k = 0; i < ns->n && l < len; i++)
+		if (dist[i] == best)
+			l += snprintf(buf + l, len - l, "%s'%s'", k++ ? " or " : "", ns->v[i]);
+	if (l < len)
+		snprintf(buf + l, len - l, "?");
+}
+
 /* ---- values ---- */
 
 int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
@@ -137,27 +287,81 @@ static void store(void *field, unsigned size, __u64 v)
 	}
 }
 
-/* The value of one parameter: argv[i] into the command. */
-static int parse_value(const struct xrl_param *p, char **argv, int i,
+/* ---- command words ---- */
+
+/* The commands' first words ("rule" once); ok: those with a command written
+ * where. */
+static void first_words(struct names *ns, unsigned where)
+{
+	ns->n = 0;
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const char *name = xrl_commands[i].name, *sp = strchr(name, ' ');
+
+		names_addn(ns, name, sp ? (size_t)(sp - name) : strlen(name),
+			   xrl_commands[i].where & where, ns->n);
+	}
+}
+
+/* The first word that s (argv[i]) means, into word: 0, or -EINVAL with *e
+ * filled. A first word of commands written elsewhere only ("interface" on
+ * the CLI) is returned too, with *ok false: the caller says where it
+ * belongs. */
+static int command_word(const char *s, unsigned where, bool prefix, char *word, size_t len,
+			bool *ok, int i, struct xrl_parse_err *e)
+{
+	char list[160];
+	struct names ns;
+	int k;
+
+	first_words(&ns, where);
+	k = names_match(&ns, s, prefix);
+	if (k == NM_AMBIGUOUS) {
+		names_prefixed(&ns, s, list, sizeof(list));
+		return perr(e, i, "ambiguous command '%s' (%s)", s, list);
+	}
+	if (k < 0) {
+		names_hint(&ns, s, list, sizeof(list));
+		return perr(e, i, "unknown command '%s'%s", s, list);
+	}
+	snprintf(word, len, "%s", ns.v[k]);
+	*ok = ns.ok[k];
+	return 0;
+}
+
+/* The value of one parameter: argv[i] into the command. prefix: an enum
+ * word may be shortened (the CLI). */
+static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefix,
 		       struct xrl_cmd *c, struct xrl_parse_err *e)
 {
 	void *field = (char *)c + p->off;
 	const char *s = argv[i], *why;
 	char list[128];
-	long long w;
+	bool ok;
 	__u64 v;
 
 	switch (p->type) {
 	case XRL_ARG_FLAG:
 		*(bool *)field = true;
 		return 0;
-	case XRL_ARG_WORD:
-		if (xrl_word_parse(p->words, s, &w)) {
-			xrl_words_join(p->words, ", ", list, sizeof(list));
-			return perr(e, i, "invalid %s '%s' (%s)", what(p), s, list);
+	case XRL_ARG_WORD: {
+		struct names ns;
+		char hint[96];
+		int k;
+
+		names_from_words(&ns, p->words);
+		k = names_match(&ns, s, prefix);
+		if (k == NM_AMBIGUOUS) {
+			names_prefixed(&ns, s, list, sizeof(list));
+			return perr(e, i, "ambiguous %s '%s' (%s)", what(p), s, list);
 		}
-		store(field, p->size, w);
+		if (k < 0) {
+			xrl_words_join(p->words, ", ", list, sizeof(list));
+			names_hint(&ns, s, hint, sizeof(hint));
+			return perr(e, i, "invalid %s '%s' (%s)%s", what(p), s, list, hint);
+		}
+		store(field, p->size, ns.key[k]);
 		return 0;
+	}
 	case XRL_ARG_NUM:
 		if ((why = xrl_dec_parse(s, p->min, p->max, &v))) {
 			if (p->range)
@@ -208,6 +412,14 @@ static int parse_value(const struct xrl_param *p, char **argv, int i,
 			return perr(e, i, "%s '%s' is too long", what(p), s);
 		strcpy(field, s);
 		return 0;
+	case XRL_ARG_TOPIC:	/* help's: commands of the CLI */
+		if (strlen(s) >= p->size)
+			return perr(e, i, "%s '%s' is too long", what(p), s);
+		if (command_word(s, XRL_IN_CLI, prefix, field, p->size, &ok, i, e))
+			return -EINVAL;
+		if (!ok)
+			return perr(e, i, "unknown command '%s' (it belongs in xdp-rl.conf)", s);
+		return 0;
 	case XRL_ARG_HOSTPORT: {
 		char host[64];
 		int port;
@@ -233,18 +445,26 @@ static void keyword_list(const struct xrl_param *params, char *buf, size_t len)
 }
 
 /* The words after the command's own: positional parameters in order, then
- * keywords in any order, each at most once. */
+ * keywords in any order, each at most once. An optional positional is not
+ * there when its place holds a keyword: "rule del id 3" ("r d i 3" on the
+ * CLI; no optional positional takes a word that is a keyword's prefix). */
 static int parse_params(const struct xrl_command *cmd, int argc, char **argv, int i,
-			struct xrl_cmd *c, struct xrl_parse_err *e)
+			bool prefix, struct xrl_cmd *c, struct xrl_parse_err *e)
 {
 	const struct xrl_param *ps = cmd->params, *p;
-	int at[XRL_MAX_PARAMS], np = 0, err;
-	char list[128];
+	int at[XRL_MAX_PARAMS], np = 0, err, k;
+	char list[128], hint[96];
+	struct names kws = { 0 };
 
-	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++)
+	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++) {
 		at[np++] = -1;
+		if (p->name)
+			names_add(&kws, p->name, true, p - ps);
+	}
 	/* positional */
 	for (p = ps; !is_end(p) && !p->name; p++) {
+		if (i < argc && p->need != XRL_REQUIRED && names_match(&kws, argv[i], prefix) >= 0)
+			break;
 		if (i >= argc) {
 			if (p->need != XRL_REQUIRED)
 				break;
@@ -254,26 +474,30 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 			return perr(e, argc, "missing %s (%s)", what(p), list);
 		}
 		at[p - ps] = i;
-		if ((err = parse_value(p, argv, i++, c, e)))
+		if ((err = parse_value(p, argv, i++, prefix, c, e)))
 			return err;
 	}
 	/* keywords */
 	keyword_list(ps, list, sizeof(list));
 	for (; i < argc; i++) {
-		for (p = ps; !is_end(p); p++)
-			if (p->name && !strcmp(p->name, argv[i]))
-				break;
-		if (is_end(p)) {
+		k = names_match(&kws, argv[i], prefix);
+		if (k == NM_AMBIGUOUS) {
+			names_prefixed(&kws, argv[i], list, sizeof(list));
+			return perr(e, i, "ambiguous argument '%s' (%s)", argv[i], list);
+		}
+		if (k < 0) {
+			names_hint(&kws, argv[i], hint, sizeof(hint));
 			if (list[0])
-				return perr(e, i, "unknown argument '%s' (%s)", argv[i], list);
+				return perr(e, i, "unknown argument '%s' (%s)%s", argv[i], list, hint);
 			return perr(e, i, "unknown argument '%s'", argv[i]);
 		}
+		p = ps + kws.key[k];
 		if (at[p - ps] >= 0)
 			return perr(e, i, "'%s' given twice", p->name);
 		if (p->type != XRL_ARG_FLAG && ++i >= argc)
 			return perr(e, i - 1, "missing value after '%s'", p->name);
 		at[p - ps] = i;
-		if ((err = parse_value(p, argv, i, c, e)))
+		if ((err = parse_value(p, argv, i, prefix, c, e)))
 			return err;
 	}
 	for (p = ps; !is_end(p); p++)
@@ -292,10 +516,24 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		[XRL_FIELD_ACTION] = RA_ACTION, [XRL_FIELD_KEYLEN] = RA_PER,
 		[XRL_FIELD_RATE] = RA_RATE, [XRL_FIELD_BURST] = RA_BURST,
 	};
+	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER };
+	static const char *const unmetered_name[] = { "rate", "burst", "per" };
 	struct xrl_rule *r = &c->rule.r;
 	enum xrl_rule_field bad;
-	int argi;
+	int argi = INT_MAX, k = -1;
 
+	/* allow and deny are never metered: a rate, burst or key length with
+	 * them would be silently dropped; blame the first one written */
+	for (size_t j = 0; r->action != XRL_ACT_LIMIT && j < 3; j++) {
+		if (at[unmetered[j]] >= 0 && at[unmetered[j]] < argi) {
+			argi = at[unmetered[j]];
+			k = j;
+		}
+	}
+	if (k >= 0)
+		return perr(e, argi - 1, "'%s' means nothing with action %s: %s rule is never metered (leave out rate, burst and per, or use action limit)",
+			    unmetered_name[k], xrl_word_name(xrl_action_words, r->action),
+			    r->action == XRL_ACT_ALLOW ? "an allow" : "a deny");
 	if (r->action == XRL_ACT_LIMIT) {
 		if (at[RA_RATE] < 0)
 			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
@@ -307,6 +545,17 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	/* blame the word that set the field; a default one, the prefix */
 	argi = at[field_at[bad]];
 	return perr(e, argi >= 0 ? argi : at[RA_PREFIX], "%s", xrl_errmsg());
+}
+
+enum { RD_REF, RD_ID };
+
+static int check_rule_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (at[RD_REF] >= 0 && at[RD_ID] >= 0)
+		return perr(e, at[RD_ID] - 1, "the rule is named twice (ID, PREFIX or id ID: one of them)");
+	if (at[RD_REF] < 0 && at[RD_ID] < 0)
+		return perr(e, INT_MAX, "missing ID|PREFIX (or id ID)");
+	return 0;
 }
 
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -349,7 +598,9 @@ static const struct xrl_param p_rule_add[] = {
 };
 
 static const struct xrl_param p_rule_del[] = {
-	{ NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED },
+	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED_IF },
+	[RD_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(del_id),
+		    .need = XRL_ALTERNATIVE, .what = "rule id" },
 	END,
 };
 
@@ -369,7 +620,7 @@ static const struct xrl_param p_top[] = {
 };
 
 static const struct xrl_param p_help[] = {
-	{ NULL, XRL_ARG_STRING, "COMMAND", F(topic), .what = "command" },
+	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command" },
 	END,
 };
 
@@ -409,12 +660,14 @@ const struct xrl_command xrl_commands[] = {
 	  "program, mode, rules, keys, the daemon's heartbeat, interfaces" },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
 	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX" },
-	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, NULL,
+	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, check_rule_del,
 	  "remove one rule" },
 	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, NULL, NULL,
 	  "list the rules" },
 	{ "rule flush", XRL_CMD_RULE_FLUSH, XRL_IN_CLI, NULL, NULL,
 	  "remove every rule" },
+	{ "mode", XRL_CMD_MODE_SHOW, XRL_IN_CLI, NULL, NULL,
+	  "the data path's mode" },
 	{ "mode set", XRL_CMD_MODE_SET, BOTH, p_mode_set, NULL,
 	  "switch the data path's mode" },
 	{ "stats", XRL_CMD_STATS, XRL_IN_CLI, NULL, NULL,
@@ -439,6 +692,11 @@ const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);
 
 /* ---- the synopsis ---- */
 
+bool xrl_param_end(const struct xrl_param *p)
+{
+	return is_end(p);
+}
+
 void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 {
 	size_t l = snprintf(buf, len, "%s", cmd->name);
@@ -447,6 +705,8 @@ void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 		char val[128];
 		bool opt = p->need == XRL_OPTIONAL;
 
+		if (p->need == XRL_ALTERNATIVE)
+			continue;	/* shown beside its positional */
 		if (p->meta)
 			snprintf(val, sizeof(val), "%s", p->meta);
 		else if (p->words)
@@ -459,13 +719,26 @@ void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 			l += snprintf(buf + l, len - l, " %s%s %s%s", opt ? "[" : "", p->name, val,
 				      opt ? "]" : "");
 		else
-			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", val, opt ? "]" : "");
+			l += snprintf(buf + l, len - l, " %s%s", opt ? "[" : "", val);
+		if (!p->name) {	/* "ID|PREFIX|id ID" */
+			for (const struct xrl_param *q = p + 1; !is_end(q) && l < len; q++)
+				if (q->need == XRL_ALTERNATIVE)
+					l += snprintf(buf + l, len - l, "|%s %s", q->name, q->meta);
+			if (opt && l < len)
+				l += snprintf(buf + l, len - l, "]");
+		}
 	}
+}
+
+bool xrl_cmd_in_topic(const struct xrl_command *cmd, const char *topic)
+{
+	size_t tl = strlen(topic);
+
+	return !strncmp(cmd->name, topic, tl) && (!cmd->name[tl] || cmd->name[tl] == ' ');
 }
 
 int xrl_usage(FILE *f, unsigned where, const char *topic)
 {
-	size_t tl = topic ? strlen(topic) : 0;
 	int n = 0;
 
 	for (size_t i = 0; i < xrl_ncommands; i++) {
@@ -474,7 +747,7 @@ int xrl_usage(FILE *f, unsigned where, const char *topic)
 
 		if (!(cmd->where & where))
 			continue;
-		if (topic && (strncmp(cmd->name, topic, tl) || (cmd->name[tl] && cmd->name[tl] != ' ')))
+		if (topic && !xrl_cmd_in_topic(cmd, topic))
 			continue;
 		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
 		fprintf(f, "  %s\n", syn);
@@ -509,52 +782,81 @@ static void command_list(unsigned where, const char *group, char *buf, size_t le
 int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		  struct xrl_parse_err *e)
 {
-	const struct xrl_command *group = NULL;
-	char list[160];
-	int err;
+	const struct xrl_command *cmd = NULL, *single = NULL;
+	bool cli = where == XRL_IN_CLI, ok;
+	char w0[24], list[160], hint[96];
+	struct names subs = { 0 };
+	int words = 1, err, k;
+	size_t wl;
 
 	memset(c, 0, sizeof(*c));
 	memset(e, 0, sizeof(*e));
 	if (argc < 1)
 		return perr(e, 0, "missing command");
+	if (command_word(argv[0], where, cli, w0, sizeof(w0), &ok, 0, e))
+		return -EINVAL;
+	/* the command that is w0 alone ("mode"), the sub-commands of w0 ("set") */
+	wl = strlen(w0);
 	for (size_t i = 0; i < xrl_ncommands; i++) {
-		const struct xrl_command *cmd = &xrl_commands[i];
-		const char *sp = strchr(cmd->name, ' ');
-		size_t l0 = sp ? (size_t)(sp - cmd->name) : strlen(cmd->name);
-		int words = 1;
+		const char *name = xrl_commands[i].name;
 
-		if (strncmp(cmd->name, argv[0], l0) || argv[0][l0])
+		if (strncmp(name, w0, wl))
 			continue;
-		if (sp) {	/* a group: "rule add" */
-			group = cmd;
-			if (argc < 2 || strcmp(sp + 1, argv[1]))
-				continue;
-			words = 2;
-		}
-		if (!(cmd->where & where)) {
-			if (where == XRL_IN_CONFIG) {
-				command_list(XRL_IN_CONFIG, NULL, list, sizeof(list));
-				return perr(e, 0, "'%s' is not a configuration command (%s)",
-					    cmd->name, list);
-			}
-			return perr(e, 0, "unknown command '%s' (it belongs in xdp-rl.conf)", cmd->name);
-		}
-		c->kind = cmd->kind;
-		err = parse_params(cmd, argc, argv, words, c, e);
-		if (err && e->argi > argc)
-			e->argi = argc;	/* "missing ...": past the end */
-		return err;
+		if (!name[wl])
+			single = &xrl_commands[i];
+		else if (name[wl] == ' ')
+			names_add(&subs, name + wl + 1, xrl_commands[i].where & where, i);
 	}
-	if (group) {
-		char g[32];
-
-		snprintf(g, sizeof(g), "%.*s", (int)(strchr(group->name, ' ') - group->name), group->name);
-		command_list(where, g, list, sizeof(list));
-		if (argc < 2)
-			return perr(e, 1, "missing %s command (%s)", g, list);
-		return perr(e, 1, "unknown %s command '%s' (%s)", g, argv[1], list);
+	if (subs.n && cli)
+		names_add(&subs, "help", true, -1);
+	/* after a group's word comes its sub-command ("mode" alone is one) */
+	if (subs.n && argc >= 2) {
+		k = names_match(&subs, argv[1], cli);
+		if (k == NM_AMBIGUOUS) {
+			names_prefixed(&subs, argv[1], list, sizeof(list));
+			return perr(e, 1, "ambiguous %s command '%s' (%s)", w0, argv[1], list);
+		}
+		if (k < 0) {
+			command_list(where, w0, list, sizeof(list));
+			names_hint(&subs, argv[1], hint, sizeof(hint));
+			return perr(e, 1, "unknown %s command '%s' (%s)%s", w0, argv[1], list, hint);
+		}
+		if (subs.key[k] < 0) {	/* "rule help" */
+			c->kind = XRL_CMD_HELP;
+			snprintf(c->topic, sizeof(c->topic), "%s", w0);
+			if (argc > 2)
+				return perr(e, 2, "unexpected '%s' after help", argv[2]);
+			return 0;
+		}
+		cmd = &xrl_commands[subs.key[k]];
+		words = 2;
+	} else if (single) {
+		cmd = single;
+	} else {
+		command_list(where, w0, list, sizeof(list));
+		return perr(e, 1, "missing %s command (%s)", w0, list);
 	}
-	return perr(e, 0, "unknown command '%s'", argv[0]);
+	if (!(cmd->where & where)) {
+		if (where == XRL_IN_CONFIG) {
+			command_list(XRL_IN_CONFIG, NULL, list, sizeof(list));
+			return perr(e, 0, "'%s' is not a configuration command (%s)",
+				    cmd->name, list);
+		}
+		return perr(e, 0, "unknown command '%s' (it belongs in xdp-rl.conf)", cmd->name);
+	}
+	/* "rule add help": the usage of that command */
+	if (cli && argc > words && !strcmp(argv[words], "help")) {
+		c->kind = XRL_CMD_HELP;
+		snprintf(c->topic, sizeof(c->topic), "%s", cmd->name);
+		if (argc > words + 1)
+			return perr(e, words + 1, "unexpected '%s' after help", argv[words + 1]);
+		return 0;
+	}
+	c->kind = cmd->kind;
+	err = parse_params(cmd, argc, argv, words, cli, c, e);
+	if (err && e->argi > argc)
+		e->argi = argc;	/* "missing ...": past the end */
+	return err;
 }
 
 int xrl_split_words(char *line, char **argv, int *cols, int max)

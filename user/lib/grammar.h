@@ -25,6 +25,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_RULE_LIST,
 	XRL_CMD_RULE_FLUSH,
 	XRL_CMD_MODE_SET,
+	XRL_CMD_MODE_SHOW,
 	XRL_CMD_STATS,
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
@@ -54,6 +55,10 @@ extern const struct xrl_word xrl_rate_unit_words[];	/* s min h, and aliases */
 
 /* 0 and *value, or -EINVAL. */
 int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value);
+/* The same, where prefix allows any prefix that only one word's value
+ * begins (the CLI): an exact word wins. 0, -EINVAL (none), -ENOTUNIQ
+ * (ambiguous). */
+int xrl_word_match(const struct xrl_word *w, const char *s, bool prefix, long long *value);
 /* The first name with this value, or "unknown". */
 const char *xrl_word_name(const struct xrl_word *w, long long value);
 /* The names joined by sep (aliases of an earlier value left out). */
@@ -99,12 +104,15 @@ enum xrl_arg {
 	XRL_ARG_RULE_REF,	/* a rule id or a prefix */
 	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
 	XRL_ARG_STRING,		/* any word that fits the field (size) */
+	XRL_ARG_TOPIC,		/* a command word (a prefix on the CLI): help's */
 };
 
 enum xrl_need {
 	XRL_OPTIONAL,
 	XRL_REQUIRED,		/* the parser insists */
 	XRL_REQUIRED_IF,	/* shown as required; the command's check decides */
+	XRL_ALTERNATIVE,	/* a keyword written instead of the positional
+				 * before it: "ID|PREFIX|id ID"; the check decides */
 };
 
 /* One argument of a command: positional (name NULL) or a keyword. */
@@ -143,16 +151,37 @@ struct xrl_command {
 extern const struct xrl_command xrl_commands[];
 extern const size_t xrl_ncommands;
 
-/* Parse one command written where (XRL_IN_CLI or XRL_IN_CONFIG); argv[0] is
+/* The end of a params table (an all-zero row). */
+bool xrl_param_end(const struct xrl_param *p);
+
+/*
+ * Parse one command written where (XRL_IN_CLI or XRL_IN_CONFIG); argv[0] is
  * the command word. 0, or -EINVAL with *e filled: e->argi is the word to
- * blame (argc: past the end). */
+ * blame (argc: past the end).
+ *
+ * On the CLI, as with ip and bpftool, a command word, a sub-command word, a
+ * keyword or an enum word may be shortened to any prefix that only one word
+ * of its place begins with ("r l", "mode set dry"); an exact word always
+ * wins, and an ambiguous prefix is an error listing the candidates. A
+ * configuration file is strict: full words only, so that a file never reads
+ * differently once a new keyword shares a prefix with a shortened one. In
+ * both, an unknown word gets "did you mean ...?" from the same table.
+ * On the CLI, "help" after a command's words ("rule help", "rule add help")
+ * parses as XRL_CMD_HELP with that command as the topic.
+ */
 int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		  struct xrl_parse_err *e);
 /* "rule add PREFIX rate N/s|N/min|N/h burst N [per /LEN] ..." */
 void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len);
+/* Is cmd under topic: "rule" (a first word) or "rule add" (a whole name)? */
+bool xrl_cmd_in_topic(const struct xrl_command *cmd, const char *topic);
 /* "  SYNOPSIS\n" of every command written where; with topic, only the
- * commands whose name starts with that word. 0, or -ENOENT. */
+ * commands under it. 0, or -ENOENT. */
 int xrl_usage(FILE *f, unsigned where, const char *topic);
+
+/* The edit distance (insertions, deletions, substitutions, transpositions)
+ * that "did you mean" ranks candidates by. */
+int xrl_edit_distance(const char *a, const char *b);
 
 #define XRL_MAX_WORDS 32
 

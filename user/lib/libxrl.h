@@ -37,6 +37,9 @@ struct xrl_open_opts {
 #define XRL_LOCK_WAIT_MS	2000
 
 const char *xrl_errmsg(void);
+/* The version of this build (the Makefile's VERSION: `git describe`, or
+ * its RELEASE outside a git clone). */
+const char *xrl_version(void);
 /* ---- the log: one path for the library, the CLI and the daemon ----
  * The library's warnings and libbpf's messages (its warnings; its debug
  * lines only with XRL_DEBUG=1) go to the sink; the default writes

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 
 struct rlctl_opts opt;
 struct jw jw;
@@ -104,9 +105,12 @@ void print_warnings(void)
 void usage(FILE *f)
 {
 	fprintf(f, "Usage: xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n"
+		   "       xdp-rlctl -V|--version\n"
 		   "Commands:\n");
 	xrl_usage(f, XRL_IN_CLI, NULL);
-	fprintf(f, "See xdp-rlctl(8).\n");
+	fprintf(f, "Options may also follow the command. Any word may be shortened while it\n"
+		   "stays unambiguous (r l: rule list). 'help' after a command shows its usage.\n"
+		   "See xdp-rlctl(8).\n");
 }
 
 /* Readers (status, rule list, stats, show, top) take no lock: each map
@@ -175,13 +179,53 @@ void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
 		snprintf(rate, rlen, "-");
 }
 
+/* help, help COMMAND, COMMAND help: the table's synopses (under -j an array
+ * of {command, synopsis, help}) */
 static int do_help(struct xrl_cmd *c)
 {
-	if (xrl_usage(stdout, XRL_IN_CLI, c->topic[0] ? c->topic : NULL)) {
-		p_err("unknown command '%s'", c->topic);
+	const char *topic = c->topic[0] ? c->topic : NULL;
+
+	if (opt.json) {
+		jw_arr_start(&jw);
+		for (size_t i = 0; i < xrl_ncommands; i++) {
+			const struct xrl_command *cmd = &xrl_commands[i];
+			char syn[256];
+
+			if (!(cmd->where & XRL_IN_CLI) || (topic && !xrl_cmd_in_topic(cmd, topic)))
+				continue;
+			xrl_cmd_synopsis(cmd, syn, sizeof(syn));
+			jw_obj_start(&jw);
+			jw_kstr(&jw, "command", cmd->name);
+			jw_kstr(&jw, "synopsis", syn);
+			jw_kstr(&jw, "help", cmd->help);
+			jw_obj_end(&jw);
+		}
+		jw_arr_end(&jw);
+		jw_finish(&jw);
+		return 0;
+	}
+	if (!topic) {
+		usage(stdout);
+		return 0;
+	}
+	if (xrl_usage(stdout, XRL_IN_CLI, topic)) {	/* the parser knows them all */
+		p_err("unknown command '%s'", topic);
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+static void print_version(void)
+{
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "version", xrl_version());
+		jw_kstr(&jw, "libbpf_version", libbpf_version_string());
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("xdp-rlctl %s\nusing libbpf %s\n", xrl_version(), libbpf_version_string());
+	}
 }
 
 static int (*const handlers[])(struct xrl_cmd *c) = {
@@ -194,6 +238,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_RULE_LIST] = do_rule_list,
 	[XRL_CMD_RULE_FLUSH] = do_rule_flush,
 	[XRL_CMD_MODE_SET] = do_mode_set,
+	[XRL_CMD_MODE_SHOW] = do_mode_show,
 	[XRL_CMD_STATS] = do_stats,
 	[XRL_CMD_SHOW] = do_show,
 	[XRL_CMD_TOP] = do_top,
@@ -207,19 +252,45 @@ int main(int argc, char **argv)
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "pin-dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	struct xrl_parse_err e;
-	char bad[300] = "";
+	char bad[300] = "", **words;
+	bool help = false, version = false;
 	struct xrl_cmd c;
-	int ch;
+	int ch, nw = 0;
 
-	/* options stop at the command: "rule add ... per /24" is not an option;
-	 * getopt stays quiet: an error is told once, as JSON under -j */
+	/*
+	 * Options go before the command or anywhere after it ("rule list -j",
+	 * "status --pin-dir X"), as with bpftool. A word that begins with '-'
+	 * is an option: no value of the grammar does ("per /24" is no option;
+	 * numbers take no sign), and "--" ends the options for an interface
+	 * whose name does. The other words, in order, are the command.
+	 * getopt stays quiet: an error is told once, as JSON under -j.
+	 */
+	words = calloc(argc + 1, sizeof(*words));
+	if (!words) {
+		fprintf(stderr, "Error: out of memory\n");
+		return 1;
+	}
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+:jphd:", longopts, NULL)) != -1) {
-		const char *w = argv[optind - 1];	/* the word that went wrong */
+	while (optind < argc) {
+		const char *w = argv[optind];
 
+		if (!strcmp(w, "--")) {
+			for (optind++; optind < argc; optind++)
+				words[nw++] = argv[optind];
+			break;
+		}
+		if (w[0] != '-' || !w[1]) {
+			words[nw++] = argv[optind++];
+			continue;
+		}
+		ch = getopt_long(argc, argv, "+:jphVd:", longopts, NULL);
+		if (ch == -1)
+			break;
+		w = argv[optind - 1];	/* the word that went wrong */
 		switch (ch) {
 		case 'j':
 			opt.json = true;
@@ -231,8 +302,11 @@ int main(int argc, char **argv)
 			opt.pin_dir = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
+			help = true;
+			break;
+		case 'V':
+			version = true;
+			break;
 		case ':':
 			if (!bad[0])
 				snprintf(bad, sizeof(bad), "option '%s' needs an argument", w);
@@ -252,13 +326,20 @@ int main(int argc, char **argv)
 	jw_init(&jw, stdout, opt.pretty);
 	xrl_log_set(cli_log, getenv("XRL_DEBUG") ? XRL_LOG_DEBUG : XRL_LOG_WARN);
 
-	if (bad[0] || optind >= argc) {
+	if (!bad[0] && (help || version)) {
+		if (version)
+			print_version();
+		else
+			usage(stdout);
+		return 0;
+	}
+	if (bad[0] || !nw) {
 		p_err("%s", bad[0] ? bad : "missing command");
 		if (!opt.json)
 			usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (xrl_cmd_parse(argc - optind, argv + optind, XRL_IN_CLI, &c, &e)) {
+	if (xrl_cmd_parse(nw, words, XRL_IN_CLI, &c, &e)) {
 		p_err("%s", e.msg);
 		return EXIT_USAGE;
 	}

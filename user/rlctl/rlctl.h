@@ -49,6 +49,7 @@ int do_rule_del(struct xrl_cmd *c);
 int do_rule_flush(struct xrl_cmd *c);
 int do_rule_list(struct xrl_cmd *c);
 int do_mode_set(struct xrl_cmd *c);
+int do_mode_show(struct xrl_cmd *c);
 int do_stats(struct xrl_cmd *c);
 int do_show(struct xrl_cmd *c);
 int do_top(struct xrl_cmd *c);

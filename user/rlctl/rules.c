@@ -15,11 +15,20 @@ static void note_daemon(struct xrl *x)
 		p_note("xdp-rld is running; this change lasts until its next reload");
 }
 
+/* What an edit did, for the message that says so. */
+struct edit {
+	size_t at;			/* rule add: the index of the new rule */
+	struct xrl_rule_entry rule;	/* rule del: the rule removed */
+	size_t removed;			/* rule flush: how many */
+};
+
 /* Read the rule set, let `edit` change it, commit it as one transaction. */
 static int edit_rules(struct xrl_cmd *c,
-		      int (*edit)(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n))
+		      int (*edit)(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n,
+				  struct edit *d))
 {
 	struct xrl_rule_entry *v = NULL;
+	struct edit d = {};
 	struct xrl *x;
 	size_t n = 0;
 	int err;
@@ -31,31 +40,59 @@ static int edit_rules(struct xrl_cmd *c,
 	if (err)
 		set_err("%s", xrl_errmsg());
 	if (!err)
-		err = edit(c, &v, &n);	/* sets its own message */
+		err = edit(c, &v, &n, &d);	/* sets its own message */
 	if (!err && (err = xrl_rules_commit(x, v, n)))
 		set_err("%s", xrl_errmsg());
 	unlock(x, err);
-	if (err)
+	if (err) {
 		p_err("%s", emsg);
-	else
-		note_daemon(x);
+		goto out;
+	}
+	/* what was done: the rule added, with the id it got (assigned by the
+	 * commit), the rule removed, or how many */
+	if (c->kind == XRL_CMD_RULE_ADD)
+		d.rule = v[d.at];
+	if (c->kind == XRL_CMD_RULE_FLUSH) {
+		if (opt.json) {
+			jw_obj_start(&jw);
+			jw_ku64(&jw, "removed", d.removed);
+			jw_obj_end(&jw);
+			jw_finish(&jw);
+		} else {
+			printf("removed %zu rule%s\n", d.removed, d.removed == 1 ? "" : "s");
+		}
+	} else if (opt.json) {
+		jw_obj_start(&jw);
+		xrl_rule_json(&jw, &d.rule);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		char pfx[64];
+
+		xrl_prefix_format(&d.rule, pfx, sizeof(pfx));
+		printf("%s rule %u for %s\n", c->kind == XRL_CMD_RULE_ADD ? "added" : "removed",
+		       d.rule.r.id, pfx);
+	}
+	note_daemon(x);
+out:
 	free(v);
 	xrl_close(x);
 	return err ? 1 : 0;
 }
 
-static int edit_add(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+static int edit_add(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, struct edit *d)
 {
 	struct xrl_rule_entry *nv = realloc(*v, (*n + 1) * sizeof(**v));
 
 	if (!nv)
 		return set_err("out of memory");
 	*v = nv;
+	d->at = *n;
 	nv[(*n)++] = c->rule;
 	return 0;
 }
 
-static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, struct edit *d)
 {
 	char pfx[64];
 
@@ -66,6 +103,7 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
 			   !memcmp(e->addr, c->rule.addr, 16);
 
 		if (hit) {
+			d->rule = *e;
 			memmove(e, e + 1, (*n - i - 1) * sizeof(*e));
 			(*n)--;
 			return 0;
@@ -77,10 +115,11 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
 	return set_err("no rule for prefix %s", pfx);
 }
 
-static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n)
+static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, struct edit *d)
 {
 	(void)c;
 	(void)v;
+	d->removed = *n;
 	*n = 0;
 	return 0;
 }
@@ -167,4 +206,25 @@ int do_mode_set(struct xrl_cmd *c)
 		note_daemon(x);
 	xrl_close(x);
 	return err ? 1 : 0;
+}
+
+int do_mode_show(struct xrl_cmd *c)
+{
+	enum xrl_mode mode;
+	struct xrl *x;
+
+	(void)c;
+	if (open_reader(&x))
+		return 1;
+	mode = xrl_mode_get(x);
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "mode", xrl_mode_name(mode));
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("mode %s\n", xrl_mode_name(mode));
+	}
+	xrl_close(x);
+	return 0;
 }

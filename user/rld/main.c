@@ -36,6 +36,7 @@ static void usage(FILE *f)
 		"Usage: xdp-rld [--config FILE] [--iface IF]... [--metrics ADDR:PORT]\n"
 		"               [--heartbeat MS] [--watchdog MS] [--pin-dir DIR] [--keep-attached]\n"
 		"               [--log-level error|warning|info|debug] [--check]\n"
+		"       xdp-rld -V|--version\n"
 		"See xdp-rld(8) and xdp-rl.conf(5).\n");
 }
 
@@ -64,13 +65,14 @@ static int parse_args(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	char host[64];
 	__u64 v;
 	int ch, port;
 
-	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:Ch", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:ChV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			opt.config = optarg;
@@ -116,6 +118,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("xdp-rld %s\n", xrl_version());
 			exit(0);
 		default:
 			usage(stderr);
