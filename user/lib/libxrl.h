@@ -124,6 +124,9 @@ struct xrl_control *xrl_control(struct xrl *x);
 /* ---- counters ---- */
 int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum);
 int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum);
+/* Verdicts on packets received by the interface of this ifindex (its slot:
+ * ifindex % XRL_IF_SLOTS, shared with any interface XRL_IF_SLOTS apart). */
+int xrl_if_stats_get(struct xrl *x, __u32 ifindex, struct xrl_if_stats *sum);
 
 /* ---- buckets ---- */
 /* A bucket's key: a rule version's generation and the masked source. */
