@@ -17,6 +17,8 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) 
 	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
 
 PREFIX    ?= /usr/local
+VERSION   ?= 0.1.0
+CFLAGS    += -DXRL_VERSION='"$(VERSION)"'
 
 ifeq ($(V),1)
 Q =
@@ -83,7 +85,7 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lpthread -o $@
 
 $(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
@@ -146,7 +148,10 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-SYSTEMDDIR ?= /lib/systemd/system
+# The unit goes under the prefix, where systemd looks for it:
+# PREFIX=/usr -> /usr/lib/systemd/system, /usr/local -> /usr/local/lib/systemd/system.
+# Another PREFIX needs SYSTEMDDIR= naming a directory of systemd's unit path.
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 install: $(CLI) $(DAEMON)
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
 	install -D -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/xdp-rld
