@@ -17,7 +17,6 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) 
 	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
 
 PREFIX    ?= /usr/local
-
 # The version, defined here only: `git describe` in a git clone (a v* tag
 # and what follows it, or RELEASE and the commit), RELEASE outside one.
 RELEASE   := 0.1.0
@@ -99,7 +98,7 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lpthread -o $@
 
 $(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
 	$(call msg,BINARY,$@)
@@ -170,7 +169,10 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-SYSTEMDDIR ?= /lib/systemd/system
+# The unit goes under the prefix, where systemd looks for it:
+# PREFIX=/usr -> /usr/lib/systemd/system, /usr/local -> /usr/local/lib/systemd/system.
+# Another PREFIX needs SYSTEMDDIR= naming a directory of systemd's unit path.
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 install: $(CLI) $(DAEMON) $(COMPLETION)
 	install -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdp-rlctl
 	install -D -m 0755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/xdp-rld

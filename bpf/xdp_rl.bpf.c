@@ -81,6 +81,13 @@ struct {
 	__type(value, struct xrl_global_stats);
 } xrl_global_stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_IF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_if_stats);
+} xrl_if_stats SEC(".maps");
+
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 
 /* A compare-and-swap that keeps losing means other CPUs keep admitting
@@ -250,16 +257,19 @@ static __always_inline void count_rule(struct xrl_rule_stats *rs,
 }
 
 /* Verdict: the mode has the last word; count it. */
-static __always_inline int verdict(struct xrl_global_stats *gs, __u32 mode,
+static __always_inline int verdict(struct xrl_global_stats *gs,
+				   struct xrl_if_stats *is, __u32 mode,
 				   int decision)
 {
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
 	if (decision == XRL_PASS) {
 		gs->passed_packets[mode]++;
+		is->passed_packets++;
 		return XDP_PASS;
 	}
 	gs->dropped_packets[mode]++;
+	is->dropped_packets++;
 	return XDP_DROP;
 }
 
@@ -269,14 +279,16 @@ int xdp_rl(struct xdp_md *ctx)
 	struct xrl_pkt pkt = {};
 	struct xrl_control *ctrl;
 	struct xrl_global_stats *gs;
+	struct xrl_if_stats *is;
 	struct xrl_rule_stats *rs;
 	struct xrl_rule *rule;
-	__u32 zero = 0, mode;
+	__u32 zero = 0, mode, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
 	int res, decision;
 
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
 	gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
-	if (!ctrl || !gs)
+	is = bpf_map_lookup_elem(&xrl_if_stats, &slot);
+	if (!ctrl || !gs || !is)
 		return XDP_PASS;
 	mode = ctrl->mode & (XRL_MODE_MAX - 1);
 
@@ -285,24 +297,24 @@ int xdp_rl(struct xdp_md *ctx)
 		/* ARP, LLDP, ...: untouched in every mode, so that a host
 		 * stays reachable on its link even when failing closed. */
 		gs->non_ip_packets++;
-		return verdict(gs, mode, XRL_PASS);
+		return verdict(gs, is, mode, XRL_PASS);
 	}
 	if (res == XRL_PARSE_MALFORMED) {
 		/* The stack would discard it anyway; passing it would open
 		 * an unmetered way past the limiter. */
 		gs->malformed_packets++;
-		return verdict(gs, mode, XRL_DROP);
+		return verdict(gs, is, mode, XRL_DROP);
 	}
 
 	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
-		return verdict(gs, mode, mode == XRL_MODE_FAIL_CLOSED ?
+		return verdict(gs, is, mode, mode == XRL_MODE_FAIL_CLOSED ?
 						 XRL_DROP : XRL_PASS);
 	}
 
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
 	decision = decide(rule, mode, &pkt, ctrl, rs);
 	count_rule(rs, &pkt, decision);
-	return verdict(gs, mode, decision);
+	return verdict(gs, is, mode, decision);
 }

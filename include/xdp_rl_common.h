@@ -130,6 +130,16 @@ struct xrl_rule_stats {
 	__u64 failure_dropped;	/* dropped by on-failure closed */
 };
 
+/* Verdicts per interface: a per-CPU array indexed by the receiving
+ * interface's ifindex modulo XRL_IF_SLOTS (two attached interfaces whose
+ * ifindexes are XRL_IF_SLOTS apart share a slot; xdp-rld says so). */
+#define XRL_IF_SLOTS	256
+
+struct xrl_if_stats {
+	__u64 passed_packets;
+	__u64 dropped_packets;
+};
+
 struct xrl_global_stats {
 	__u64 unmatched_packets;
 	__u64 non_ip_packets;

@@ -7,13 +7,13 @@ test_make_install() {
 	make -s -C "$TOP" install DESTDIR="$root" PREFIX=/usr >/dev/null || { fail "make install failed"; return; }
 	for f in usr/sbin/xdp-rlctl usr/sbin/xdp-rld usr/share/man/man8/xdp-rlctl.8 \
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
-		lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
+		usr/lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
 		usr/share/bash-completion/completions/xdp-rlctl; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
-	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/lib/systemd/system/xdp-rld.service")" \
+	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/usr/lib/systemd/system/xdp-rld.service")" \
 		"^ExecStart=/usr/sbin/xdp-rld "
-	check_match "restarts on failure" "$(cat "$root/lib/systemd/system/xdp-rld.service")" "Restart=on-failure"
+	check_match "restarts on failure" "$(cat "$root/usr/lib/systemd/system/xdp-rld.service")" "Restart=on-failure"
 	check_match "example config is valid" "$("$root/usr/sbin/xdp-rld" --check --config "$root/etc/xdp-rl/rules.conf")" \
 		"valid, 2 rules"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"

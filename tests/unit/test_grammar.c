@@ -180,6 +180,11 @@ static const struct pcase cases[] = {
 	{ "rule add 192.0.2.0/24 action allow per /32", CLI, 5, "'per' means nothing with action allow" },
 	{ "rule add 192.0.2.0/24 per /24 rate 1/s action deny", CONF, 3, "'per' means nothing with action deny" },
 	{ "rule add 192.0.2.0/24 action allow rate 1/s burst 1", CONF, 5, "leave out rate, burst and per, or use action limit" },
+	/* what the daemon cannot bind is refused where it is written */
+	{ "metrics localhost:9437", CONF, 1, "names are not resolved: did you mean 127.0.0.1:9437?" },
+	{ "metrics prometheus.example:9437", CONF, 1, "ADDR is an IP address" },
+	{ "metrics ::1:9437", CONF, 1, "an IPv6 address is written in brackets: [::1]:9437" },
+	{ "metrics [127.0.0.1]:9437", CONF, 1, "ADDR is an IP address" },
 };
 
 static int parse(const char *line, unsigned where, struct xrl_cmd *c, struct xrl_parse_err *e)
@@ -421,6 +426,86 @@ static void test_config_positions(void)
 	xrl_config_free(&c);
 }
 
+/* Set-level errors and repeated single-valued lines: every one, each on its
+ * line, beside the errors of single lines. */
+static void test_config_all_errors(void)
+{
+	static const char text[] =
+		"rule add 198.18.0.0/24 rate 1/s burst 1 id 1\n"	/* 1 */
+		"rule add 198.18.0.0/24 rate 2/s burst 1\n"		/* 2: dup prefix of 1 */
+		"rule add 198.18.1.0/24 rate 1/s brust 1\n"		/* 3: line error */
+		"rule add 198.18.0.0/24 rate 3/s burst 1\n"		/* 4: dup prefix of 1 */
+		"rule add 2001:db8::/32 rate 1/s burst 1 id 1\n"	/* 5: dup id of 1 */
+		"rule add 2001:db8:1::/48 rate 1/s burst 1 id 1\n"	/* 6: dup id of 1 */
+		"heartbeat 100\n"					/* 7 */
+		"heartbeat 200\n"					/* 8: twice */
+		"watchdog 500\n"					/* 9 */
+		"  watchdog 500\n"					/* 10: twice, even equal */
+		"mode set enforce\n"					/* 11 */
+		"mode set dry-run\n"					/* 12: twice */
+		"metrics off\n"					/* 13 */
+		"metrics 127.0.0.1:9000\n";				/* 14: twice */
+	static const struct { int line, col; const char *msg; } want[] = {
+		{ 3, 33, "unknown argument 'brust'" },
+		{ 8, 1, "'heartbeat' given twice (first on line 7)" },
+		{ 10, 3, "'watchdog' given twice (first on line 9)" },
+		{ 12, 1, "'mode set' given twice (first on line 11)" },
+		{ 14, 1, "'metrics' given twice (first on line 13)" },
+		{ 2, 10, "duplicate prefix 198.18.0.0/24: rule 1 has it already (first on line 1)" },
+		{ 4, 10, "duplicate prefix 198.18.0.0/24: rule 1 has it already (first on line 1)" },
+		{ 5, 10, "duplicate rule id 1 (first on line 1)" },
+		{ 6, 10, "duplicate rule id 1 (first on line 1)" },
+	};
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+
+	CHECK(xrl_config_parse_text("t.conf", text, &c, &errs, &n) == -EINVAL, "refused");
+	CHECK(n == sizeof(want) / sizeof(want[0]), "%zu errors, not %zu", n, sizeof(want) / sizeof(want[0]));
+	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n && !found; i++)
+			found = errs[i].line == want[w].line && errs[i].col == want[w].col &&
+				strstr(errs[i].msg, want[w].msg);
+		CHECK(found, "no error %d:%d '%s'", want[w].line, want[w].col, want[w].msg);
+	}
+	free(errs);
+	xrl_config_free(&c);
+
+	/* the lines of single-valued settings are kept (for --check's warnings) */
+	CHECK(!xrl_config_parse_text("t.conf", "# x\nwatchdog 100\nheartbeat 80\n", &c, &errs, &n) &&
+	      c.watchdog_line == 2 && c.heartbeat_line == 3 && !c.metrics_line && !c.mode_line, "lines");
+	free(errs);
+	xrl_config_free(&c);
+}
+
+/* The digest that names the applied file (xdp_rl_config_info). */
+static void test_sha256(void)
+{
+	static const struct { const char *in; const char *hex; } v[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",	/* 56: two blocks of padding */
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	unsigned char d[32];
+	char hex[65], *a = malloc(1000001);
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		xrl_sha256(v[i].in, strlen(v[i].in), d);
+		xrl_sha256_hex(d, hex);
+		CHECK(!strcmp(hex, v[i].hex), "sha256('%s') = %s", v[i].in, hex);
+	}
+	if (a) {	/* a million 'a' */
+		memset(a, 'a', 1000000);
+		xrl_sha256(a, 1000000, d);
+		xrl_sha256_hex(d, hex);
+		CHECK(!strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"), "%s", hex);
+		free(a);
+	}
+}
+
 static void test_config_values(void)
 {
 	struct xrl_config_err *errs;
@@ -636,6 +721,39 @@ static bool man_has(const char *man, const char *syn)
 	return false;
 }
 
+/*
+ * An entry for the synopsis: the synopsis itself, or, for a long one (that
+ * would wrap at 80 columns), its words before the first optional part
+ * followed by "[OPTION]...", with an entry of its own for each optional
+ * part ("[per /LEN]" -> "per /LEN").
+ */
+static bool man_has_entry(const char *man, const char *syn)
+{
+	char head[256], part[128];
+	const char *opt = strstr(syn, " [");
+
+	if (man_has(man, syn))
+		return true;
+	if (!opt || strlen(syn) < 60)
+		return false;
+	snprintf(head, sizeof(head), "%.*s [OPTION]...", (int)(opt - syn), syn);
+	if (!man_has(man, head))
+		return false;
+	for (const char *p = opt; (p = strstr(p, " [")); ) {
+		const char *e = strchr(p, ']');
+
+		if (!e)
+			return false;
+		snprintf(part, sizeof(part), "%.*s", (int)(e - p - 2), p + 2);
+		if (!man_has(man, part)) {
+			fprintf(stderr, "    no entry for the option '%s' of '%s'\n", part, head);
+			return false;
+		}
+		p = e;
+	}
+	return true;
+}
+
 static void test_docs_agree(void)
 {
 	char *rlctl = slurp("man/xdp-rlctl.8"), *conf = slurp("man/xdp-rl.conf.5");
@@ -663,9 +781,9 @@ static void test_docs_agree(void)
 
 		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
 		if (cmd->where & CLI)
-			CHECK(man_has(rlctl, syn), "xdp-rlctl(8) has no entry '%s'", syn);
+			CHECK(man_has_entry(rlctl, syn), "xdp-rlctl(8) has no entry '%s'", syn);
 		if (cmd->where & CONF)
-			CHECK(man_has(conf, syn), "xdp-rl.conf(5) has no entry '%s'", syn);
+			CHECK(man_has_entry(conf, syn), "xdp-rl.conf(5) has no entry '%s'", syn);
 	}
 	/* help COMMAND lists that group only; an unknown one is refused */
 	f = fopen("/dev/null", "w");
@@ -689,6 +807,8 @@ int main(void)
 	RUN(test_help_topics);
 	RUN(test_words);
 	RUN(test_config_positions);
+	RUN(test_config_all_errors);
+	RUN(test_sha256);
 	RUN(test_config_values);
 	RUN(test_config_files);
 	RUN(test_round_trip);

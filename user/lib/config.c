@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "grammar.h"
 
@@ -63,6 +65,58 @@ int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 	return 0;
 }
 
+/*
+ * What the daemon binds, and what the grammar and --check accept: one
+ * function, so that a file that passes --check never fails at the bind for
+ * its address's form. ADDR is an IP address; names are not resolved (a
+ * daemon that starts before the resolver, or whose name resolves to another
+ * address at each restart, would serve somewhere else than the file says).
+ */
+int xrl_hostport_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
+			  char *why, size_t wlen)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	char host[64];
+	int port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (xrl_hostport_parse(s, host, sizeof(host), &port)) {
+		snprintf(why, wlen, "ADDR:PORT or off");
+		return -EINVAL;
+	}
+	if (s[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		*len = sizeof(*in4);
+		return 0;
+	}
+	if (s[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	if (s[0] != '[' && strchr(host, ':'))
+		snprintf(why, wlen, "an IPv6 address is written in brackets: [%s]:%d", host, port);
+	else if (!strcmp(host, "localhost"))
+		snprintf(why, wlen, "ADDR is an IP address, names are not resolved: did you mean 127.0.0.1:%d?",
+			 port);
+	else
+		snprintf(why, wlen, "ADDR is an IP address (192.0.2.1:%d, [2001:db8::1]:%d), names are not resolved",
+			 port, port);
+	return -EINVAL;
+}
+
+/* A line that may be written once, written again: an error naming both
+ * lines (which one wins would be a guess about what the operator meant). */
+static int twice(struct xrl_config_err **errs, size_t *nerrs, int line, int col,
+		 const char *what, int first)
+{
+	return add_err(errs, nerrs, line, col, "'%s' given twice (first on line %d): write it once",
+		       what, first) ?: 0;
+}
+
 static int parse_line(char *text, int line, struct xrl_config *c,
 		      struct xrl_config_err **errs, size_t *nerrs)
 {
@@ -102,8 +156,11 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		return 0;
 	}
 	case XRL_CMD_MODE_SET:
+		if (c->has_mode)
+			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
 		c->has_mode = true;
 		c->mode = cmd.mode;
+		c->mode_line = line;
 		return 0;
 	case XRL_CMD_INTERFACE: {
 		struct xrl_iface_cfg *ni;
@@ -122,13 +179,22 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		return 0;
 	}
 	case XRL_CMD_HEARTBEAT:
+		if (c->heartbeat_line)
+			return twice(errs, nerrs, line, cols[0], "heartbeat", c->heartbeat_line);
 		c->heartbeat_ms = cmd.ms;
+		c->heartbeat_line = line;
 		return 0;
 	case XRL_CMD_WATCHDOG:
+		if (c->watchdog_line)
+			return twice(errs, nerrs, line, cols[0], "watchdog", c->watchdog_line);
 		c->watchdog_ms = cmd.ms;
+		c->watchdog_line = line;
 		return 0;
 	case XRL_CMD_METRICS:
+		if (c->metrics_line)
+			return twice(errs, nerrs, line, cols[0], "metrics", c->metrics_line);
 		strcpy(c->metrics, cmd.hostport);
+		c->metrics_line = line;
 		return 0;
 	default:
 		/* the table lets only configuration commands through */
@@ -137,12 +203,32 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 	}
 }
 
+struct set_ctx {
+	struct xrl_config *c;
+	struct xrl_config_err **errs;
+	size_t *nerrs;
+	int err;
+};
+
+static void set_err(void *ctx, size_t bad, long first, const char *msg)
+{
+	struct set_ctx *sc = ctx;
+	size_t i = bad < sc->c->nrules ? bad : sc->c->nrules - 1;
+
+	if (sc->err || *sc->nerrs >= XRL_CONFIG_MAX_ERRORS)
+		return;
+	if (first >= 0)
+		sc->err = add_err(sc->errs, sc->nerrs, sc->c->rule_line[i], sc->c->rule_col[i],
+				  "%s (first on line %d)", msg, sc->c->rule_line[first]);
+	else
+		sc->err = add_err(sc->errs, sc->nerrs, sc->c->rule_line[i], sc->c->rule_col[i], "%s", msg);
+}
+
 int xrl_config_parse_text(const char *path, const char *text, struct xrl_config *c,
 			  struct xrl_config_err **errs, size_t *nerrs)
 {
 	char *copy = strdup(text), *line, *save = NULL;
 	int lineno = 0, err = 0;
-	size_t bad;
 
 	(void)path;
 	memset(c, 0, sizeof(*c));
@@ -151,6 +237,7 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 	*nerrs = 0;
 	if (!copy)
 		return -ENOMEM;
+	xrl_sha256(text, strlen(text), c->sha256);
 	/* strtok_r would skip empty lines and break the numbering */
 	for (line = copy; line && !err; line = save) {
 		save = strchr(line, '\n');
@@ -166,9 +253,15 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 	free(copy);
 	if (err)
 		return err;
-	/* the whole set: duplicate prefixes and ids */
-	if (!*nerrs && xrl_rules_validate(c->rules, c->nrules, &bad))
-		add_err(errs, nerrs, c->rule_line[bad], c->rule_col[bad], "%s", xrl_errmsg());
+	/* the whole set: every duplicate prefix and id, each on its line,
+	 * beside the errors of single lines */
+	{
+		struct set_ctx sc = { c, errs, nerrs, 0 };
+
+		xrl_rules_check_all(c->rules, c->nrules, set_err, &sc);
+		if (sc.err)
+			return sc.err;
+	}
 	return *nerrs ? -EINVAL : 0;
 }
 

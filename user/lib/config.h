@@ -12,6 +12,7 @@
 #define XRL_CONFIG_H
 
 #include <stdio.h>
+#include <sys/socket.h>
 #include "libxrl.h"
 
 struct xrl_iface_cfg {
@@ -30,6 +31,9 @@ struct xrl_config {
 	long heartbeat_ms;		/* -1: not set */
 	long watchdog_ms;		/* -1: not set */
 	char metrics[80];		/* "": not set */
+	/* where the single-valued lines were written (0: not written) */
+	int mode_line, heartbeat_line, watchdog_line, metrics_line;
+	unsigned char sha256[32];	/* of the text parsed */
 };
 
 struct xrl_config_err {
@@ -57,5 +61,10 @@ int xrl_config_load(const char *path, struct xrl_config *c,
 void xrl_config_free(struct xrl_config *c);
 /* "127.0.0.1:9437", "[::1]:9437" */
 int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port);
+/* ADDR:PORT as the daemon binds it: ADDR an IPv4 address or a bracketed
+ * IPv6 one, never a name. 0, or -EINVAL with why (a hint) filled. The
+ * grammar, --check, --metrics and the bind all use this one. */
+int xrl_hostport_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
+			  char *why, size_t wlen);
 
 #endif

@@ -421,12 +421,13 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return perr(e, i, "unknown command '%s' (it belongs in xdp-rl.conf)", s);
 		return 0;
 	case XRL_ARG_HOSTPORT: {
-		char host[64];
-		int port;
+		struct sockaddr_storage ss;
+		char why[160] = "ADDR:PORT or off";
+		socklen_t sl;
 
-		if ((strcmp(s, "off") && xrl_hostport_parse(s, host, sizeof(host), &port)) ||
+		if ((strcmp(s, "off") && xrl_hostport_sockaddr(s, &ss, &sl, why, sizeof(why))) ||
 		    strlen(s) >= sizeof(c->hostport))
-			return perr(e, i, "invalid %s address '%s' (ADDR:PORT or off)", what(p), s);
+			return perr(e, i, "invalid %s address '%s' (%s)", what(p), s, why);
 		strcpy(c->hostport, s);
 		return 0;
 	}

@@ -22,7 +22,7 @@
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 
 enum {
-	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M__COUNT
+	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS, M__COUNT
 };
 
 /* pinned under these names (pins.c) */

@@ -76,6 +76,11 @@ struct xrl_rule_entry {
 /* Check a whole rule set without touching the system: ranges, duplicate
  * prefixes and ids. On failure *bad is the index of the offending rule. */
 int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad);
+/* Every error of the set, each through report(ctx, index, first, message):
+ * first is the index of the rule a duplicate repeats (-1: none). Returns the
+ * first error, or 0. */
+typedef void (*xrl_rules_report)(void *ctx, size_t bad, long first, const char *msg);
+int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report report, void *ctx);
 
 /* Fill the derived fields (interval, limit, key mask, default key_len) and
  * check the ranges. Returns 0 or -EINVAL with xrl_errmsg() set. */
@@ -125,6 +130,9 @@ struct xrl_control *xrl_control(struct xrl *x);
 /* ---- counters ---- */
 int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum);
 int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum);
+/* Verdicts on packets received by the interface of this ifindex (its slot:
+ * ifindex % XRL_IF_SLOTS, shared with any interface XRL_IF_SLOTS apart). */
+int xrl_if_stats_get(struct xrl *x, __u32 ifindex, struct xrl_if_stats *sum);
 
 /* ---- buckets ---- */
 /* A bucket's key: a rule version's generation and the masked source. */
@@ -207,5 +215,10 @@ const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
 /* Cut an incomplete UTF-8 sequence off the end of s (after a truncating
  * snprintf), so a message never ends mid-character. */
 void xrl_utf8_trim(char *s);
+
+/* ---- digests ---- */
+/* SHA-256 of len bytes, and its 64 hex digits. */
+void xrl_sha256(const void *data, size_t len, unsigned char out[32]);
+void xrl_sha256_hex(const unsigned char d[32], char out[65]);
 
 #endif

@@ -27,7 +27,7 @@
 
 const char *const xrl__map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
-	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats",
+	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
 };
 
 static bool is_bpffs(const char *path)
@@ -328,6 +328,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	maps[M_BUCKETS6] = x->skel->maps.xrl_buckets6;
 	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
 	maps[M_GLOBAL_STATS] = x->skel->maps.xrl_global_stats;
+	maps[M_IF_STATS] = x->skel->maps.xrl_if_stats;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

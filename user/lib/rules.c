@@ -299,52 +299,114 @@ static int cmp_id_ptr(const void *a, const void *b)
 	return cmp_id(*(const void *const *)a, *(const void *const *)b);
 }
 
-int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
+/*
+ * Every error of a whole set, each reported once through report(): a rule
+ * out of range, every duplicate prefix and every duplicate id (each second,
+ * third, ... occurrence, with `first` the index of the one written first;
+ * -1 when there is none). Returns the first error, or 0.
+ */
+int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report report, void *ctx)
 {
 	struct xrl_rule_entry **p = NULL;
-	int err = 0;
+	int err = 0, e;
 
 	/* the one limit, for the CLI, the daemon and --check alike */
 	if (n > XRL_MAX_RULES) {
-		*bad = XRL_MAX_RULES;
-		return fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
-			    n, XRL_MAX_RULES);
+		err = fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
+			   n, XRL_MAX_RULES);
+		if (report)
+			report(ctx, XRL_MAX_RULES, -1, xrl_errmsg());
+		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
-		*bad = i;
-		err = xrl_rule_prepare(&v[i]);
-		if (err)
-			return err;
+		e = xrl_rule_prepare(&v[i]);
+		if (e) {
+			err = err ?: e;
+			if (!report)
+				return err;
+			report(ctx, i, -1, xrl_errmsg());
+		}
 	}
-	if (n < 2)
-		return 0;
+	if (n < 2 || err)
+		return err;
 	p = malloc(n * sizeof(*p));
 	if (!p)
 		return fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		p[i] = &v[i];
 	qsort(p, n, sizeof(*p), cmp_prefix);
-	for (size_t i = 1; i < n && !err; i++) {
-		if (cmp_prefix(&p[i - 1], &p[i]) == 0) {
-			struct xrl_rule_entry *first = p[i - 1] < p[i] ? p[i - 1] : p[i];
-			struct xrl_rule_entry *second = p[i - 1] < p[i] ? p[i] : p[i - 1];
+	/* within a run of equal prefixes the first written is the one kept */
+	for (size_t i = 0, j; i < n; i = j) {
+		struct xrl_rule_entry *first = p[i];
+
+		for (j = i + 1; j < n && cmp_prefix(&p[i], &p[j]) == 0; j++)
+			if (p[j] < first)
+				first = p[j];
+		for (size_t k = i; k < j; k++) {
 			char pfx[INET6_ADDRSTRLEN + 8];
 
-			xrl_prefix_format(second, pfx, sizeof(pfx));
-			*bad = second - v;
-			err = first->r.id ? fail(EEXIST, "duplicate prefix %s: rule %u has it already",
-						 pfx, first->r.id)
-					  : fail(EEXIST, "duplicate prefix %s", pfx);
+			if (p[k] == first)
+				continue;
+			xrl_prefix_format(p[k], pfx, sizeof(pfx));
+			e = first->r.id ? fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+					       pfx, first->r.id)
+					: fail(EEXIST, "duplicate prefix %s", pfx);
+			err = err ?: e;
+			if (!report)
+				goto out;
+			report(ctx, p[k] - v, first - v, xrl_errmsg());
 		}
 	}
 	qsort(p, n, sizeof(*p), cmp_id_ptr);
-	for (size_t i = 1; i < n && !err; i++) {
-		if (p[i]->r.id && p[i]->r.id == p[i - 1]->r.id) {
-			*bad = (p[i - 1] < p[i] ? p[i] : p[i - 1]) - v;
-			err = fail(EEXIST, "duplicate rule id %u", p[i]->r.id);
+	for (size_t i = 0, j; i < n; i = j) {
+		struct xrl_rule_entry *first = p[i];
+
+		for (j = i + 1; j < n && p[i]->r.id && p[j]->r.id == p[i]->r.id; j++)
+			if (p[j] < first)
+				first = p[j];
+		for (size_t k = i; k < j && p[i]->r.id; k++) {
+			if (p[k] == first)
+				continue;
+			e = fail(EEXIST, "duplicate rule id %u", p[k]->r.id);
+			err = err ?: e;
+			if (!report)
+				goto out;
+			report(ctx, p[k] - v, first - v, xrl_errmsg());
 		}
 	}
+out:
 	free(p);
+	return err;
+}
+
+struct first_bad {
+	size_t bad;
+	bool set;
+	char msg[sizeof(xrl__errbuf)];
+};
+
+static void keep_first(void *ctx, size_t bad, long first, const char *msg)
+{
+	struct first_bad *f = ctx;
+
+	(void)first;
+	/* the earliest rule in the file that is wrong */
+	if (!f->set || bad < f->bad) {
+		f->bad = bad;
+		f->set = true;
+		snprintf(f->msg, sizeof(f->msg), "%s", msg);
+	}
+}
+
+int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad)
+{
+	struct first_bad f = {};
+	int err = xrl_rules_check_all(v, n, keep_first, &f);
+
+	if (err && f.set) {
+		*bad = f.bad;
+		snprintf(xrl__errbuf, sizeof(xrl__errbuf), "%s", f.msg);
+	}
 	return err;
 }
 

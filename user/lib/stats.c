@@ -44,6 +44,12 @@ int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum)
 			  sizeof(*sum) / sizeof(__u64));
 }
 
+int xrl_if_stats_get(struct xrl *x, __u32 ifindex, struct xrl_if_stats *sum)
+{
+	return percpu_sum(x, M_IF_STATS, ifindex % XRL_IF_SLOTS, (__u64 *)sum,
+			  sizeof(*sum) / sizeof(__u64));
+}
+
 /* ------------------------------------------------------------------ */
 /* Buckets                                                             */
 

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 
 void heartbeat(void)
@@ -32,9 +33,15 @@ static void timespec_add_ms(struct timespec *t, long ms)
 static void *heartbeat_main(void *arg)
 {
 	struct timespec next;
-	bool stall_logged = false;
+	bool stall_logged = false, sd_withheld = false;
+	uint64_t sd_usec = 0;
+	/* systemd's watchdog (WatchdogSec=): WATCHDOG=1 at least twice per
+	 * period, from here, while the event loop is not stuck */
+	bool sd_wd = sd_watchdog_enabled(0, &sd_usec) > 0 && sd_usec >= 2000;
 
 	(void)arg;
+	if (sd_wd)
+		xrl_log(XRL_LOG_INFO, "systemd watchdog: %llu ms", (unsigned long long)sd_usec / 1000);
 	pthread_mutex_lock(&d.hb_lock);
 	while (!d.hb_stop) {
 		long hb = get_long(&d.heartbeat_ms);
@@ -43,6 +50,21 @@ static void *heartbeat_main(void *arg)
 		long wd = get_long(&d.watchdog_ms);
 
 		heartbeat();
+		if (sd_wd) {
+			/* An event loop stuck for a whole systemd watchdog period
+			 * (no reload takes that long) is a daemon to restart: say
+			 * nothing, and let systemd do it. */
+			if (stall < sd_usec / 1000.0) {
+				sd_notify(0, "WATCHDOG=1");
+				sd_withheld = false;
+			} else if (!sd_withheld) {
+				xrl_log(XRL_LOG_ERR, "the event loop has been stuck for %.0f s: no more WATCHDOG=1 to systemd",
+					stall / 1e3);
+				sd_withheld = true;
+			}
+			if (hb > (long)(sd_usec / 2000))
+				hb = sd_usec / 2000;
+		}
 		/* a turn of the event loop takes milliseconds; a reload of a
 		 * large file, a second or so */
 		if (stall > 2.0 * (wd > 10000 ? wd : 10000) && !stall_logged) {

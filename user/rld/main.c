@@ -21,12 +21,14 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 struct rld_opts opt = {
 	.config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = XRL_LOG_INFO,
 };
 struct rld_state d = {
 	.lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER,
+	.keys_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 
@@ -40,16 +42,113 @@ static void usage(FILE *f)
 		"See xdp-rld(8) and xdp-rl.conf(5).\n");
 }
 
+/*
+ * Keys tracked: a walk of both bucket tables (up to 2 x 1M entries, some
+ * hundreds of ms). Done here, outside d.lock, at most every
+ * KEYS_REFRESH_MS, so that neither a scrape nor a scraper that scrapes
+ * back to back can hold up a reload. The bucket maps' descriptors do not
+ * change while the daemon runs (restored pins reuse them).
+ */
+static void keys_refresh(void)
+{
+	unsigned long long k[2];
+
+	pthread_mutex_lock(&d.keys_lock);
+	if (!d.keys_at_ms || now_ms() - d.keys_at_ms >= KEYS_REFRESH_MS) {
+		if (!xrl_keys_tracked_family(d.x, 4, &k[0]) && !xrl_keys_tracked_family(d.x, 6, &k[1])) {
+			d.keys[0] = k[0];
+			d.keys[1] = k[1];
+			d.keys_at_ms = now_ms();
+		}
+	}
+	pthread_mutex_unlock(&d.keys_lock);
+}
+
 static int metrics_fill(FILE *f, void *ctx)
 {
 	int err;
 
 	(void)ctx;
+	keys_refresh();
 	pthread_mutex_lock(&d.lock);
 	d.stats.log_dropped = __atomic_load_n(&logq_dropped_total, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&d.keys_lock);
+	d.stats.keys[0] = d.keys[0];
+	d.stats.keys[1] = d.keys[1];
+	d.stats.keys_age_s = d.keys_at_ms ? (now_ms() - d.keys_at_ms) / 1e3 : -1;
+	pthread_mutex_unlock(&d.keys_lock);
+	d.stats.last_reload_success = d.last_applied;
+	snprintf(d.stats.config_sha256, sizeof(d.stats.config_sha256), "%s", d.config_sha256);
+	snprintf(d.stats.config_path, sizeof(d.stats.config_path), "%s", opt.config);
 	err = xrl_metrics_write(f, d.x, &d.stats);
 	pthread_mutex_unlock(&d.lock);
 	return err;
+}
+
+/* Called by the event loop only (start, reloads). */
+void metrics_set(const char *file, const char *why)
+{
+	const char *want = opt.metrics ? opt.metrics : file[0] ? file : DEFAULT_METRICS;
+	bool first = !d.metrics_addr[0] && !d.file_metrics[0];
+	struct xrl_metrics *m = NULL;
+	char was[120] = "";
+	int err;
+
+	if (opt.metrics && !first && strcmp(file[0] ? file : "-", d.file_metrics))
+		xrl_log(XRL_LOG_WARN, "%s: the file's metrics line (%s) is not applied: --metrics %s overrides it",
+			why, file[0] ? file : "none", opt.metrics);
+	snprintf(d.file_metrics, sizeof(d.file_metrics), "%s", file[0] ? file : "-");
+	if (!strcmp(want, d.metrics_addr))
+		return;
+	if (d.metrics)
+		snprintf(was, sizeof(was), " (was http://%s/metrics)", d.metrics_addr);
+	if (!strcmp(want, "off")) {
+		xrl_metrics_stop(d.metrics);
+		d.metrics = NULL;
+		snprintf(d.metrics_addr, sizeof(d.metrics_addr), "off");
+		xrl_log(XRL_LOG_INFO, "%s: metrics off%s", why, was);
+		return;
+	}
+	err = xrl_metrics_start(want, metrics_fill, NULL, &m);
+	if (err == -EADDRINUSE && d.metrics) {
+		/* the old listener may hold the port (0.0.0.0:P -> 127.0.0.1:P):
+		 * free it, try again, and put it back if that fails */
+		xrl_metrics_stop(d.metrics);
+		d.metrics = NULL;
+		err = xrl_metrics_start(want, metrics_fill, NULL, &m);
+		if (err && xrl_metrics_start(d.metrics_addr, metrics_fill, NULL, &d.metrics))
+			d.metrics_addr[0] = '\0';
+	}
+	if (err) {
+		if (d.metrics)
+			xrl_log(XRL_LOG_ERR, "%s: metrics on %s: %s; still serving on http://%s/metrics", why, want,
+				strerror(-err), d.metrics_addr);
+		else
+			xrl_log(XRL_LOG_ERR, "%s: metrics on %s: %s; continuing without", why, want, strerror(-err));
+		return;
+	}
+	xrl_metrics_stop(d.metrics);
+	d.metrics = m;
+	snprintf(d.metrics_addr, sizeof(d.metrics_addr), "%s", want);
+	xrl_log(XRL_LOG_INFO, "%s: metrics on http://%s/metrics%s", why, want, was);
+}
+
+/* --check: what is valid but will not work as meant. */
+static void check_warnings(const struct xrl_config *c)
+{
+	long hb = pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS);
+	long wd = pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS);
+	int line = opt.watchdog_ms < 0 && c->watchdog_line ? c->watchdog_line :
+		   opt.heartbeat_ms < 0 && c->heartbeat_line ? c->heartbeat_line : 0;
+
+	if (wd && wd < 2 * hb) {
+		if (line)
+			printf("%s:%d:1: ", opt.config, line);
+		else
+			printf("%s: ", opt.config);
+		printf("warning: watchdog %ld ms is less than two heartbeats (%ld ms): it may fire while the daemon is alive\n",
+		       wd, hb);
+	}
 }
 
 static int parse_args(int argc, char **argv)
@@ -68,9 +167,11 @@ static int parse_args(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	char host[64];
+	struct sockaddr_storage ss;
+	char why[160];
+	socklen_t sl;
 	__u64 v;
-	int ch, port;
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:ChV", lo, NULL)) != -1) {
 		switch (ch) {
@@ -86,8 +187,8 @@ static int parse_args(int argc, char **argv)
 			opt.ifaces[opt.nifaces++] = optarg;
 			break;
 		case 'm':
-			if (strcmp(optarg, "off") && xrl_hostport_parse(optarg, host, sizeof(host), &port)) {
-				fprintf(stderr, "Error: invalid --metrics '%s' (ADDR:PORT)\n", optarg);
+			if (strcmp(optarg, "off") && xrl_hostport_sockaddr(optarg, &ss, &sl, why, sizeof(why))) {
+				fprintf(stderr, "Error: invalid --metrics '%s' (%s)\n", optarg, why);
 				return 2;
 			}
 			opt.metrics = optarg;
@@ -138,9 +239,7 @@ int main(int argc, char **argv)
 {
 	struct xrl_open_opts oo = { .create = true };
 	struct xrl_linkmon *lm = NULL;
-	struct xrl_metrics *metrics = NULL;
 	struct xrl_config c;
-	const char *maddr;
 	bool builtin, running = true;
 	double reload_at = 0;	/* a changed file is reloaded once it settles */
 	int err, sfd, ifd, wd = -1;
@@ -166,6 +265,8 @@ int main(int argc, char **argv)
 	if (opt.check) {
 		/* parse and validate; touch nothing */
 		err = read_config(&c, false, true, &builtin);
+		if (!err)
+			check_warnings(&c);
 		if (!err)
 			printf("%s: %s, %zu rules\n", builtin ? "(built-in)" : opt.config,
 			       "valid", c.nrules);
@@ -219,13 +320,11 @@ int main(int argc, char **argv)
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
 		return 1;
 	}
-	maddr = opt.metrics ? opt.metrics : c.metrics[0] ? c.metrics : DEFAULT_METRICS;
-	if (strcmp(maddr, "off")) {
-		if ((err = xrl_metrics_start(maddr, metrics_fill, NULL, &metrics)))
-			xrl_log(XRL_LOG_ERR, "metrics on %s: %s; continuing without", maddr, strerror(-err));
-		else
-			xrl_log(XRL_LOG_INFO, "metrics on http://%s/metrics", maddr);
-	}
+	metrics_set(c.metrics, "start");
+	/* systemd (Type=notify): started once the rules are applied, the
+	 * interfaces attached and the metrics served */
+	sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
+		   d.stats.interfaces_attached);
 	xrl_config_free(&c);
 	xrl_log(XRL_LOG_INFO, "running: heartbeat %ld ms, watchdog %ld ms%s", d.heartbeat_ms, d.watchdog_ms,
 	     d.watchdog_ms ? "" : " (off)");
@@ -282,8 +381,9 @@ int main(int argc, char **argv)
 	}
 
 	xrl_log(XRL_LOG_INFO, "stopping");
+	sd_notify(0, "STOPPING=1");
 	heartbeat_stop();	/* before the watchdog is disarmed below */
-	xrl_metrics_stop(metrics);
+	xrl_metrics_stop(d.metrics);
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <bpf/libbpf.h>
 
 #include "grammar.h"
 #include "config.h"
@@ -44,6 +45,8 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
 	struct xrl_global_stats g;
+	struct xrl_attachment *att = NULL;
+	size_t natt = 0;
 	unsigned long long keys[2] = {};
 	long long age;
 	size_t n = 0;
@@ -56,10 +59,21 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
 		err = xrl_rule_stats_get(x, v[i].r.slot, &rs[i]);
-	for (int i = 0; !err && i < 2; i++)
-		err = xrl_keys_tracked_family(x, i ? 6 : 4, &keys[i]);
+	/* the daemon counts keys outside its lock (see keys_refresh) */
+	for (int i = 0; !err && i < 2; i++) {
+		if (ds)
+			keys[i] = ds->keys[i];
+		else
+			err = xrl_keys_tracked_family(x, i ? 6 : 4, &keys[i]);
+	}
+	if (!err)
+		err = xrl_attachments(x, &att, &natt);
 	if (err)
 		goto out;
+
+	help(f, "xdp_rl_build_info", "gauge", "The running xdp-rld's version; always 1.");
+	fprintf(f, "xdp_rl_build_info{version=\"%s\",libbpf=\"%u.%u\"} 1\n", xrl_version(),
+		libbpf_major_version(), libbpf_minor_version());
 
 	for (size_t m = 0; m < sizeof(per_rule) / sizeof(per_rule[0]); m++) {
 		help(f, per_rule[m].name, "counter", per_rule[m].help);
@@ -93,6 +107,34 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	fprintf(f, "xdp_rl_heartbeat_age_seconds %.3f\n", age < 0 ? 0 : age / 1e9);
 	help(f, "xdp_rl_watchdog_seconds", "gauge", "The watchdog time (0: off).");
 	fprintf(f, "xdp_rl_watchdog_seconds %.3f\n", xrl_control(x)->watchdog_ns / 1e9);
+	help(f, "xdp_rl_interface_packets_total", "counter",
+	     "Verdicts on packets received by each interface the program is attached to (counted per ifindex % 256).");
+	for (size_t i = 0; i < natt; i++) {
+		struct xrl_if_stats is;
+		char names[256];
+		size_t l;
+		bool dup = false;
+
+		if (!att[i].ifindex)
+			continue;
+		/* interfaces whose ifindexes share a slot share counters: one
+		 * series, named after all of them */
+		for (size_t j = 0; j < i; j++)
+			dup |= att[j].ifindex && att[j].ifindex % XRL_IF_SLOTS == att[i].ifindex % XRL_IF_SLOTS;
+		if (dup || xrl_if_stats_get(x, att[i].ifindex, &is))
+			continue;
+		snprintf(names, sizeof(names), "%s", att[i].ifname);
+		for (size_t j = i + 1; j < natt; j++) {
+			if (att[j].ifindex && att[j].ifindex % XRL_IF_SLOTS == att[i].ifindex % XRL_IF_SLOTS) {
+				l = strlen(names);
+				snprintf(names + l, sizeof(names) - l, ",%s", att[j].ifname);
+			}
+		}
+		fprintf(f, "xdp_rl_interface_packets_total{interface=\"%s\",ifindex=\"%u\",verdict=\"pass\"} %llu\n",
+			names, att[i].ifindex, (unsigned long long)is.passed_packets);
+		fprintf(f, "xdp_rl_interface_packets_total{interface=\"%s\",ifindex=\"%u\",verdict=\"drop\"} %llu\n",
+			names, att[i].ifindex, (unsigned long long)is.dropped_packets);
+	}
 	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket, per address family.");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, "xdp_rl_keys_tracked{family=\"ipv%d\"} %llu\n", i ? 6 : 4, keys[i]);
@@ -103,6 +145,16 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	help(f, "xdp_rl_rules_loaded", "gauge", "Rules in the active rule set.");
 	fprintf(f, "xdp_rl_rules_loaded %zu\n", n);
 	if (ds) {
+		help(f, "xdp_rl_keys_tracked_age_seconds", "gauge", "How long ago xdp_rl_keys_tracked was counted (at most every 10 s, outside the reload lock).");
+		fprintf(f, "xdp_rl_keys_tracked_age_seconds %.3f\n", ds->keys_age_s);
+		help(f, "xdp_rl_last_reload_success_timestamp_seconds", "gauge",
+		     "Unix time of the last configuration applied (the start's included).");
+		fprintf(f, "xdp_rl_last_reload_success_timestamp_seconds %lld\n", (long long)ds->last_reload_success);
+		help(f, "xdp_rl_config_info", "gauge", "The configuration applied: its file and SHA-256 (sha256sum FILE); always 1.");
+		fprintf(f, "xdp_rl_config_info{file=\"");
+		for (const char *p = ds->config_path; *p; p++)	/* a label value's escapes */
+			fprintf(f, *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : "%c", *p);
+		fprintf(f, "\",sha256=\"%s\"} 1\n", ds->config_sha256);
 		help(f, "xdp_rl_reloads_total", "counter", "Configuration reloads applied.");
 		fprintf(f, "xdp_rl_reloads_total %llu\n", ds->reloads);
 		help(f, "xdp_rl_reload_failures_total", "counter", "Reloads refused (invalid file), old rules kept.");
@@ -119,6 +171,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_pin_restores_total %llu\n", ds->pin_restores);
 	}
 out:
+	free(att);
 	free(rs);
 	free(v);
 	return err;
@@ -177,25 +230,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 		      struct xrl_metrics **out)
 {
-	struct sockaddr_storage ss = {};
+	struct sockaddr_storage ss;
 	struct xrl_metrics *m;
 	socklen_t sl;
-	char host[64];
-	int port, fd, one = 1, err;
+	char why[160];
+	int fd, one = 1, err;
 
-	if (xrl_hostport_parse(hostport, host, sizeof(host), &port))
+	/* the grammar and --check accept exactly what this binds */
+	if (xrl_hostport_sockaddr(hostport, &ss, &sl, why, sizeof(why)))
 		return -EINVAL;
-	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-		((struct sockaddr_in *)&ss)->sin_port = htons(port);
-		sl = sizeof(struct sockaddr_in);
-	} else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-		sl = sizeof(struct sockaddr_in6);
-	} else {
-		return -EINVAL;
-	}
 	/* our own socket: a bind error is reported for what it is */
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)

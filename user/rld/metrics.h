@@ -5,6 +5,7 @@
 #define XRL_METRICS_H
 
 #include <stdio.h>
+#include <time.h>
 #include "libxrl.h"
 
 struct xrl_daemon_stats {
@@ -15,9 +16,15 @@ struct xrl_daemon_stats {
 	unsigned long long link_repairs;	/* links re-attached after a removal */
 	unsigned pins_ok;			/* 1: every pin in place */
 	unsigned long long log_dropped;		/* log lines stderr did not take */
+	time_t last_reload_success;		/* wall clock of the last applied config; 0: none */
+	char config_sha256[65];			/* of the applied file */
+	char config_path[256];
+	unsigned long long keys[2];		/* keys tracked, IPv4 and IPv6, counted ... */
+	double keys_age_s;			/* ... this long ago (-1: never) */
 };
 
-/* Write every metric of `x` (and the daemon's own) to f. */
+/* Write every metric of `x` (and the daemon's own) to f. Without ds, the
+ * keys tracked are counted by walking the bucket tables. */
 int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds);
 
 /* The HTTP side: GET /metrics calls fill(f, ctx) for the body. */

@@ -13,6 +13,7 @@
 #include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 static void print_errors(const char *path, const struct xrl_config_err *e, size_t n, bool as_log)
 {
@@ -63,10 +64,94 @@ double ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* A list of rules in a log line: "198.18.0.0/24 id 1, ..." (at most 5). */
+struct rlist {
+	char buf[400];
+	size_t n;
+};
+
+static void rlist_add(struct rlist *l, const struct xrl_rule_entry *e)
+{
+	size_t len = strlen(l->buf);
+	char pfx[64];
+
+	if (l->n++ >= 5)
+		return;
+	xrl_prefix_format(e, pfx, sizeof(pfx));
+	snprintf(l->buf + len, sizeof(l->buf) - len, "%s%s id %u", len ? ", " : "", pfx, e->r.id);
+}
+
+static void rlist_say(char *out, size_t len, const char *what, const struct rlist *l)
+{
+	size_t o = strlen(out);
+
+	if (!l->n)
+		return;
+	snprintf(out + o, len - o, "%s%zu %s (%s%s)", o ? "; " : "", l->n, what, l->buf,
+		 l->n > 5 ? ", ..." : "");
+}
+
+static bool same_prefix(const struct xrl_rule_entry *a, const struct xrl_rule_entry *b)
+{
+	return a->family == b->family && a->prefix_len == b->prefix_len && !memcmp(a->addr, b->addr, 16);
+}
+
+/*
+ * What a reload changed, in one line: rules added, removed and changed
+ * (a changed rule is one the commit gave a new generation: fresh buckets;
+ * or a new id). Quadratic, but only over the rules that differ once the
+ * unchanged ones matched in order, which is most of a large set.
+ */
+static void log_rule_changes(const char *what, const struct xrl_rule_entry *o, size_t no,
+			     const struct xrl_rule_entry *n, size_t nn)
+{
+	struct rlist added = {}, removed = {}, changed = {};
+	unsigned char *seen = calloc(no + 1, 1);
+	char line[1400] = "";
+	size_t unchanged = 0;
+
+	if (!seen)
+		return;
+	for (size_t i = 0; i < nn; i++) {
+		size_t j = no;
+
+		if (i < no && !seen[i] && same_prefix(&n[i], &o[i]))
+			j = i;
+		for (size_t k = 0; j == no && k < no; k++)
+			if (!seen[k] && same_prefix(&n[i], &o[k]))
+				j = k;
+		if (j == no) {
+			rlist_add(&added, &n[i]);
+			continue;
+		}
+		seen[j] = 1;
+		if (n[i].r.gen != o[j].r.gen || n[i].r.id != o[j].r.id)
+			rlist_add(&changed, &n[i]);
+		else
+			unchanged++;
+	}
+	for (size_t k = 0; k < no; k++)
+		if (!seen[k])
+			rlist_add(&removed, &o[k]);
+	free(seen);
+	rlist_say(line, sizeof(line), "added", &added);
+	rlist_say(line, sizeof(line), "removed", &removed);
+	rlist_say(line, sizeof(line), "changed", &changed);
+	if (line[0])
+		xrl_log(XRL_LOG_INFO, "%s: rules: %s; %zu unchanged", what, line, unchanged);
+	else
+		xrl_log(XRL_LOG_INFO, "%s: rules: no change (%zu)", what, unchanged);
+}
+
 /* One transaction: the rule set and the mode; then the interfaces and the
- * heartbeat settings. On failure the running rule set is untouched. */
+ * heartbeat settings. On failure the running rule set is untouched. A
+ * reload says what it changed, once. */
 int apply(struct xrl_config *c, const char *what)
 {
+	struct xrl_rule_entry *old = NULL, *cur = NULL;
+	size_t nold = 0, ncur = 0;
+	bool is_reload = strcmp(what, "start") != 0;
+	enum xrl_mode old_mode = XRL_MODE_ENFORCE, mode = c->has_mode ? c->mode : XRL_MODE_ENFORCE;
 	struct xrl_iface_cfg *ifs;
 	struct timespec t0;
 	size_t nifs;
@@ -75,18 +160,36 @@ int apply(struct xrl_config *c, const char *what)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&d.lock);
 	err = xrl_lock(d.x);
+	if (!err && is_reload) {
+		/* what is in force now (xdp-rlctl changes included) */
+		if (xrl_rules_get(d.x, &old, &nold))
+			old = NULL, nold = 0;
+		old_mode = xrl_mode_get(d.x);
+	}
 	if (!err)
 		err = xrl_rules_commit(d.x, c->rules, c->nrules);
 	if (!err)
-		xrl_mode_set(d.x, c->has_mode ? c->mode : XRL_MODE_ENFORCE);
+		xrl_mode_set(d.x, mode);
+	if (!err && is_reload && xrl_rules_get(d.x, &cur, &ncur))
+		cur = NULL, ncur = 0;
 	xrl_unlock(d.x);
 	pthread_mutex_unlock(&d.lock);
 	if (err) {
 		xrl_log(XRL_LOG_ERR, "%s: %s; the rules in force are unchanged", what, xrl_errmsg());
+		free(old);
 		return err;
 	}
 	xrl_log(XRL_LOG_INFO, "%s: %zu rules, mode %s, applied in %.1f ms", what, c->nrules,
-	     xrl_mode_name(c->has_mode ? c->mode : XRL_MODE_ENFORCE), ms_since(&t0));
+	     xrl_mode_name(mode), ms_since(&t0));
+	if (is_reload) {
+		log_rule_changes(what, old, nold, cur, ncur);
+		if (old_mode != mode)
+			xrl_log(XRL_LOG_INFO, "%s: mode %s -> %s", what, xrl_mode_name(old_mode), xrl_mode_name(mode));
+	}
+	free(old);
+	free(cur);
+	d.last_applied = time(NULL);
+	xrl_sha256_hex(c->sha256, d.config_sha256);
 
 	__atomic_store_n(&d.heartbeat_ms, pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS),
 			 __ATOMIC_RELEASE);
@@ -99,14 +202,35 @@ int apply(struct xrl_config *c, const char *what)
 	heartbeat_kick();
 
 	if (set_ifaces(c, &ifs, &nifs) == 0) {
+		char added[300] = "", removed[300] = "";
+
 		for (size_t i = 0; i < d.nifaces; i++) {
 			bool keep = false;
 
 			for (size_t j = 0; j < nifs; j++)
 				keep |= !strcmp(d.ifaces[i].name, ifs[j].name);
+			if (!keep) {
+				size_t l = strlen(removed);
+
+				snprintf(removed + l, sizeof(removed) - l, " %s", d.ifaces[i].name);
+			}
 			if (!keep && has_link_pin(d.ifaces[i].name))
 				unserve_iface(d.ifaces[i].name);
 		}
+		for (size_t j = 0; j < nifs && is_reload; j++) {
+			bool had = false;
+
+			for (size_t i = 0; i < d.nifaces; i++)
+				had |= !strcmp(d.ifaces[i].name, ifs[j].name);
+			if (!had) {
+				size_t l = strlen(added);
+
+				snprintf(added + l, sizeof(added) - l, " %s", ifs[j].name);
+			}
+		}
+		if (is_reload && (added[0] || removed[0]))
+			xrl_log(XRL_LOG_INFO, "%s: interfaces:%s%s%s%s%s", what, added[0] ? " added" : "", added,
+				added[0] && removed[0] ? ";" : "", removed[0] ? " removed" : "", removed);
 		free(d.ifaces);
 		free(d.iface_failed);
 		d.ifaces = ifs;
@@ -127,16 +251,24 @@ void reload(const char *why)
 	bool builtin;
 
 	xrl_log(XRL_LOG_INFO, "reloading %s (%s)", opt.config, why);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
+		   (unsigned long long)(now_ms() * 1000), opt.config);
 	if (read_config(&c, true, false, &builtin)) {
 		d.stats.reload_failures++;
 		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode and interfaces in force are unchanged");
+		sd_notify(0, "READY=1\nSTATUS=reload refused (invalid file); the rules in force are unchanged");
 		return;
 	}
 	check_pins();
-	if (apply(&c, "reload"))
+	if (apply(&c, "reload")) {
 		d.stats.reload_failures++;
-	else
+		sd_notify(0, "READY=1\nSTATUS=reload failed; the rules in force are unchanged");
+	} else {
 		d.stats.reloads++;
+		metrics_set(c.metrics, "reload");
+		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
+			   d.stats.interfaces_attached);
+	}
 	xrl_config_free(&c);
 }
 

@@ -26,6 +26,7 @@
 #define DEFAULT_HEARTBEAT_MS	1000
 #define DEFAULT_WATCHDOG_MS	5000
 #define RELOAD_SETTLE_MS	100	/* editors write, rename, chmod: one reload */
+#define KEYS_REFRESH_MS		10000	/* keys tracked: counted at most this often */
 
 /* the command line */
 struct rld_opts {
@@ -61,6 +62,16 @@ struct rld_state {
 	pthread_cond_t hb_cond;
 	long busy_ms;		/* atomic: when the event loop's current turn began; 0: idle in poll */
 	bool pins_broken;	/* the last pin check failed and was logged */
+	/* metrics: the server, where it serves ("": nowhere, "off") and the
+	 * file's metrics line as last read */
+	struct xrl_metrics *metrics;
+	char metrics_addr[80], file_metrics[80];
+	time_t last_applied;		/* wall clock of the last applied config */
+	char config_sha256[65];		/* of the file applied */
+	/* keys tracked, counted outside `lock` (keys_lock: one walk at a time) */
+	pthread_mutex_t keys_lock;
+	unsigned long long keys[2];
+	double keys_at_ms;		/* 0: never counted */
 };
 extern struct rld_state d;
 
@@ -79,6 +90,7 @@ static inline double now_ms(void)
 
 /* reload.c */
 int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin);
+long pick(long flag, long file, long def);
 int apply(struct xrl_config *c, const char *what);
 void reload(const char *why);
 int watch_config(int ifd);
@@ -98,6 +110,10 @@ void logq_sink(enum xrl_log_level level, const char *msg);
 int logq_start(void);
 void logq_stop(void);
 extern unsigned long long logq_dropped_total;
+
+/* main.c: serve metrics where the configuration says (file: its metrics
+ * line, "" when it has none); a change is applied or refused, and logged */
+void metrics_set(const char *file, const char *why);
 
 /* heartbeat.c */
 void heartbeat(void);
