@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
-	iproute2 util-linux procps jq ethtool bc
+	iproute2 util-linux procps jq ethtool bc python3
 	nftables iptables gnuplot-nox
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db
 )
