@@ -470,13 +470,14 @@ test_cli_prefixes() {
 	check_eq "mode set f... in full" "$(ctl mode set fail-c)" "mode fail-closed"
 	check_eq "statu" "$(ctl -j statu | jq .rules)" 1
 	check_eq "stats in full" "$(ctl -j stats | jq '.rules | length')" 1
-	expect_err 2 "ambiguous command 's' \(status, stats, show\)" s
-	expect_err 2 "ambiguous command 'st' \(status, stats\)" st
+	# status is the preferred word of its prefixes, as ip's first match
+	check_eq "st" "$(ctl -j st | jq .rules)" 1
+	check_eq "s" "$(ctl -j s | jq .rules)" 1
 	expect_err 2 "ambiguous mode 'fail' \(fail-open, fail-closed\)" mode set fail
 	expect_err 2 "unknown command 'stauts'; did you mean 'status' or 'stats'\?" stauts
 	expect_err 2 "unknown argument 'brust' .*; did you mean 'burst'\?" rule add 198.18.1.0/24 rate 1/s brust 1
 	expect_err 2 "unknown rule command 'lsit' .*did you mean 'list'\?" rule lsit
-	expect_json_err 2 "^ambiguous command 's' \(status, stats, show\)$" s
+	expect_json_err 2 "^ambiguous mode 'f' \(fail-open, fail-closed\)$" mode set f
 	# the values are never completed: "d" is no "d0"
 	expect_err 1 "unknown interface 'd'" attach dev d
 	check_eq "one rule still" "$(ctl -j rule list | jq length)" 1

@@ -89,6 +89,7 @@ struct names {
 	size_t n;
 	char v[MAX_NAMES][24];
 	bool ok[MAX_NAMES];
+	bool pref[MAX_NAMES];	/* wins a shared prefix */
 	long long key[MAX_NAMES];
 };
 
@@ -105,6 +106,7 @@ static void names_addn(struct names *ns, const char *name, size_t len, bool ok, 
 		memcpy(ns->v[ns->n], name, len);
 		ns->v[ns->n][len] = '\0';
 		ns->ok[ns->n] = ok;
+		ns->pref[ns->n] = false;
 		ns->key[ns->n++] = key;
 	}
 }
@@ -129,7 +131,8 @@ enum { NM_UNKNOWN = -1, NM_AMBIGUOUS = -2 };
 static int names_match(const struct names *ns, const char *s, bool prefix)
 {
 	size_t sl = strlen(s);
-	int hit = NM_UNKNOWN;
+	int hit = NM_UNKNOWN, pref = NM_UNKNOWN;
+	bool ambiguous = false;
 
 	for (size_t i = 0; i < ns->n; i++)
 		if (!strcmp(ns->v[i], s))
@@ -139,11 +142,15 @@ static int names_match(const struct names *ns, const char *s, bool prefix)
 	for (size_t i = 0; i < ns->n; i++) {
 		if (!ns->ok[i] || strncmp(ns->v[i], s, sl))
 			continue;
+		if (ns->pref[i] && pref < 0)
+			pref = i;
 		if (hit >= 0 && ns->key[hit] != ns->key[i])
-			return NM_AMBIGUOUS;
+			ambiguous = true;
 		if (hit < 0)
 			hit = i;
 	}
+	if (ambiguous)
+		return pref >= 0 ? pref : NM_AMBIGUOUS;
 	return hit;
 }
 
@@ -299,6 +306,8 @@ static void first_words(struct names *ns, unsigned where)
 
 		names_addn(ns, name, sp ? (size_t)(sp - name) : strlen(name),
 			   xrl_commands[i].where & where, ns->n);
+		if (xrl_commands[i].preferred && !sp)
+			ns->pref[ns->n - 1] = true;
 	}
 }
 
@@ -658,7 +667,7 @@ const struct xrl_command xrl_commands[] = {
 	{ "purge", XRL_CMD_PURGE, XRL_IN_CLI, NULL, NULL,
 	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
 	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
-	  "program, mode, rules, keys, the daemon's heartbeat, interfaces" },
+	  "program, mode, rules, keys, the daemon's heartbeat, interfaces", .preferred = true },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
 	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX" },
 	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, check_rule_del,

@@ -146,6 +146,9 @@ struct xrl_command {
 	/* what no single word says: 0, or -EINVAL with *e filled */
 	int (*check)(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e);
 	const char *help;	/* one line */
+	/* wins a prefix it shares with others, as ip's and bpftool's first
+	 * match does: `st` is status, not stats */
+	bool preferred;
 };
 
 extern const struct xrl_command xrl_commands[];
