@@ -71,7 +71,8 @@ lab_build() {
 		# queue i is sent from CPU i, as RSS would spread sources over a
 		# real NIC's queues
 		for ((i = 0; i < queues; i++)); do
-			in_src sh -c "printf '%x' $((1 << i)) > /sys/class/net/s0/queues/tx-$i/xps_cpus" || return 1
+			# ip netns exec: its fresh sysfs shows the namespace's s0
+			ip netns exec "$SRC" sh -c "printf '%x' $((1 << i)) > /sys/class/net/s0/queues/tx-$i/xps_cpus" || return 1
 		done
 	fi
 	ip -n "$SRC" link set s0 address $SRC_MAC up
