@@ -635,14 +635,24 @@ static void test_unchanged_rule_keeps_bucket(void)
  * on-failure policy; a new heartbeat restores enforcement. */
 static void test_watchdog_policies(void)
 {
+	struct xrl_rule_entry *v = NULL;
 	struct xrl_control *c;
+	size_t n = 0;
 
 	setup();
 	c = xrl_control(X);
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 on-failure open",
 		     "rule add 198.18.1.0/24 rate 1/h burst 1 on-failure closed",
-		     "rule add 198.18.2.0/24 action allow on-failure closed",
+		     "rule add 198.18.2.0/24 action allow",
 		     "rule add 198.18.3.0/24 action deny"), "%s", xrl_errmsg());
+	/* the grammar refuses on-failure with allow (it means nothing there);
+	 * the data path must pass an allow rule whatever the field holds */
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 4, "rules");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.action == XRL_ACT_ALLOW)
+			v[i].r.on_failure = XRL_FAIL_CLOSED;
+	CHECK(!xrl_rules_commit(X, v, n), "%s", xrl_errmsg());
+	free(v);
 	xrl_heartbeat(X, 1000, 5 * SEC);	/* heartbeat at T0, watchdog 5 s */
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);	/* enforced */

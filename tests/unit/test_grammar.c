@@ -177,6 +177,7 @@ static const struct pcase cases[] = {
 	{ "rule add 192.0.2.0/24 action allow rate 1/s", CLI, 5, "'rate' means nothing with action allow: an allow rule is never metered" },
 	{ "rule add 192.0.2.0/24 burst 5 action deny", CLI, 3, "'burst' means nothing with action deny" },
 	{ "rule add 192.0.2.0/24 action allow per /32", CLI, 5, "'per' means nothing with action allow" },
+	{ "rule add 192.0.2.0/24 action allow on-failure closed", CLI, 5, "'on-failure' means nothing with action allow" },
 	{ "rule add 192.0.2.0/24 per /24 rate 1/s action deny", CONF, 3, "'per' means nothing with action deny" },
 	{ "rule add 192.0.2.0/24 action allow rate 1/s burst 1", CONF, 5, "leave out rate, burst and per, or use action limit" },
 	/* what the daemon cannot bind is refused where it is written */
@@ -403,7 +404,7 @@ static void test_config_positions(void)
 		{ 5, 10, "host bits set" },
 		{ 6, 1, "'attach' is not a configuration command" },
 		{ 7, 13, "invalid watchdog 'soon'" },
-		{ 8, 11, "interface d0 given twice" },
+		{ 8, 11, "interface d0 given twice (first on line 2)" },
 	};
 	struct xrl_config_err *errs;
 	struct xrl_config c;
@@ -627,8 +628,9 @@ static void test_round_trip(void)
 		/* a rule id of 0 is assigned at commit: left out */
 		if (!strcmp(v[1], "null"))
 			/* allow and deny take no per: their key length is the default */
-			snprintf(line, sizeof(line), "rule add %s action %s on-failure %s%s%s",
-				 v[0], v[4], v[6], strcmp(v[5], "0") ? " id " : "",
+			snprintf(line, sizeof(line), "rule add %s action %s%s%s%s%s",
+				 v[0], v[4], strcmp(v[6], "null") ? " on-failure " : "",
+				 strcmp(v[6], "null") ? v[6] : "", strcmp(v[5], "0") ? " id " : "",
 				 strcmp(v[5], "0") ? v[5] : "");
 		else
 			snprintf(line, sizeof(line), "rule add %s rate %s burst %s per /%s action %s on-failure %s%s%s",

@@ -165,14 +165,22 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 	case XRL_CMD_INTERFACE: {
 		struct xrl_iface_cfg *ni;
 
+		int *nl;
+
 		for (size_t i = 0; i < c->nifaces; i++)
 			if (!strcmp(c->ifaces[i].name, cmd.ifname))
-				return add_err(errs, nerrs, line, cols[1], "interface %s given twice",
-					       cmd.ifname) ?: 0;
+				return add_err(errs, nerrs, line, cols[1],
+					       "interface %s given twice (first on line %d): write it once",
+					       cmd.ifname, c->iface_line[i]) ?: 0;
 		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
-		if (!ni)
+		if (ni)
+			c->ifaces = ni;
+		nl = realloc(c->iface_line, (c->nifaces + 1) * sizeof(*nl));
+		if (nl)
+			c->iface_line = nl;
+		if (!ni || !nl)
 			return -ENOMEM;
-		c->ifaces = ni;
+		nl[c->nifaces] = line;
 		memset(&ni[c->nifaces], 0, sizeof(*ni));
 		strcpy(ni[c->nifaces].name, cmd.ifname);
 		ni[c->nifaces++].mode = cmd.xdp_mode;
@@ -324,5 +332,6 @@ void xrl_config_free(struct xrl_config *c)
 	free(c->rule_line);
 	free(c->rule_col);
 	free(c->ifaces);
+	free(c->iface_line);
 	memset(c, 0, sizeof(*c));
 }

@@ -27,6 +27,7 @@ struct xrl_config {
 	bool has_mode;
 	enum xrl_mode mode;
 	struct xrl_iface_cfg *ifaces;
+	int *iface_line;		/* where each interface was written */
 	size_t nifaces;
 	long heartbeat_ms;		/* -1: not set */
 	long watchdog_ms;		/* -1: not set */

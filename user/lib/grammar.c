@@ -544,6 +544,9 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		return perr(e, argi - 1, "'%s' means nothing with action %s: %s rule is never metered (leave out rate, burst and per, or use action limit)",
 			    unmetered_name[k], xrl_word_name(xrl_action_words, r->action),
 			    r->action == XRL_ACT_ALLOW ? "an allow" : "a deny");
+	/* an allow rule passes whether the daemon heartbeats or not */
+	if (r->action == XRL_ACT_ALLOW && at[RA_ON_FAILURE] >= 0)
+		return perr(e, at[RA_ON_FAILURE] - 1, "'on-failure' means nothing with action allow: an allow rule always passes, daemon or not (leave it out)");
 	if (r->action == XRL_ACT_LIMIT) {
 		if (at[RA_RATE] < 0)
 			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");

@@ -179,5 +179,10 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_null(w);
 	}
 	jw_ku64(w, "per", e->r.key_len);
-	jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
+	if (e->r.action == XRL_ACT_ALLOW) {	/* an allow rule passes, daemon or not */
+		jw_key(w, "on_failure");
+		jw_null(w);
+	} else {
+		jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
+	}
 }
