@@ -149,12 +149,8 @@ int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx);
 int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
 void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
-/* Keys with a bucket, both families. */
-int xrl_keys_tracked(struct xrl *x, unsigned long long *n);
 /* Keys with a bucket in one family's table (4 or 6). */
 int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n);
-/* The size of each family's bucket table (the IPv4 one's). */
-__u32 xrl_keys_capacity(struct xrl *x);
 /* The size of one family's bucket table (4 or 6). */
 __u32 xrl_keys_capacity_family(struct xrl *x, int family);
 

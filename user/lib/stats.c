@@ -143,21 +143,10 @@ static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *c
 	return 0;
 }
 
-int xrl_keys_tracked(struct xrl *x, unsigned long long *n)
-{
-	*n = 0;
-	return xrl_buckets_walk(x, count_cb, n);
-}
-
 int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
 {
 	*n = 0;
 	return walk_table(x, family, count_cb, n);
-}
-
-__u32 xrl_keys_capacity(struct xrl *x)
-{
-	return xrl_keys_capacity_family(x, 4);
 }
 
 __u32 xrl_keys_capacity_family(struct xrl *x, int family)
