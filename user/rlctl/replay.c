@@ -79,6 +79,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 	jw_ku64(&jw, "clock_backwards", r->clock_backwards);
 	jw_ku64(&jw, "first_ns", r->first_ns);
 	jw_ku64(&jw, "last_ns", r->last_ns);
+	jw_ku64(&jw, "duration_ns", r->last_ns - r->first_ns);
 	if (r->stopped[0])
 		jw_kstr(&jw, "stopped", r->stopped);
 	jw_ku64(&jw, "passed_packets", r->passed);
@@ -115,6 +116,9 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_ku64(&jw, "dropped_packets", k->dropped);
 		jw_ku64(&jw, "first_drop_ns", k->first_drop_ns);
 		jw_ku64(&jw, "last_drop_ns", k->last_drop_ns);
+		/* after the first frame: exact even as a double */
+		jw_ku64(&jw, "first_drop_offset_ns", k->first_drop_ns - r->first_ns);
+		jw_ku64(&jw, "last_drop_offset_ns", k->last_drop_ns - r->first_ns);
 		jw_obj_end(&jw);
 	}
 	jw_arr_end(&jw);
