@@ -9,6 +9,7 @@ PKGS=(
 	iproute2 util-linux procps jq ethtool bc python3
 	nftables iptables gnuplot-nox
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db
+	libpcap-dev tcpdump
 )
 
 missing=()

@@ -594,7 +594,7 @@ test_bash_completion() {
 	lab_up || return
 	[[ -f "$COMPLETION" ]] || { fail "$COMPLETION not built"; return; }
 	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
-	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help mode purge rule show stats status top"
+	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help mode purge replay rule show stats status top"
 	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
 	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "show stats status"
 	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
@@ -602,6 +602,8 @@ test_bash_completion() {
 	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"
 	check_eq "keywords left" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 rate 1/s b 2 ")" "action id on-failure per"
 	check_eq "action " "$(complete_line "xdp-rlctl r a 1.2.3.0/24 action ")" "allow deny limit"
+	check_eq "r is rule's, as in the parser" "$(complete_line "xdp-rlctl r ")" "add del flush help list"
+	check_eq "replay config" "$(complete_line "xdp-rlctl replay x.pcap ")" "config"
 	check_eq "xdp-rlctl mode set " "$(complete_line "xdp-rlctl mode set ")" "dry-run enforce fail-closed fail-open"
 	check_eq "xdp-rlctl m s d" "$(complete_line "xdp-rlctl m s d")" "dry-run"
 	check_eq "xdp-rlctl mode " "$(complete_line "xdp-rlctl mode ")" "help set"
@@ -610,7 +612,7 @@ test_bash_completion() {
 	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"
 	check_eq "detach dev d0 " "$(complete_line "xdp-rlctl -j detach dev d0 ")" "purge"
 	check_eq "rule del " "$(complete_line "xdp-rlctl --pin-dir /x rule del ")" "id"
-	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help mode purge rule show stats status top"
+	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help mode purge replay rule show stats status top"
 	check_eq "options" "$(complete_line "xdp-rlctl rule list --j")" "--json"
 	check_eq "a value: nothing" "$(complete_line "xdp-rlctl rule add ")" ""
 }

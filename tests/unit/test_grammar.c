@@ -65,6 +65,8 @@ static const struct pcase cases[] = {
 	{ "show 2001:db8::1", CLI, -1 },
 	{ "top", CLI, -1 },
 	{ "top count 3", CLI, -1 },
+	{ "replay flood.pcap", CLI, -1 },
+	{ "replay flood.pcapng config /etc/xdp-rl/rules.conf", CLI, -1 },
 	{ "help", CLI, -1 },
 	{ "help rule", CLI, -1 },
 	{ "interface eth1", CONF, -1 },
@@ -132,6 +134,9 @@ static const struct pcase cases[] = {
 	{ "show", CLI, 1, "missing ADDR" },
 	{ "show 198.18.0", CLI, 1, "'198.18.0'" },
 	{ "top count", CLI, 1, "missing value after 'count'" },
+	{ "replay", CLI, 1, "missing" },
+	{ "replay f.pcap config", CLI, 2, "missing value after 'config'" },
+	{ "replay f.pcap", CONF, 0, "" },
 	{ "top count 0", CLI, 2, "invalid count '0': out of range (1 .. 1000000)" },
 	{ "top 5", CLI, 1, "unknown argument '5' (count)" },
 	{ "help abcdefghijklmnopqrstuvwxyz0123456789", CLI, 1, "command 'abcdefghijklmnopqrstuvwxyz0123456789' is too long" },
@@ -257,6 +262,9 @@ static void test_prefixes(void)
 		{ "r d 3", "rule del 3" },
 		{ "r d i 3", "rule del id 3" },
 		{ "r f", "rule flush" },
+		/* rule is preferred: "r" is not replay's */
+		{ "re c.pcap c r.conf", "replay c.pcap config r.conf" },
+		{ "rep c.pcap", "replay c.pcap" },
 		{ "statu", "status" },
 		{ "stats", "stats" },
 		/* status is the table's preferred word: it wins what it shares

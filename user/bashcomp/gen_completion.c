@@ -71,6 +71,16 @@ int main(void)
 	}
 	printf("'\n\n");
 
+	/* what the parser gives a first word's shared prefix to */
+	printf("# first words that win a prefix they share (the table's preferred)\n_xdp_rlctl_preferred='");
+	for (size_t i = 0, n = 0; i < xrl_ncommands; i++) {
+		if (!(xrl_commands[i].where & XRL_IN_CLI) || !xrl_commands[i].preferred)
+			continue;
+		first_word(xrl_commands[i].name, w, sizeof(w));
+		printf("%s%s", n++ ? " " : "", w);
+	}
+	printf("'\n\n");
+
 	printf("# _xdp_rlctl_subs WORD: the sub-commands of a group, and help\n"
 	       "_xdp_rlctl_subs()\n{\n\tcase $1 in\n");
 	prev[0] = '\0';
@@ -118,6 +128,18 @@ int main(void)
 "\t\t[[ -n $word && $c == \"$word\"* ]] && { hit=$c; ((n++)); }\n"
 "\tdone\n"
 "\t((n == 1)) && echo \"$hit\"\n"
+"}\n"
+"\n"
+"# _xdp_rlctl_resolve_first WORD: the command WORD means; a prefix several\n"
+"# begin goes to the preferred one, as in the parser\n"
+"_xdp_rlctl_resolve_first()\n"
+"{\n"
+"\tlocal c r\n"
+"\tr=$(_xdp_rlctl_resolve \"$1\" $_xdp_rlctl_commands)\n"
+"\t[[ -n $r ]] && { echo \"$r\"; return 0; }\n"
+"\tfor c in $_xdp_rlctl_preferred; do\n"
+"\t\t[[ -n $1 && $c == \"$1\"* ]] && { echo \"$c\"; return 0; }\n"
+"\tdone\n"
 "}\n"
 "\n"
 "# the interfaces of this network namespace\n"
@@ -178,7 +200,7 @@ int main(void)
 "\t\tCOMPREPLY=($(compgen -W \"$_xdp_rlctl_commands\" -- \"$cur\"))\n"
 "\t\treturn 0\n"
 "\tfi\n"
-"\tfirst=$(_xdp_rlctl_resolve \"${words[0]}\" $_xdp_rlctl_commands) || return 0\n"
+"\tfirst=$(_xdp_rlctl_resolve_first \"${words[0]}\") || return 0\n"
 "\t[[ -n $first ]] || return 0\n"
 "\tcmd=$first\n"
 "\tsubs=$(_xdp_rlctl_subs \"$first\")\n"

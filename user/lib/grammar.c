@@ -304,10 +304,13 @@ static void first_words(struct names *ns, unsigned where)
 	for (size_t i = 0; i < xrl_ncommands; i++) {
 		const char *name = xrl_commands[i].name, *sp = strchr(name, ' ');
 
-		names_addn(ns, name, sp ? (size_t)(sp - name) : strlen(name),
-			   xrl_commands[i].where & where, ns->n);
-		if (xrl_commands[i].preferred && !sp)
-			ns->pref[ns->n - 1] = true;
+		size_t len = sp ? (size_t)(sp - name) : strlen(name);
+
+		names_addn(ns, name, len, xrl_commands[i].where & where, ns->n);
+		/* a preferred command's first word wins ("r" is rule's) */
+		for (size_t k = 0; xrl_commands[i].preferred && k < ns->n; k++)
+			if (!strncmp(ns->v[k], name, len) && !ns->v[k][len])
+				ns->pref[k] = true;
 	}
 }
 
@@ -637,6 +640,12 @@ static const struct xrl_param p_help[] = {
 	END,
 };
 
+static const struct xrl_param p_replay[] = {
+	{ NULL, XRL_ARG_STRING, "FILE", F(capture), .need = XRL_REQUIRED, .what = "capture file" },
+	{ "config", XRL_ARG_STRING, "FILE", F(config), .what = "configuration file" },
+	END,
+};
+
 static const struct xrl_param p_interface[] = {
 	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
 	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
@@ -672,7 +681,8 @@ const struct xrl_command xrl_commands[] = {
 	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
 	  "program, mode, rules, keys, the daemon's heartbeat, interfaces", .preferred = true },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
-	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX" },
+	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX",
+	  .preferred = true },	/* "r" was rule's before replay came */
 	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, check_rule_del,
 	  "remove one rule" },
 	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, NULL, NULL,
@@ -689,6 +699,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
 	  "the N keys with the most drops (default 10)" },
+	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
+	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,

@@ -12,6 +12,7 @@
 #ifndef XRL_GRAMMAR_H
 #define XRL_GRAMMAR_H
 
+#include <limits.h>
 #include <stdio.h>
 #include "libxrl.h"
 
@@ -30,6 +31,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
 	XRL_CMD_HELP,
+	XRL_CMD_REPLAY,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -89,6 +91,9 @@ struct xrl_cmd {
 	char hostport[80];
 	/* help */
 	char topic[32];
+	/* replay: the capture, and a configuration file ("": the pins' rules) */
+	char capture[PATH_MAX];
+	char config[PATH_MAX];
 };
 
 /* How the words after a keyword (or in a position) are read. */
@@ -124,7 +129,7 @@ struct xrl_param {
 	__u64 min, max;		/* XRL_ARG_NUM */
 	const char *range;	/* the range in messages; NULL: "min .. max" */
 	size_t off;		/* offsetof(struct xrl_cmd, field) */
-	unsigned char size;	/* and its size, for WORD and NUM */
+	unsigned short size;	/* and its size, for WORD, NUM and STRING */
 	enum xrl_need need;
 	const char *what;	/* its name in messages; NULL: name or meta */
 };
@@ -146,8 +151,9 @@ struct xrl_command {
 	/* what no single word says: 0, or -EINVAL with *e filled */
 	int (*check)(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e);
 	const char *help;	/* one line */
-	/* wins a prefix it shares with others, as ip's and bpftool's first
-	 * match does: `st` is status, not stats */
+	/* its first word wins a prefix it shares with others, as ip's and
+	 * bpftool's first match does: `st` is status, not stats; `r` is rule
+	 * (rule add's), not replay */
 	bool preferred;
 };
 

@@ -63,9 +63,12 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
 int xrl__map_max_entries(int fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
+/* A new fd on the published trie of a family, or -ENOENT (rules.c). */
+int xrl__rules_fd(struct xrl *x, int family);
 #define mask_bits xrl__mask_bits
 #define pin_path xrl__pin_path
 #define map_max_entries xrl__map_max_entries
 #define rules_install_empty xrl__rules_install_empty
+#define rules_fd xrl__rules_fd
 
 #endif

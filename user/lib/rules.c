@@ -132,7 +132,7 @@ int rules_install_empty(struct xrl *x, int family)
  * published. The outer map gives the inner map's id; a concurrent commit may
  * replace and free that map between the two look-ups: look again.
  */
-static int rules_fd(struct xrl *x, int family)
+int rules_fd(struct xrl *x, int family)
 {
 	__u32 zero = 0, id;
 

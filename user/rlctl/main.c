@@ -7,6 +7,7 @@
  *   iface.c  attach, detach, purge, status
  *   rules.c  rule add, del, list, flush; mode set
  *   stats.c  stats, show, top
+ *   replay.c replay
  */
 #include "rlctl.h"
 
@@ -243,6 +244,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_SHOW] = do_show,
 	[XRL_CMD_TOP] = do_top,
 	[XRL_CMD_HELP] = do_help,
+	[XRL_CMD_REPLAY] = do_replay,
 };
 
 int main(int argc, char **argv)
