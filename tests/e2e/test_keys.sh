@@ -7,7 +7,11 @@ source "$(dirname "$0")/lib.sh"
 # A tmux server of our own, removed at the end whatever happens.
 TMUX_SOCK="xrl$$"
 tm() { tmux -L "$TMUX_SOCK" "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; cleanup' EXIT
+tm_kill() {	# the server, and the socket file it leaves behind
+	tm kill-server >/dev/null 2>&1
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TMUX_SOCK"
+}
+trap 'tm_kill; cleanup' EXIT
 
 now_ns() { date +%s%N; }
 ms_since() { echo $((($(now_ns) - $1) / 1000000)); }
@@ -51,8 +55,8 @@ test_key_list() {
 	check_eq "old buckets still there" "$(ctl -j status | jq .keys_tracked.ipv4)" 2
 }
 
-# key list prints as the walk goes: a table of 300000 keys costs it no more
-# memory than one of three.
+# key list prints as the walk goes: a table of some 300000 keys costs it no
+# more memory than one of three.
 test_key_list_streams() {
 	lab_up || return
 	ctl attach dev d0 >/dev/null
@@ -64,18 +68,21 @@ subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
 			nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" "$@"
 	}
-	local small big
+	local small big big_j
 	small=$(rss key list) || fail "key list of 3 keys failed"
 	check_eq "3 keys" "$(ctl -j key list | jq length)" 3
 	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -d 198.18.0.254 -s 10.0.0.0/8 -N 300000 -n 300000 \
 		-T 60 >/dev/null
-	check_eq "300000 keys" "$(ctl -j status | jq .keys_tracked.ipv4)" 300000
-	check_eq "300000 lines" "$(ctl key list | wc -l)" 300001
+	# (a veth may drop some of the live frames: count what arrived)
+	local n
+	n=$(ctl -j status | jq .keys_tracked.ipv4)
+	((n >= 200000)) || fail "only $n keys tracked after a flood from 300000 sources"
+	check_eq "a line per key" "$(ctl key list | wc -l)" $((n + 1))
 	big=$(rss key list) || fail "key list of 300000 keys failed"
 	big_j=$(rss -j key list) || fail "key list -j of 300000 keys failed"
 	# holding them would take at least 300000 * 48 bytes (14 MB)
-	((big - small < 4096)) || fail "key list of 300000 keys took $((big - small)) KiB more than of 3"
-	((big_j - small < 4096)) || fail "key list -j of 300000 keys took $((big_j - small)) KiB more than of 3"
+	((big - small < 4096)) || fail "key list of $n keys took $((big - small)) KiB more than of 3"
+	((big_j - small < 4096)) || fail "key list -j of $n keys took $((big_j - small)) KiB more than of 3"
 }
 
 test_key_reset_del() {
@@ -196,7 +203,7 @@ test_top_watch() {
 	ctl attach dev d0 keys 4096 >/dev/null
 	ctl rule add 198.18.0.0/24 rate 10/s burst 10 >/dev/null
 	watch_start w1
-	wait_screen w1 "xdp-rl top - $PIN" || { tm kill-server; return; }
+	wait_screen w1 "xdp-rl top - $PIN" || { tm_kill; return; }
 	pflood 198.18.0.3 12000 3000
 	# a frame that saw the flood: the rule's and the key's drop rates
 	wait_screen w1 $'\n''1 +198\.18\.0\.0/24 +limit +[0-9]+ +[1-9][0-9]+ +[0-9]+ +[1-9][0-9]*' &&
@@ -232,7 +239,7 @@ test_top_watch() {
 	pid=$(watch_pid w3)
 	[[ -n "$pid" ]] && kill -TERM "$pid"
 	wait_screen w3 "$RESTORED" && check_match "SIGTERM: exit 143, terminal restored" "$(screen w3)" "exit=143[[:space:]]+isig icanon echo"
-	tm kill-server
+	tm_kill
 }
 
 # Per-interface counters: the packets each interface received, by verdict
