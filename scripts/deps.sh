@@ -8,7 +8,7 @@ PKGS=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
 	iproute2 util-linux procps jq ethtool bc python3
 	nftables iptables gnuplot-nox
-	libmicrohttpd-dev libsystemd-dev prometheus curl man-db
+	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
 	libpcap-dev tcpdump
 )
 

@@ -248,7 +248,7 @@ test_lock_readers_and_bounded_wait() {
 		grep -q "FLOCK.* $holder " /proc/locks && break
 		sleep 0.02
 	done
-	for cmd in "rule list" stats status "show 198.18.0.1" top; do
+	for cmd in "rule list" stats status "show 198.18.0.1" "top sample 10" "key list"; do
 		t=$(now_ns)
 		ctl $cmd >/dev/null
 		rc=$?
@@ -594,7 +594,7 @@ test_bash_completion() {
 	lab_up || return
 	[[ -f "$COMPLETION" ]] || { fail "$COMPLETION not built"; return; }
 	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
-	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help mode purge replay rule show stats status top"
+	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach detach help key mode purge replay rule show stats status top"
 	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
 	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "show stats status"
 	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
@@ -607,12 +607,15 @@ test_bash_completion() {
 	check_eq "xdp-rlctl mode set " "$(complete_line "xdp-rlctl mode set ")" "dry-run enforce fail-closed fail-open"
 	check_eq "xdp-rlctl m s d" "$(complete_line "xdp-rlctl m s d")" "dry-run"
 	check_eq "xdp-rlctl mode " "$(complete_line "xdp-rlctl mode ")" "help set"
+	check_eq "xdp-rlctl key " "$(complete_line "xdp-rlctl key ")" "del help list reset"
+	check_eq "xdp-rlctl key list " "$(complete_line "xdp-rlctl key list ")" "limited rule"
+	check_eq "xdp-rlctl top " "$(complete_line "xdp-rlctl top ")" "count sample watch"
 	# the interfaces of the namespace it runs in
 	check_eq "xdp-rlctl attach dev " "$(complete_line "xdp-rlctl attach dev ")" "d0 lo"
 	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"
 	check_eq "detach dev d0 " "$(complete_line "xdp-rlctl -j detach dev d0 ")" "purge"
 	check_eq "rule del " "$(complete_line "xdp-rlctl --pin-dir /x rule del ")" "id"
-	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help mode purge replay rule show stats status top"
+	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach detach help key mode purge replay rule show stats status top"
 	check_eq "options" "$(complete_line "xdp-rlctl rule list --j")" "--json"
 	check_eq "a value: nothing" "$(complete_line "xdp-rlctl rule add ")" ""
 }

@@ -67,6 +67,13 @@ static const struct pcase cases[] = {
 	{ "top count 3", CLI, -1 },
 	{ "replay flood.pcap", CLI, -1 },
 	{ "replay flood.pcapng config /etc/xdp-rl/rules.conf", CLI, -1 },
+	{ "top sample 100", CLI, -1 },
+	{ "top watch", CLI, -1 },
+	{ "top count 5 sample 500 watch", CLI, -1 },
+	{ "key list", CLI, -1 },
+	{ "key list rule 3 limited", CLI, -1 },
+	{ "key reset 198.18.0.1", CLI, -1 },
+	{ "key del 2001:db8::1", CLI, -1 },
 	{ "help", CLI, -1 },
 	{ "help rule", CLI, -1 },
 	{ "interface eth1", CONF, -1 },
@@ -78,6 +85,16 @@ static const struct pcase cases[] = {
 	{ "metrics off", CONF, -1 },
 
 	/* errors, each naming its word */
+	{ "top sample 5", CLI, 2, "invalid sample '5': out of range (milliseconds, 10 .. 60000)" },
+	{ "top watch watch", CLI, 2, "'watch' given twice" },
+	{ "key", CLI, 1, "missing key command (list, reset, del)" },
+	{ "key frob", CLI, 1, "unknown key command 'frob' (list, reset, del)" },
+	{ "key list rule 0", CLI, 3, "invalid rule id '0'" },
+	{ "key list limited 3", CLI, 3, "unknown argument '3' (rule, limited)" },
+	{ "key list", CONF, 0, "'key list' is not a configuration command" },
+	{ "key reset", CLI, 2, "missing ADDR" },
+	{ "key del 198.18.0.0/24", CLI, 2, "invalid address '198.18.0.0/24'" },
+	{ "key reset 192.0.2.1 192.0.2.2", CLI, 3, "unknown argument '192.0.2.2'" },
 	{ "", CLI, 0, "missing command" },
 	{ "frobnicate", CLI, 0, "unknown command 'frobnicate'" },
 	{ "interface eth1", CLI, 0, "it belongs in xdp-rl.conf" },
@@ -138,7 +155,7 @@ static const struct pcase cases[] = {
 	{ "replay f.pcap config", CLI, 2, "missing value after 'config'" },
 	{ "replay f.pcap", CONF, 0, "" },
 	{ "top count 0", CLI, 2, "invalid count '0': out of range (1 .. 1000000)" },
-	{ "top 5", CLI, 1, "unknown argument '5' (count)" },
+	{ "top 5", CLI, 1, "unknown argument '5' (count, sample, watch)" },
 	{ "help abcdefghijklmnopqrstuvwxyz0123456789", CLI, 1, "command 'abcdefghijklmnopqrstuvwxyz0123456789' is too long" },
 	{ "interface", CONF, 1, "missing IFACE" },
 	{ "interface eth1 mode fast", CONF, 3, "invalid XDP mode 'fast'" },
@@ -519,6 +536,32 @@ static void test_sha256(void)
 	}
 }
 
+/* What top and key parse into: the defaults and every keyword's field. */
+static void test_top_key_values(void)
+{
+	struct xrl_parse_err e;
+	struct xrl_cmd c;
+
+	CHECK(!parse("top", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.kind == XRL_CMD_TOP && c.count == 10 && c.sample_ms == 1000 && !c.watch,
+	      "top: count %u, sample %u, watch %d", c.count, c.sample_ms, c.watch);
+	CHECK(!parse("top watch", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.watch && c.count == 20 && c.sample_ms == 1000, "top watch: count %u, sample %u",
+	      c.count, c.sample_ms);
+	CHECK(!parse("top w s 250 c 3", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.watch && c.count == 3 && c.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
+	      c.count, c.sample_ms);
+	CHECK(!parse("key list", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_rule && !c.limited, "key list");
+	CHECK(!parse("k l r 7 l", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.kind == XRL_CMD_KEY_LIST && c.key_rule == 7 && c.limited, "k l r 7 l");
+	CHECK(!parse("key reset 198.18.0.9", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.kind == XRL_CMD_KEY_RESET && c.family == 4 && c.addr[0] == 198 && c.addr[3] == 9,
+	      "key reset 198.18.0.9");
+	CHECK(!parse("key d 2001:db8::1", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.kind == XRL_CMD_KEY_DEL && c.family == 6 && c.addr[15] == 1, "key d 2001:db8::1");
+}
+
 static void test_config_values(void)
 {
 	struct xrl_config_err *errs;
@@ -823,6 +866,7 @@ int main(void)
 	RUN(test_config_positions);
 	RUN(test_config_all_errors);
 	RUN(test_sha256);
+	RUN(test_top_key_values);
 	RUN(test_config_values);
 	RUN(test_config_files);
 	RUN(test_round_trip);

@@ -574,10 +574,14 @@ static int check_rule_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	return 0;
 }
 
+enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
+
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
-	if (at[0] < 0)
-		c->count = 10;
+	if (at[TOP_COUNT] < 0)
+		c->count = c->watch ? 20 : 10;
+	if (at[TOP_SAMPLE] < 0)
+		c->sample_ms = 1000;
 	return 0;
 }
 
@@ -631,7 +635,21 @@ static const struct xrl_param p_show[] = {
 };
 
 static const struct xrl_param p_top[] = {
-	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	[TOP_SAMPLE] = { "sample", XRL_ARG_NUM, "MS", .min = 10, .max = 60000,
+			 .range = "milliseconds, 10 .. 60000", F(sample_ms) },
+	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(watch) },
+	END,
+};
+
+static const struct xrl_param p_key_list[] = {
+	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_rule), .what = "rule id" },
+	{ "limited", XRL_ARG_FLAG, F(limited) },
+	END,
+};
+
+static const struct xrl_param p_key_addr[] = {
+	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED },
 	END,
 };
 
@@ -698,7 +716,13 @@ const struct xrl_command xrl_commands[] = {
 	{ "show", XRL_CMD_SHOW, XRL_IN_CLI, p_show, NULL,
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
-	  "the N keys with the most drops (default 10)" },
+	  "the N keys dropping most over a sample of MS (default 10, 1000 ms); watch: live" },
+	{ "key list", XRL_CMD_KEY_LIST, XRL_IN_CLI, p_key_list, NULL,
+	  "the tracked keys (of rule ID; limited: without a token now)" },
+	{ "key reset", XRL_CMD_KEY_RESET, XRL_IN_CLI, p_key_addr, NULL,
+	  "forgive the key of ADDR: its bucket full again" },
+	{ "key del", XRL_CMD_KEY_DEL, XRL_IN_CLI, p_key_addr, NULL,
+	  "forget the key of ADDR: delete its bucket" },
 	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
 	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,

@@ -30,6 +30,9 @@ enum xrl_cmd_kind {
 	XRL_CMD_STATS,
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
+	XRL_CMD_KEY_LIST,
+	XRL_CMD_KEY_RESET,
+	XRL_CMD_KEY_DEL,
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
 	/* configuration file only */
@@ -80,11 +83,16 @@ struct xrl_cmd {
 	__u32 del_id;
 	/* mode set */
 	int mode;		/* enum xrl_mode */
-	/* show */
+	/* show, key reset, key del */
 	int family;
 	__u8 addr[16];
 	/* top */
 	__u32 count;
+	__u32 sample_ms;	/* the drop rates' sample */
+	bool watch;		/* the live full-screen view */
+	/* key list */
+	__u32 key_rule;		/* only this rule's keys; 0: all */
+	bool limited;		/* only keys without a token now */
 	/* heartbeat, watchdog */
 	__u32 ms;
 	/* metrics */

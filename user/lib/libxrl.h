@@ -149,6 +149,11 @@ int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx);
 int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
 void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
+/* Forgive a key: a fresh, full bucket for the algorithm of its rule r (the
+ * counters dropped and last seen kept). -ENOENT when it has no bucket. */
+int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_key *k);
+/* Forget a key: delete its bucket. -ENOENT when it has none. */
+int xrl_bucket_del(struct xrl *x, const struct xrl_key *k);
 /* Keys with a bucket in one family's table (4 or 6). */
 int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n);
 /* The size of one family's bucket table (4 or 6). */

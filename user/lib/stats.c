@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xrl_meter.h"
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                            */
 
@@ -67,20 +69,65 @@ void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 	memcpy(k->addr, a, family == 6 ? 16 : 4);
 }
 
-int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
+/* The map and the raw key of a bucket: raw holds a bucket_key4 or _key6. */
+static int bucket_raw(struct xrl *x, const struct xrl_key *k, void *raw)
 {
 	struct xrl_bucket_key4 k4 = { .gen = k->gen };
 	struct xrl_bucket_key6 k6 = { .gen = k->gen };
-	int err;
 
 	if (k->family == 6) {
 		memcpy(k6.addr, k->addr, 16);
-		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS6], &k6, b);
-	} else {
-		memcpy(&k4.addr, k->addr, 4);
-		err = bpf_map_lookup_elem(x->map_fd[M_BUCKETS4], &k4, b);
+		memcpy(raw, &k6, sizeof(k6));
+		return x->map_fd[M_BUCKETS6];
 	}
-	return err ? -errno : 0;
+	memcpy(&k4.addr, k->addr, 4);
+	memcpy(raw, &k4, sizeof(k4));
+	return x->map_fd[M_BUCKETS4];
+}
+
+int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = bucket_raw(x, k, &raw);
+
+	return bpf_map_lookup_elem(fd, &raw, b) ? -errno : 0;
+}
+
+/*
+ * A fresh state for the algorithm of the rule, the counters kept: for GCRA
+ * a theoretical arrival time of now is a full bucket. The element is
+ * replaced (BPF_EXIST: a key the data path dropped in between is not
+ * created again); a packet metered on the old element meanwhile is lost to
+ * the new one, as it would have been a moment earlier.
+ */
+int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_key *k)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = bucket_raw(x, k, &raw);
+	struct xrl_bucket b;
+
+	if (bpf_map_lookup_elem(fd, &raw, &b))
+		return errno == ENOENT ? -ENOENT : fail(errno, "cannot read the bucket: %s", strerror(errno));
+	switch (r->algo) {
+	case XRL_ALGO_GCRA:
+		b.tat = xrl_ns_to_tu(xrl_now_ns(x));
+		break;
+	default:
+		return fail(EOPNOTSUPP, "rule %u: unknown metering algorithm %u", r->id, r->algo);
+	}
+	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST))
+		return errno == ENOENT ? -ENOENT : fail(errno, "cannot reset the bucket: %s", strerror(errno));
+	return 0;
+}
+
+int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = bucket_raw(x, k, &raw);
+
+	if (bpf_map_delete_elem(fd, &raw))
+		return errno == ENOENT ? -ENOENT : fail(errno, "cannot delete the bucket: %s", strerror(errno));
+	return 0;
 }
 
 /* Walk one family's table in batches; keys come back as struct xrl_key. */

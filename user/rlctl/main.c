@@ -6,7 +6,9 @@
  *   main.c   options, messages, the lock discipline, dispatch
  *   iface.c  attach, detach, purge, status
  *   rules.c  rule add, del, list, flush; mode set
- *   stats.c  stats, show, top
+ *   stats.c  stats, show
+ *   top.c    top, top watch
+ *   keys.c   key list, reset, del
  *   replay.c replay
  */
 #include "rlctl.h"
@@ -243,6 +245,9 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_STATS] = do_stats,
 	[XRL_CMD_SHOW] = do_show,
 	[XRL_CMD_TOP] = do_top,
+	[XRL_CMD_KEY_LIST] = do_key_list,
+	[XRL_CMD_KEY_RESET] = do_key_reset,
+	[XRL_CMD_KEY_DEL] = do_key_del,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
 };

@@ -54,5 +54,15 @@ int do_stats(struct xrl_cmd *c);
 int do_show(struct xrl_cmd *c);
 int do_top(struct xrl_cmd *c);
 int do_replay(struct xrl_cmd *c);
+int do_key_list(struct xrl_cmd *c);
+int do_key_reset(struct xrl_cmd *c);
+int do_key_del(struct xrl_cmd *c);
+
+/* "198.18.0.0/24" */
+void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len);
+/* Sort rules by generation, then find the rule of a bucket's generation
+ * (NULL: a version no longer in the rule set). */
+void rules_by_gen(struct xrl_rule_entry *v, size_t n);
+const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xdp-rlctl: stats, show, top. */
+/* xdp-rlctl: stats, show. */
 #include "rlctl.h"
 
 #include <errno.h>
@@ -9,11 +9,27 @@
 
 #include "xrl_meter.h"
 
+/* The other attached interfaces whose ifindexes share i's counter slot
+ * (ifindex % XRL_IF_SLOTS): "d1, d2"; false when none does. */
+static bool if_shared(const struct xrl_attachment *a, size_t n, size_t i, char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t j = 0; j < n && l < len; j++)
+		if (j != i && a[j].ifindex && a[j].ifindex % XRL_IF_SLOTS == a[i].ifindex % XRL_IF_SLOTS)
+			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", a[j].ifname);
+	return l > 0;
+}
+
 int do_stats(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
 	struct xrl_global_stats g;
+	struct xrl_attachment *att = NULL;
+	struct xrl_if_stats *is = NULL;
+	size_t natt = 0;
 	struct xrl *x;
 	size_t n = 0;
 	int err = 0;
@@ -29,6 +45,19 @@ int do_stats(struct xrl_cmd *c)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (xrl_rule_stats_get(x, v[i].r.slot, &rs[i])) {
+			p_err("%s", xrl_errmsg());
+			err = 1;
+			goto out;
+		}
+	}
+	/* per attached interface: the verdicts on what it received */
+	if (xrl_attachments(x, &att, &natt) || !(is = calloc(natt + 1, sizeof(*is)))) {
+		p_err("%s", xrl_errmsg());
+		err = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < natt; i++) {
+		if (att[i].ifindex && xrl_if_stats_get(x, att[i].ifindex, &is[i])) {
 			p_err("%s", xrl_errmsg());
 			err = 1;
 			goto out;
@@ -68,6 +97,23 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, xrl_mode_name(m), g.dropped_packets[m]);
 		jw_obj_end(&jw);
 		jw_obj_end(&jw);
+		jw_key(&jw, "interfaces");
+		jw_arr_start(&jw);
+		for (size_t i = 0; i < natt; i++) {
+			jw_obj_start(&jw);
+			jw_kstr(&jw, "ifname", att[i].ifname);
+			jw_ku64(&jw, "ifindex", att[i].ifindex);
+			if (att[i].ifindex) {
+				char shared[256];
+
+				jw_ku64(&jw, "passed_packets", is[i].passed_packets);
+				jw_ku64(&jw, "dropped_packets", is[i].dropped_packets);
+				if (if_shared(att, natt, i, shared, sizeof(shared)))
+					jw_kstr(&jw, "counters_shared_with", shared);
+			}
+			jw_obj_end(&jw);
+		}
+		jw_arr_end(&jw);
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else {
@@ -100,20 +146,28 @@ int do_stats(struct xrl_cmd *c)
 				printf("%s: passed %llu, dropped %llu\n", xrl_mode_name(m),
 				       (unsigned long long)g.passed_packets[m],
 				       (unsigned long long)g.dropped_packets[m]);
+		for (size_t i = 0; i < natt; i++) {
+			char shared[256];
+
+			if (!att[i].ifindex) {
+				printf("interface %s: gone\n", att[i].ifname);
+				continue;
+			}
+			printf("interface %s: passed %llu, dropped %llu", att[i].ifname,
+			       (unsigned long long)is[i].passed_packets,
+			       (unsigned long long)is[i].dropped_packets);
+			if (if_shared(att, natt, i, shared, sizeof(shared)))
+				printf(" (counters shared with %s)", shared);
+			printf("\n");
+		}
 	}
 out:
+	free(is);
+	free(att);
 	free(rs);
 	free(v);
 	xrl_close(x);
 	return err;
-}
-
-static void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len)
-{
-	char a[64];
-
-	xrl_addr_format(k->family, k->addr, a, sizeof(a));
-	snprintf(buf, len, "%s/%u", a, key_len);
 }
 
 int do_show(struct xrl_cmd *c)
@@ -185,93 +239,4 @@ int do_show(struct xrl_cmd *c)
 	}
 	xrl_close(x);
 	return 0;
-}
-
-struct top_ctx {
-	struct xrl_rule_entry *rules;
-	size_t nrules;
-	struct top_item {
-		struct xrl_key k;
-		__u64 dropped;
-		size_t rule;
-	} *items;
-	size_t n, cap;
-};
-
-static int top_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
-{
-	struct top_ctx *t = ctx;
-
-	if (!b->dropped)
-		return 0;
-	for (size_t i = 0; i < t->nrules; i++) {
-		if (t->rules[i].r.gen != k->gen)
-			continue;	/* a stale bucket of a changed rule is skipped */
-		if (t->n == t->cap) {
-			size_t nc = t->cap ? t->cap * 2 : 256;
-			void *ni = realloc(t->items, nc * sizeof(*t->items));
-
-			if (!ni)
-				return -ENOMEM;
-			t->items = ni;
-			t->cap = nc;
-		}
-		t->items[t->n++] = (struct top_item){ *k, b->dropped, i };
-		break;
-	}
-	return 0;
-}
-
-static int cmp_dropped(const void *a, const void *b)
-{
-	const struct top_item *x = a, *y = b;
-
-	return x->dropped > y->dropped ? -1 : x->dropped < y->dropped;
-}
-
-int do_top(struct xrl_cmd *c)
-{
-	struct top_ctx t = {};
-	struct xrl *x;
-	int err = 0;
-
-	if (open_reader(&x))
-		return 1;
-	if (xrl_rules_get(x, &t.rules, &t.nrules) || xrl_buckets_walk(x, top_cb, &t)) {
-		p_err("%s", xrl_errmsg());
-		err = 1;
-		goto out;
-	}
-	qsort(t.items, t.n, sizeof(*t.items), cmp_dropped);
-	if (t.n > c->count)
-		t.n = c->count;
-	if (opt.json)
-		jw_arr_start(&jw);
-	else
-		printf("%-44s %-6s %12s\n", "KEY", "RULE", "DROPPED");
-	for (size_t i = 0; i < t.n; i++) {
-		const struct xrl_rule_entry *e = &t.rules[t.items[i].rule];
-		char key[80];
-
-		key_format(&t.items[i].k, e->r.key_len, key, sizeof(key));
-		if (opt.json) {
-			jw_obj_start(&jw);
-			jw_kstr(&jw, "key", key);
-			jw_ku64(&jw, "rule", e->r.id);
-			jw_ku64(&jw, "dropped_packets", t.items[i].dropped);
-			jw_obj_end(&jw);
-		} else {
-			printf("%-44s %-6u %12llu\n", key, e->r.id,
-			       (unsigned long long)t.items[i].dropped);
-		}
-	}
-	if (opt.json) {
-		jw_arr_end(&jw);
-		jw_finish(&jw);
-	}
-out:
-	free(t.items);
-	free(t.rules);
-	xrl_close(x);
-	return err;
 }

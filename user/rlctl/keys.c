@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* xdp-rlctl: key list, key reset, key del. */
+#include "rlctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xrl_meter.h"
+
+void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len)
+{
+	char a[64];
+
+	xrl_addr_format(k->family, k->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, key_len);
+}
+
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct xrl_rule_entry *x = a, *y = b;
+
+	return x->r.gen < y->r.gen ? -1 : x->r.gen > y->r.gen;
+}
+
+void rules_by_gen(struct xrl_rule_entry *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_gen);
+}
+
+const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen)
+{
+	struct xrl_rule_entry k = { .r.gen = gen };
+
+	return bsearch(&k, v, n, sizeof(*v), cmp_gen);
+}
+
+struct list_ctx {
+	struct xrl_rule_entry *rules;	/* by gen */
+	size_t nrules;
+	__u32 only;			/* a rule id, or 0 */
+	bool limited;
+	__u64 now;
+};
+
+/* One line (one object) per bucket, as the walk reads it: a table of a
+ * million keys is never held in memory. */
+static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
+{
+	struct list_ctx *l = ctx;
+	const struct xrl_rule_entry *e = rule_of_gen(l->rules, l->nrules, k->gen);
+	__u64 tokens, ago;
+	char key[80];
+
+	/* a bucket of a rule version no longer in the rule set is skipped */
+	if (!e || e->r.action != XRL_ACT_LIMIT || (l->only && e->r.id != l->only))
+		return 0;
+	tokens = xrl_gcra_tokens(b->tat, xrl_ns_to_tu(l->now), e->r.interval, e->r.limit);
+	if (l->limited && tokens)
+		return 0;
+	ago = l->now > b->last_ns ? (l->now - b->last_ns) / 1000000 : 0;
+	key_format(k, e->r.key_len, key, sizeof(key));
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "key", key);
+		jw_ku64(&jw, "rule", e->r.id);
+		jw_ku64(&jw, "tokens", tokens);
+		jw_ku64(&jw, "burst", e->r.burst);
+		jw_ku64(&jw, "dropped_packets", b->dropped);
+		jw_ku64(&jw, "last_seen_ms_ago", ago);
+		jw_obj_end(&jw);
+	} else {
+		char tok[32];
+
+		snprintf(tok, sizeof(tok), "%llu/%u", (unsigned long long)tokens, e->r.burst);
+		printf("%-44s %-6u %21s %12llu %9.3f s ago\n", key, e->r.id, tok,
+		       (unsigned long long)b->dropped, ago / 1e3);
+	}
+	return 0;
+}
+
+int do_key_list(struct xrl_cmd *c)
+{
+	struct list_ctx l = { .only = c->key_rule, .limited = c->limited };
+	struct xrl *x;
+	int err = 0;
+	bool found = !c->key_rule;
+
+	if (open_reader(&x))
+		return 1;
+	if (xrl_rules_get(x, &l.rules, &l.nrules)) {
+		p_err("%s", xrl_errmsg());
+		err = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < l.nrules; i++)
+		found |= l.rules[i].r.id == c->key_rule;
+	if (!found) {
+		p_err("no rule %u", c->key_rule);
+		err = 1;
+		goto out;
+	}
+	rules_by_gen(l.rules, l.nrules);
+	l.now = xrl_now_ns(x);
+	if (opt.json)
+		jw_arr_start(&jw);
+	else
+		printf("%-44s %-6s %21s %12s %15s\n", "KEY", "RULE", "TOKENS", "DROPPED", "LAST SEEN");
+	if (xrl_buckets_walk(x, list_cb, &l)) {
+		err = 1;
+		fflush(stdout);
+		p_err("%s", xrl_errmsg());
+	}
+	if (opt.json) {	/* what was printed stays valid JSON */
+		jw_arr_end(&jw);
+		jw_finish(&jw);
+	}
+out:
+	free(l.rules);
+	xrl_close(x);
+	return err;
+}
+
+/* key reset, key del: the key of ADDR under the rule that matches it now. */
+static int key_op(struct xrl_cmd *c, bool del)
+{
+	struct xrl_rule_entry e;
+	struct xrl_key k;
+	char addr[64], key[80] = "";
+	bool tracked = true;
+	struct xrl *x;
+	int err;
+
+	if (open_writer(&x, false, 0))
+		return 1;
+	xrl_addr_format(c->family, c->addr, addr, sizeof(addr));
+	err = xrl_rule_match(x, c->family, c->addr, &e);
+	if (err == -ENOENT) {
+		set_err("no rule matches %s: it has no key", addr);
+	} else if (err) {
+		set_err("%s", xrl_errmsg());
+	} else if (e.r.action != XRL_ACT_LIMIT) {
+		err = set_err("%s matches rule %u, action %s: never metered, it has no key", addr,
+			      e.r.id, xrl_action_name(e.r.action));
+	} else {
+		xrl_key_of(&k, &e.r, c->family, c->addr);
+		key_format(&k, e.r.key_len, key, sizeof(key));
+		err = del ? xrl_bucket_del(x, &k) : xrl_bucket_reset(x, &e.r, &k);
+		if (err == -ENOENT) {
+			tracked = false;
+			/* nothing to forgive is no failure; nothing to forget is */
+			err = del ? set_err("key %s of rule %u is not tracked", key, e.r.id) : 0;
+		} else if (err) {
+			set_err("%s", xrl_errmsg());
+		}
+	}
+	unlock(x, err);
+	if (err) {
+		p_err("%s", emsg);
+		xrl_close(x);
+		return 1;
+	}
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "key", key);
+		jw_ku64(&jw, "rule", e.r.id);
+		jw_kbool(&jw, "tracked", tracked);
+		if (!del)
+			jw_ku64(&jw, "tokens", e.r.burst);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else if (!tracked) {
+		printf("key %s of rule %u is not tracked: its bucket is full (%u tokens)\n", key,
+		       e.r.id, e.r.burst);
+	} else if (del) {
+		printf("deleted key %s of rule %u\n", key, e.r.id);
+	} else {
+		printf("reset key %s of rule %u: %u tokens\n", key, e.r.id, e.r.burst);
+	}
+	xrl_close(x);
+	return 0;
+}
+
+int do_key_reset(struct xrl_cmd *c)
+{
+	return key_op(c, false);
+}
+
+int do_key_del(struct xrl_cmd *c)
+{
+	return key_op(c, true);
+}
