@@ -20,9 +20,11 @@
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
+#define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
 
 enum {
-	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS, M__COUNT
+	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -63,6 +65,7 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
 int xrl__map_max_entries(int fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
+int xrl__events_claim(struct xrl *x);
 #define mask_bits xrl__mask_bits
 #define pin_path xrl__pin_path
 #define map_max_entries xrl__map_max_entries
