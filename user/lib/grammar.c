@@ -629,6 +629,12 @@ static const struct xrl_param p_top[] = {
 	END,
 };
 
+static const struct xrl_param p_events[] = {
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s) },
+	END,
+};
+
 static const struct xrl_param p_help[] = {
 	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command" },
 	END,
@@ -686,6 +692,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
 	  "the N keys with the most drops (default 10)" },
+	{ "events", XRL_CMD_EVENTS, XRL_IN_CLI, p_events, NULL,
+	  "follow keys becoming limited and no longer limited; stop after N or SEC" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,

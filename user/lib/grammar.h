@@ -29,6 +29,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_STATS,
 	XRL_CMD_SHOW,
 	XRL_CMD_TOP,
+	XRL_CMD_EVENTS,
 	XRL_CMD_HELP,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
@@ -81,8 +82,10 @@ struct xrl_cmd {
 	/* show */
 	int family;
 	__u8 addr[16];
-	/* top */
+	/* top; events */
 	__u32 count;
+	/* events */
+	__u32 timeout_s;
 	/* heartbeat, watchdog */
 	__u32 ms;
 	/* metrics */

@@ -7,6 +7,7 @@
  *   iface.c  attach, detach, purge, status
  *   rules.c  rule add, del, list, flush; mode set
  *   stats.c  stats, show, top
+ *   events.c events
  */
 #include "rlctl.h"
 
@@ -242,6 +243,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_STATS] = do_stats,
 	[XRL_CMD_SHOW] = do_show,
 	[XRL_CMD_TOP] = do_top,
+	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 };
 

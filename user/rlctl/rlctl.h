@@ -53,5 +53,6 @@ int do_mode_show(struct xrl_cmd *c);
 int do_stats(struct xrl_cmd *c);
 int do_show(struct xrl_cmd *c);
 int do_top(struct xrl_cmd *c);
+int do_events(struct xrl_cmd *c);
 
 #endif
