@@ -150,8 +150,25 @@ test_daemon_log_bounded() {
 	check_eq "said as such" "$(grep -oE 'events: [0-9]+ more' "$LOG" | awk '{ s += $2 } END { print s }')" "$unlogged"
 }
 
+# pins of a build without the events rings (as an older one left them) are
+# refused with the way out, which works
+test_older_pins_refused() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	rm "$PIN/xrl_events_rld" "$PIN/xrl_events_ctl" "$PIN/xrl_event_stats"
+	local out
+	out=$(ctl status 2>&1)
+	check_eq "refused" $? 1
+	check_match "says why and how out" "$out" \
+		"cannot open pinned map .*/xrl_events_rld: No such file or directory \(pinned by an older build of xdp-rl\? detach and purge with that build, or remove $PIN, which detaches it everywhere"
+	rm -rf "$PIN"
+	no_xdp_on "$DST" d0 || fail "removing the directory did not detach"
+	ctl attach dev d0 >/dev/null || fail "attach after the removal"
+}
+
 run_test test_events_json
 run_test test_events_text_and_signals
 run_test test_daemon_logs_and_counts
 run_test test_daemon_log_bounded
+run_test test_older_pins_refused
 summary
