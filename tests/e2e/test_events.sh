@@ -160,7 +160,7 @@ test_older_pins_refused() {
 	out=$(ctl status 2>&1)
 	check_eq "refused" $? 1
 	check_match "says why and how out" "$out" \
-		"cannot open pinned map .*/xrl_events_rld: No such file or directory \(pinned by an older build of xdp-rl\? detach and purge with that build, or remove $PIN, which detaches it everywhere"
+		"cannot open pinned map .*/xrl_events_rld: No such file or directory \('xdp-rlctl purge' to start over; pinned by an older build of xdp-rl\? detach and purge with that build, or remove $PIN, which detaches it everywhere"
 	rm -rf "$PIN"
 	no_xdp_on "$DST" d0 || fail "removing the directory did not detach"
 	ctl attach dev d0 >/dev/null || fail "attach after the removal"

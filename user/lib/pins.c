@@ -406,9 +406,9 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
 		if (x->map_fd[i] < 0)
-			return fail(errno, "cannot open pinned map %s: %s (pinned by an older build of xdp-rl? "
-				    "detach and purge with that build, or remove %s, which detaches it "
-				    "everywhere; its rules and buckets are lost)",
+			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over; "
+				    "pinned by an older build of xdp-rl? detach and purge with that build, "
+				    "or remove %s, which detaches it everywhere; its rules and buckets are lost)",
 				    p, strerror(errno), x->pin_dir);
 	}
 	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
