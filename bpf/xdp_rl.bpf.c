@@ -88,6 +88,24 @@ struct {
 	__type(value, struct xrl_if_stats);
 } xrl_if_stats SEC(".maps");
 
+/* Live events: one ring per reader (xdp_rl_common.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XRL_EVENT_RING_BYTES);
+} xrl_events_rld SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XRL_EVENT_RING_BYTES);
+} xrl_events_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_event_stats);
+} xrl_event_stats SEC(".maps");
+
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 
 /* A compare-and-swap that keeps losing means other CPUs keep admitting
@@ -139,12 +157,105 @@ static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
 	}
 }
 
+/* One event into each ring. */
+static __always_inline void event_write(void *ring, const struct xrl_event *ev,
+					struct xrl_event_stats *es, int which)
+{
+	struct xrl_event *e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+
+	if (!e) {
+		es->ring_full[which]++;
+		return;
+	}
+	__builtin_memcpy(e, ev, sizeof(*e));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * A key changed state: called only on a transition (a drop of a key not
+ * limited, a pass of a limited key), never on the steady path, and out of
+ * line so that the metering code stays as small as it was. Returns 1 when
+ * the event was written (or is due no more), 0 when it was left out.
+ */
+static __noinline int key_event(struct xrl_bucket *b, const struct xrl_rule *r,
+				const __u32 *addr, __u64 now_ns, __u32 family_kind)
+{
+	/* five arguments at most: the family and the kind share one */
+	__u32 family = family_kind >> 8, kind = family_kind & 0xff;
+	struct xrl_event_stats *es;
+	struct xrl_control *ctrl;
+	struct xrl_event ev = {};
+	__u32 zero = 0;
+	__u64 tat;
+
+	es = bpf_map_lookup_elem(&xrl_event_stats, &zero);
+	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
+	if (!es || !ctrl)
+		return 0;
+	if (kind == XRL_EV_LIMITED && b->event_ns &&
+	    now_ns - b->event_ns < XRL_EVENT_KEY_NS) {
+		es->sampled++;
+		return 0;
+	}
+	/* the global cap, per CPU: no atomics needed */
+	if (!xrl_gcra(es->tat, xrl_ns_to_tu(now_ns),
+		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE,
+		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE * XRL_EVENT_BURST, 1, &tat)) {
+		es->dropped_rate++;
+		return 0;
+	}
+	es->tat = tat;
+	es->events[kind == XRL_EV_LIMITED ? 0 : 1]++;
+	ev.ts_ns = now_ns;
+	ev.dropped = b->dropped;
+	ev.rule_id = r->id;
+	ev.kind = kind;
+	ev.family = family;
+	ev.key_len = r->key_len;
+	ev.mode = ctrl->mode & (XRL_MODE_MAX - 1);
+	if (family == 4)
+		__builtin_memcpy(ev.addr, addr, 4);
+	else
+		__builtin_memcpy(ev.addr, addr, 16);
+	event_write(&xrl_events_rld, &ev, es, 0);
+	event_write(&xrl_events_ctl, &ev, es, 1);
+	return 1;
+}
+
+/* The first drop of a key that was not limited. */
+static __always_inline void key_dropped(struct xrl_bucket *b, const struct xrl_rule *r,
+					const __u32 *addr, __u32 family, __u64 now_ns)
+{
+	b->limited = 1;
+	if (key_event(b, r, addr, now_ns, family << 8 | XRL_EV_LIMITED)) {
+		b->event_ns = now_ns;
+		b->reported = 1;
+	}
+}
+
+/* A pass of a limited key: it is no longer limited when its bucket was
+ * full for at least one interval before this packet (old TAT + T <= now).
+ * Within a flood, a pass finds the bucket all but empty. An "unlimited"
+ * that the cap left out is tried again at the key's next pass. */
+static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_rule *r,
+				       const __u32 *addr, __u32 family, __u64 now_ns,
+				       __u64 old, __u64 now)
+{
+	if ((__s64)(old + r->interval - now) > 0)
+		return;
+	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
+		return;
+	b->reported = 0;
+	b->limited = 0;
+}
+
 /*
  * Meter: GCRA on the (rule, key) bucket, exact across CPUs. Inlined once per
  * family with a constant map: the verifier inlines a hash look-up only where
  * the map is known (a map chosen by a branch cost 8-14 ns a packet here).
  */
 static __always_inline int meter_bucket(void *map, const void *key,
+					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
 					struct xrl_rule_stats *rs)
 {
@@ -177,10 +288,15 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		old = READ_ONCE(b->tat);
 		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat))
 			break;
-		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old)
+		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
+			if (b->limited)		/* the steady path reads one word */
+				key_passed(b, r, addr, family, now_ns, old, now);
 			return XRL_PASS;
+		}
 	}
 	__sync_fetch_and_add(&b->dropped, 1);
+	if (!b->limited)
+		key_dropped(b, r, addr, family, now_ns);
 	return XRL_DROP;
 }
 
@@ -194,7 +310,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 			.addr = p->saddr[0] & r->key_mask[0],
 		};
 
-		return meter_bucket(&xrl_buckets4, &k4, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs);
 	} else {
 		struct xrl_bucket_key6 k6 = {
 			.gen = r->gen,
@@ -204,7 +320,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		return meter_bucket(&xrl_buckets6, &k6, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs);
 	}
 }
 

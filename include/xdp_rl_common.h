@@ -106,6 +106,56 @@ struct xrl_bucket {
 	__u64 tat;		/* GCRA theoretical arrival time, time units */
 	__u64 dropped;		/* packets dropped (or would-drop in dry-run) */
 	__u64 last_ns;		/* clock at the last packet seen */
+	/* live events (README, "Live events"); read on every packet, acted
+	 * on only when they change */
+	__u64 event_ns;		/* clock at this key's last "limited" event; 0: none */
+	__u32 limited;		/* 1 from a drop until a pass with a full bucket */
+	__u32 reported;		/* 1: its "limited" went out, its "unlimited" is due */
+};
+
+/*
+ * Live events: "key K became limited by rule R" at the first drop of a key
+ * that was not limited, and "key K is no longer limited" at the first pass
+ * that finds its bucket full for at least one emission interval (the source
+ * slowed down to its rate, or paused), after a "limited" that went out.
+ * Written into two ring buffers, one per reader: xrl_events_rld (the daemon)
+ * and xrl_events_ctl (xdp-rlctl events); a ring nobody reads fills up and
+ * refuses more, counted, at the cost of one failed reservation.
+ *
+ * Sampled: at most one "limited" per key per XRL_EVENT_KEY_NS (a key that
+ * flaps is reported once per interval), and at most XRL_EVENT_RATE events
+ * per second per CPU (a GCRA of burst XRL_EVENT_BURST per CPU): a flood of
+ * a million keys cannot flood the rings.
+ */
+#define XRL_EVENT_KEY_NS	(10ULL * 1000000000ULL)
+#define XRL_EVENT_RATE		1000
+#define XRL_EVENT_BURST		1000
+#define XRL_EVENT_RING_BYTES	(256 * 1024)	/* each ring: ~5000 events */
+
+enum xrl_event_kind {
+	XRL_EV_LIMITED = 1,
+	XRL_EV_UNLIMITED = 2,
+};
+
+/* One record of the rings. */
+struct xrl_event {
+	__u64 ts_ns;		/* the data path's clock (CLOCK_MONOTONIC_COARSE) */
+	__u64 dropped;		/* the key's drops so far */
+	__u32 rule_id;
+	__u8 kind;		/* enum xrl_event_kind */
+	__u8 family;		/* 4 or 6 */
+	__u8 key_len;		/* the rule's per-key length: the key is addr/key_len */
+	__u8 mode;		/* enum xrl_mode: in dry-run, "would be" */
+	__u8 addr[16];		/* the key: the source masked, network order */
+};
+
+/* Per CPU: the global cap's state and what became of the events. */
+struct xrl_event_stats {
+	__u64 tat;		/* the cap's GCRA state on this CPU (time units) */
+	__u64 events[2];	/* events that passed the cap: limited, unlimited */
+	__u64 sampled;		/* "limited" left out: the key had one < XRL_EVENT_KEY_NS ago */
+	__u64 dropped_rate;	/* left out: over the global cap */
+	__u64 ring_full[2];	/* not written, the ring was full: rld's, ctl's */
 };
 
 /* Control block: one entry of an mmap-able array, written field by field. */

@@ -653,6 +653,12 @@ static const struct xrl_param p_key_addr[] = {
 	END,
 };
 
+static const struct xrl_param p_events[] = {
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s) },
+	END,
+};
+
 static const struct xrl_param p_help[] = {
 	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command" },
 	END,
@@ -723,6 +729,8 @@ const struct xrl_command xrl_commands[] = {
 	  "forgive the key of ADDR: its bucket full again" },
 	{ "key del", XRL_CMD_KEY_DEL, XRL_IN_CLI, p_key_addr, NULL,
 	  "forget the key of ADDR: delete its bucket" },
+	{ "events", XRL_CMD_EVENTS, XRL_IN_CLI, p_events, NULL,
+	  "follow keys becoming limited and no longer limited; stop after N or SEC" },
 	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
 	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,

@@ -33,6 +33,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_KEY_LIST,
 	XRL_CMD_KEY_RESET,
 	XRL_CMD_KEY_DEL,
+	XRL_CMD_EVENTS,
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
 	/* configuration file only */
@@ -86,13 +87,15 @@ struct xrl_cmd {
 	/* show, key reset, key del */
 	int family;
 	__u8 addr[16];
-	/* top */
+	/* top; events */
 	__u32 count;
 	__u32 sample_ms;	/* the drop rates' sample */
 	bool watch;		/* the live full-screen view */
 	/* key list */
 	__u32 key_rule;		/* only this rule's keys; 0: all */
 	bool limited;		/* only keys without a token now */
+	/* events */
+	__u32 timeout_s;
 	/* heartbeat, watchdog */
 	__u32 ms;
 	/* metrics */

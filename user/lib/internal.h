@@ -20,9 +20,11 @@
 #define PROG_PIN	"xdp_rl_prog"
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
+#define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
 
 enum {
-	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS, M__COUNT
+	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -65,6 +67,7 @@ int xrl__map_max_entries(int fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
 /* A new fd on the published trie of a family, or -ENOENT (rules.c). */
 int xrl__rules_fd(struct xrl *x, int family);
+int xrl__events_claim(struct xrl *x);
 #define mask_bits xrl__mask_bits
 #define pin_path xrl__pin_path
 #define map_max_entries xrl__map_max_entries

@@ -28,6 +28,7 @@
 const char *const xrl__map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
 	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
+	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
 };
 
 static bool is_bpffs(const char *path)
@@ -329,6 +330,9 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	maps[M_RULE_STATS] = x->skel->maps.xrl_rule_stats;
 	maps[M_GLOBAL_STATS] = x->skel->maps.xrl_global_stats;
 	maps[M_IF_STATS] = x->skel->maps.xrl_if_stats;
+	maps[M_EVENTS_RLD] = x->skel->maps.xrl_events_rld;
+	maps[M_EVENTS_CTL] = x->skel->maps.xrl_events_ctl;
+	maps[M_EVENT_STATS] = x->skel->maps.xrl_event_stats;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */
@@ -402,8 +406,10 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
 		if (x->map_fd[i] < 0)
-			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over)",
-				    p, strerror(errno));
+			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over; "
+				    "pinned by an older build of xdp-rl? detach and purge with that build, "
+				    "or remove %s, which detaches it everywhere; its rules and buckets are lost)",
+				    p, strerror(errno), x->pin_dir);
 	}
 	cap = map_max_entries(x->map_fd[M_BUCKETS4]);
 	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
@@ -590,7 +596,7 @@ void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, 
 /* Is this a name xdp-rl pins under its directory? */
 static bool our_pin(const char *name)
 {
-	if (!strcmp(name, PROG_PIN) || !strcmp(name, DAEMON_DIR) ||
+	if (!strcmp(name, PROG_PIN) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
 	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
@@ -673,7 +679,7 @@ int xrl_purge(struct xrl *x)
 		if (de->d_name[0] == '.')
 			continue;
 		pin_path(x, de->d_name, p, sizeof(p));
-		/* the daemon's claim is a directory (DAEMON_DIR) */
+		/* the claims are directories (DAEMON_DIR, EVENTS_DIR) */
 		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	}
@@ -714,6 +720,31 @@ static int claim(struct xrl *x, pid_t *holder)
 		close(x->daemon_fd);
 	x->daemon_fd = fd;
 	return 0;
+}
+
+/* The claim of the reader of xrl_events_ctl: DIR/events, flocked for as
+ * long as the returned fd is open. One reader at a time: a ring gives each
+ * record to one consumer only, so two readers would each see half. */
+int xrl__events_claim(struct xrl *x)
+{
+	char p[PATH_MAX];
+	int fd, pid;
+
+	pin_path(x, EVENTS_DIR, p, sizeof(p));
+	if (mkdir(p, 0700) && errno != EEXIST)
+		return fail(errno, "cannot create %s: %s", p, strerror(errno));
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(errno, "cannot open %s: %s", p, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	pid = lock_holder(fd);
+	close(fd);
+	if (pid > 0)
+		return fail(EBUSY, "another 'xdp-rlctl events' (pid %d) follows the events of %s: one reader at a time",
+			    pid, x->pin_dir);
+	return fail(EBUSY, "another 'xdp-rlctl events' follows the events of %s: one reader at a time",
+		    x->pin_dir);
 }
 
 int xrl_daemon_claim(struct xrl *x, pid_t *holder)

@@ -10,6 +10,7 @@
  *   top.c    top, top watch
  *   keys.c   key list, reset, del
  *   replay.c replay
+ *   events.c events
  */
 #include "rlctl.h"
 
@@ -248,6 +249,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_KEY_LIST] = do_key_list,
 	[XRL_CMD_KEY_RESET] = do_key_reset,
 	[XRL_CMD_KEY_DEL] = do_key_del,
+	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
 };

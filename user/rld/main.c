@@ -4,7 +4,8 @@
  * data path does, and decides what happens when something breaks.
  *
  * One thread runs the event loop (signals, the config file, link
- * notifications, a housekeeping tick that checks the pins); a thread of its
+ * notifications, the data path's live events, a housekeeping tick that
+ * checks the pins); a thread of its
  * own heartbeats, so that nothing the event loop waits for (a reload, the
  * config reader, another process's lock) can look like a dead daemon to the
  * watchdog; libmicrohttpd's thread serves /metrics.
@@ -316,6 +317,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.stats.pins_ok = 1;
+	events_start();
 	if ((err = heartbeat_start()) || arm_timer()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
 		return 1;
@@ -330,11 +332,12 @@ int main(int argc, char **argv)
 	     d.watchdog_ms ? "" : " (off)");
 
 	while (running) {
-		struct pollfd p[4] = {
+		struct pollfd p[5] = {
 			{ .fd = sfd, .events = POLLIN },
 			{ .fd = d.timer_fd, .events = POLLIN },
 			{ .fd = ifd, .events = POLLIN },
 			{ .fd = lm ? xrl_linkmon_fd(lm) : -1, .events = POLLIN },
+			{ .fd = d.events ? xrl_events_fd(d.events) : -1, .events = POLLIN },
 		};
 		int timeout = -1, n;
 
@@ -344,7 +347,7 @@ int main(int argc, char **argv)
 			timeout = left > 0 ? (int)left + 1 : 0;
 		}
 		__atomic_store_n(&d.busy_ms, 0, __ATOMIC_RELEASE);
-		n = poll(p, 4, timeout);
+		n = poll(p, 5, timeout);
 		__atomic_store_n(&d.busy_ms, (long)now_ms(), __ATOMIC_RELEASE);
 		if (n < 0 && errno != EINTR) {
 			xrl_log(XRL_LOG_ERR, "poll: %s", strerror(errno));
@@ -367,9 +370,13 @@ int main(int argc, char **argv)
 		if (p[1].revents & POLLIN) {
 			__u64 ticks;
 
-			if (read(d.timer_fd, &ticks, sizeof(ticks)) > 0)
+			if (read(d.timer_fd, &ticks, sizeof(ticks)) > 0) {
 				check_pins();
+				events_tick();
+			}
 		}
+		if (p[4].revents & POLLIN)
+			events_read();
 		if ((p[2].revents & POLLIN) && config_event(ifd))
 			reload_at = now_ms() + RELOAD_SETTLE_MS;
 		if (lm && (p[3].revents & POLLIN) && xrl_linkmon_read(lm, on_link, NULL) == -ENOBUFS) {
@@ -383,6 +390,8 @@ int main(int argc, char **argv)
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
 	heartbeat_stop();	/* before the watchdog is disarmed below */
+	events_read();		/* the last ones, for the log */
+	events_stop();
 	xrl_metrics_stop(d.metrics);
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {

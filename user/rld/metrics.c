@@ -21,6 +21,33 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* The live events the daemon read, and those the data path left out since
+ * the daemon started (before, nobody read its ring). */
+static int events_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
+{
+	const struct xrl_event_stats *b = &ds->events_base;
+	struct xrl_event_stats es;
+	int err = xrl_event_stats_get(x, &es);
+
+	if (err)
+		return err;
+	help(f, "xdp_rl_events_total", "counter", "Live events read by the daemon: keys that became limited, and no longer limited.");
+	fprintf(f, "xdp_rl_events_total{kind=\"limited\"} %llu\n", ds->events[0]);
+	fprintf(f, "xdp_rl_events_total{kind=\"unlimited\"} %llu\n", ds->events[1]);
+	help(f, "xdp_rl_events_dropped_total", "counter",
+	     "Live events the data path left out since the daemon started: over the global cap, or its ring full.");
+	fprintf(f, "xdp_rl_events_dropped_total{reason=\"rate_cap\"} %llu\n",
+		(unsigned long long)(es.dropped_rate - b->dropped_rate));
+	fprintf(f, "xdp_rl_events_dropped_total{reason=\"ring_full\"} %llu\n",
+		(unsigned long long)(es.ring_full[0] - b->ring_full[0]));
+	help(f, "xdp_rl_events_sampled_total", "counter",
+	     "\"limited\" events left out since the daemon started: the key had one less than 10 s before.");
+	fprintf(f, "xdp_rl_events_sampled_total %llu\n", (unsigned long long)(es.sampled - b->sampled));
+	help(f, "xdp_rl_events_unlogged_total", "counter", "Live events read but not logged (at most 10 lines a second).");
+	fprintf(f, "xdp_rl_events_unlogged_total %llu\n", ds->events_unlogged);
+	return 0;
+}
+
 int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 {
 	static const struct {
@@ -169,6 +196,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_pins_ok %u\n", ds->pins_ok);
 		help(f, "xdp_rl_pin_restores_total", "counter", "Times the pins were found removed and restored (links re-attached).");
 		fprintf(f, "xdp_rl_pin_restores_total %llu\n", ds->pin_restores);
+		err = events_write(f, x, ds);
 	}
 out:
 	free(att);

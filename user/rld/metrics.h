@@ -21,6 +21,9 @@ struct xrl_daemon_stats {
 	char config_path[256];
 	unsigned long long keys[2];		/* keys tracked, IPv4 and IPv6, counted ... */
 	double keys_age_s;			/* ... this long ago (-1: never) */
+	unsigned long long events[2];		/* live events read: limited, unlimited */
+	unsigned long long events_unlogged;	/* read but not logged (the log's rate) */
+	struct xrl_event_stats events_base;	/* the data path's event counters at start */
 };
 
 /* Write every metric of `x` (and the daemon's own) to f. Without ds, the

@@ -5,6 +5,7 @@
  *   reload.c     read the configuration, apply it, watch the file
  *   iface.c      attach, adopt, link events, restore removed pins
  *   heartbeat.c  the heartbeat thread
+ *   events.c     the data path's live events: counted, logged at a bounded rate
  *   metrics.c    the Prometheus exposition; linkmon.c rtnetlink
  * Every map and attach operation goes through libxrl.
  */
@@ -72,6 +73,10 @@ struct rld_state {
 	pthread_mutex_t keys_lock;
 	unsigned long long keys[2];
 	double keys_at_ms;		/* 0: never counted */
+	/* live events: the daemon's ring, read by the event loop */
+	struct xrl_events *events;
+	double ev_log_tat;		/* the log's rate: GCRA state, ms */
+	unsigned long long ev_unlogged;	/* since the last "not logged" line */
 };
 extern struct rld_state d;
 
@@ -114,6 +119,14 @@ extern unsigned long long logq_dropped_total;
 /* main.c: serve metrics where the configuration says (file: its metrics
  * line, "" when it has none); a change is applied or refused, and logged */
 void metrics_set(const char *file, const char *why);
+
+/* events.c: the daemon's ring of live events */
+#define EVENT_LOG_PER_SEC	10	/* event lines a second, at most ... */
+#define EVENT_LOG_BURST		20	/* ... after a burst of this many */
+int events_start(void);
+void events_read(void);
+void events_tick(void);
+void events_stop(void);
 
 /* heartbeat.c */
 void heartbeat(void);

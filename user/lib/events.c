@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: the live events of the data path, read from its ring buffers.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct xrl_events {
+	struct ring_buffer *rb;
+	xrl_event_cb cb;
+	void *ctx;
+	bool draining;		/* discard: the backlog of a ring nobody read */
+	int claim_fd;
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct xrl_events *ev = ctx;
+	struct xrl_event e = {};
+
+	if (ev->draining)
+		return 0;
+	memcpy(&e, data, size < sizeof(e) ? size : sizeof(e));
+	return ev->cb(&e, ev->ctx);
+}
+
+int xrl_events_open(struct xrl *x, enum xrl_events_reader who, xrl_event_cb cb, void *ctx,
+		    struct xrl_events **out)
+{
+	struct xrl_events *ev = calloc(1, sizeof(*ev));
+	int err;
+
+	if (!ev)
+		return fail(ENOMEM, "out of memory");
+	ev->cb = cb;
+	ev->ctx = ctx;
+	ev->claim_fd = -1;
+	if (who == XRL_EVENTS_CTL && x->pinned) {
+		ev->claim_fd = xrl__events_claim(x);
+		if (ev->claim_fd < 0) {
+			err = ev->claim_fd;
+			free(ev);
+			return err;
+		}
+	}
+	ev->rb = ring_buffer__new(x->map_fd[who == XRL_EVENTS_RLD ? M_EVENTS_RLD : M_EVENTS_CTL],
+				  on_sample, ev, NULL);
+	if (!ev->rb) {
+		err = fail(errno, "cannot read the events ring: %s", strerror(errno));
+		xrl_events_close(ev);
+		return err;
+	}
+	ev->draining = true;
+	ring_buffer__consume(ev->rb);
+	ev->draining = false;
+	*out = ev;
+	return 0;
+}
+
+int xrl_events_fd(const struct xrl_events *ev)
+{
+	return ring_buffer__epoll_fd(ev->rb);
+}
+
+int xrl_events_poll(struct xrl_events *ev, int timeout_ms)
+{
+	return ring_buffer__poll(ev->rb, timeout_ms);
+}
+
+int xrl_events_consume(struct xrl_events *ev)
+{
+	return ring_buffer__consume(ev->rb);
+}
+
+void xrl_events_close(struct xrl_events *ev)
+{
+	if (!ev)
+		return;
+	ring_buffer__free(ev->rb);
+	if (ev->claim_fd >= 0)
+		close(ev->claim_fd);
+	free(ev);
+}
+
+int xrl_event_stats_get(struct xrl *x, struct xrl_event_stats *sum)
+{
+	size_t nf = sizeof(*sum) / sizeof(__u64);
+	__u64 *vals = calloc(x->ncpus, sizeof(*sum)), *s = (__u64 *)sum;
+	__u32 zero = 0;
+
+	if (!vals)
+		return fail(ENOMEM, "out of memory");
+	if (bpf_map_lookup_elem(x->map_fd[M_EVENT_STATS], &zero, vals)) {
+		int err = fail(errno, "cannot read the event counters: %s", strerror(errno));
+
+		free(vals);
+		return err;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (int c = 0; c < x->ncpus; c++)
+		for (size_t f = 1; f < nf; f++)		/* field 0: the cap's state */
+			s[f] += vals[c * nf + f];
+	free(vals);
+	return 0;
+}
+
+const char *xrl_event_kind_name(int kind)
+{
+	return kind == XRL_EV_LIMITED ? "limited" : kind == XRL_EV_UNLIMITED ? "unlimited" : "unknown";
+}
+
+void xrl_event_key_format(const struct xrl_event *e, char *buf, size_t len)
+{
+	int full = e->family == 4 ? 32 : 128;
+	size_t l;
+
+	xrl_addr_format(e->family, e->addr, buf, len);
+	l = strlen(buf);
+	if (e->key_len && e->key_len < full)
+		snprintf(buf + l, len - l, "/%u", e->key_len);
+}
+
+__u64 xrl_event_wall_ns(struct xrl *x, __u64 ts_ns)
+{
+	struct timespec rt;
+	__u64 now = xrl_now_ns(x), wall;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	wall = (__u64)rt.tv_sec * XRL_NSEC_PER_SEC + rt.tv_nsec;
+	return ts_ns <= now ? wall - (now - ts_ns) : wall + (ts_ns - now);
+}
