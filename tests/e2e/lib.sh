@@ -99,6 +99,25 @@ lab_up_veth() {
 		{ fail "cannot build the lab"; return 1; }
 }
 
+# lab_up_src2: a second sender, ns $SRC2 with s1 198.18.0.1/24, joined to
+# d1 in $DST (the lab's second interface)
+lab_up_src2() {
+	SRC2="$RUN_ID-src2"
+	new_ns "$SRC2" || return 1
+	ip -n "$SRC2" link add s1 type veth peer name d1 netns "$DST" || return 1
+	ip -n "$DST" link set d1 address 02:00:00:00:01:fe up
+	ip -n "$SRC2" link set s1 up
+	ip -n "$SRC2" addr add 198.18.0.1/24 dev s1
+	ip -n "$SRC2" neigh add 198.18.0.254 lladdr 02:00:00:00:01:fe dev s1 nud permanent
+}
+
+# write_conf FILE LINES...: replace FILE the way editors do (temp + rename)
+write_conf() {
+	local f=$1
+	shift
+	printf '%s\n' "$@" >"$f.tmp" && mv "$f.tmp" "$f"
+}
+
 lab_down() {
 	kill_bg
 	ctl detach dev d0 purge >/dev/null 2>&1

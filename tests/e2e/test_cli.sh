@@ -77,13 +77,7 @@ test_native_and_generic() {
 
 test_two_interfaces_share_buckets() {
 	lab_up || return
-	local SRC2="$RUN_ID-src2"
-	new_ns "$SRC2" || return
-	ip -n "$SRC2" link add s1 type veth peer name d1 netns "$DST"
-	ip -n "$DST" link set d1 address 02:00:00:00:01:fe up
-	ip -n "$SRC2" link set s1 up
-	ip -n "$SRC2" addr add 198.18.0.1/24 dev s1
-	ip -n "$SRC2" neigh add 198.18.0.254 lladdr 02:00:00:00:01:fe dev s1 nud permanent
+	lab_up_src2 || return
 
 	ctl attach dev d0 keys 4096 >/dev/null
 	ctl attach dev d1 >/dev/null

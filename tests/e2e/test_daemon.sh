@@ -6,12 +6,6 @@ source "$(dirname "$0")/lib.sh"
 LOG="$TMPD/rld.log"
 CONF="$TMPD/rules.conf"
 
-# write_conf FILE LINES...: replace FILE the way editors do (temp + rename)
-write_conf() {
-	local f=$1
-	shift
-	printf '%s\n' "$@" >"$f.tmp" && mv "$f.tmp" "$f"
-}
 
 # every test starts with an empty daemon log (a restart within one test appends)
 lab_up() {

@@ -8,11 +8,6 @@ source "$(dirname "$0")/lib.sh"
 LOG="$TMPD/ops.log"
 CONF="$TMPD/rules.conf"
 
-write_conf() {	# FILE LINES...: as editors do (temp + rename)
-	local f=$1
-	shift
-	printf '%s\n' "$@" >"$f.tmp" && mv "$f.tmp" "$f"
-}
 
 lab_up() {
 	: >"$LOG"

@@ -114,25 +114,36 @@ static struct xrl_replay_key *kt_get(struct key_table *t, const struct xrl_key *
 
 /* ---- frames ---- */
 
-/* The source address of an Ethernet frame as the program's parser finds
- * it (up to two VLAN tags, IPv4 or IPv6): its family, or 0. Only asked
- * about frames the program dropped; a frame the program found malformed
- * has no bucket, whatever this says. */
-static int frame_source(const __u8 *f, size_t len, __u8 *addr)
+/* The start of the L3 header of an Ethernet frame, past up to two VLAN
+ * tags as the program's parser walks them, and its ethertype; 0 when the
+ * frame is too short to say. */
+static size_t l3_offset(const __u8 *f, size_t len, __u16 *proto)
 {
 	size_t off = 12;
-	__u16 proto;
 
 	if (len < ETH_HDR)
 		return 0;
-	proto = f[12] << 8 | f[13];
-	for (int i = 0; i < 2 && (proto == ETH_P_8021Q || proto == ETH_P_8021AD); i++) {
+	*proto = f[12] << 8 | f[13];
+	for (int i = 0; i < 2 && (*proto == ETH_P_8021Q || *proto == ETH_P_8021AD); i++) {
 		if (len < off + 6)
 			return 0;
 		off += 4;
-		proto = f[off] << 8 | f[off + 1];
+		*proto = f[off] << 8 | f[off + 1];
 	}
-	off += 2;
+	return off + 2;
+}
+
+/* The source address of an Ethernet frame as the program's parser finds
+ * it (IPv4 or IPv6): its family, or 0. Only asked about frames the program
+ * dropped; a frame the program found malformed has no bucket, whatever
+ * this says. */
+static int frame_source(const __u8 *f, size_t len, __u8 *addr)
+{
+	__u16 proto;
+	size_t off = l3_offset(f, len, &proto);
+
+	if (!off)
+		return 0;
 	if (proto == ETH_P_IP && len >= off + 20) {
 		memcpy(addr, f + off + 12, 4);
 		return 4;
@@ -144,24 +155,17 @@ static int frame_source(const __u8 *f, size_t len, __u8 *addr)
 	return 0;
 }
 
-/* The offset of the end of the IP header of an Ethernet frame (up to two
- * VLAN tags; IPv4 with its options, IPv6's fixed header), *l3 the offset
- * of its start; 0 when the frame does not hold all of it. */
+/* The offset of the end of the IP header of an Ethernet frame (IPv4 with
+ * its options, IPv6's fixed header), *l3 the offset of its start; 0 when
+ * the frame does not hold all of it. */
 static size_t ip_header_end(const __u8 *f, size_t len, size_t *l3)
 {
-	size_t off = 12;
 	__u16 proto;
+	size_t off = l3_offset(f, len, &proto);
 
-	if (len < ETH_HDR)
+	if (!off)
 		return 0;
-	proto = f[12] << 8 | f[13];
-	for (int i = 0; i < 2 && (proto == ETH_P_8021Q || proto == ETH_P_8021AD); i++) {
-		if (len < off + 6)
-			return 0;
-		off += 4;
-		proto = f[off] << 8 | f[off + 1];
-	}
-	*l3 = off += 2;
+	*l3 = off;
 	if (proto == ETH_P_IP && len >= off + 20 && (f[off] & 0xf) >= 5)
 		off += (f[off] & 0xf) * 4;
 	else if (proto == ETH_P_IPV6)
@@ -365,7 +369,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = buf, .repeat = 1);
 		__u64 ts = (__u64)h->ts.tv_sec * XRL_NSEC_PER_SEC + h->ts.tv_usec;	/* ns: NANO precision */
 		bool conv, cut_hdr;
-		__u64 wire;
+		__u64 wire = 0;
 		size_t len = frame_build(out->linktype, h, d, buf, &conv, &wire);
 		struct xrl_rule rule;
 		__u8 addr[16] = {};
