@@ -166,9 +166,47 @@ test_older_pins_refused() {
 	ctl attach dev d0 >/dev/null || fail "attach after the removal"
 }
 
+# One reader stays one reader when the pin directory is removed under a
+# running daemon (which pins it all again, claim directories aside): the
+# reader renews its claim, so a second one is still refused; and purge
+# does not pull the maps from under a reader.
+test_claim_survives_removed_pins() {
+	lab_up || return
+	write_conf "$CONF" "interface d0" "heartbeat 100" "watchdog 500" "metrics off" \
+		"rule add 198.18.0.0/24 rate 10/s burst 5 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	events_bg events
+	rm -rf "$PIN"
+	wait_log "$LOG" "restored the pins" 5 || return
+	sleep 1.5	# a poll of the reader's: it renews its claim
+	local out
+	out=$(ctl events timeout 1 2>&1)
+	check_eq "second reader refused after the removal" $? 1
+	check_match "names the first" "$out" "another 'xdp-rlctl events' \(pid $EV_PID\)"
+	kill_bg		# the daemon too (kill -9: its link stays)
+	# purge refuses while a reader follows
+	events_bg events
+	ctl detach dev d0 >/dev/null || fail "detach"
+	out=$(ctl purge 2>&1)
+	check_eq "purge refused under a reader" $? 1
+	check_match "says who" "$out" "'xdp-rlctl events' \(pid $EV_PID\) follows"
+	[[ -e "$PIN/xrl_control" ]] || fail "purge removed pins under a reader"
+	kill -TERM "$EV_PID"
+	wait_exit "$EV_PID" 5
+	# something else's inside a claim directory: nothing removed
+	mkdir "$PIN/events/sub"
+	out=$(ctl purge 2>&1)
+	check_eq "purge refused: foreign entry in events/" $? 1
+	[[ -e "$PIN/xrl_control" ]] || fail "purge removed pins before refusing"
+	rmdir "$PIN/events/sub"
+	ctl purge >/dev/null || fail "purge after the cleanup"
+}
+
 run_test test_events_json
 run_test test_events_text_and_signals
 run_test test_daemon_logs_and_counts
 run_test test_daemon_log_bounded
 run_test test_older_pins_refused
+run_test test_claim_survives_removed_pins
 summary

@@ -195,6 +195,22 @@ test_longer_than_an_hour() {
 	check_eq "burst 2: 2 + 1 refilled" "$(rstat "$rep" 1 passed_packets)" 3
 }
 
+# A capture is read twice (its frame count sizes the tables): a FIFO or a
+# pipe is refused at once, never waited on.
+test_not_a_regular_file() {
+	local d=$TMPD/fifo conf=$TMPD/fifo.conf out rc
+	mkdir -p "$d"
+	printf 'rule add 198.18.0.0/24 rate 1/h burst 3\n' >"$conf"
+	mkfifo "$d/cap"
+	out=$(timeout 10 "$CTL_BIN" replay "$d/cap" config "$conf" 2>&1)
+	rc=$?
+	check_eq "FIFO: refused, not waited on" $rc 1
+	check_match "FIFO: says why" "$out" "not a regular file"
+	out=$(echo | timeout 10 "$CTL_BIN" replay - config "$conf" 2>&1)
+	check_eq "stdin: refused" $? 1
+}
+
+run_test test_not_a_regular_file
 run_test test_crafted
 run_test test_longer_than_an_hour
 run_test test_live_capture

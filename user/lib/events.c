@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 struct xrl_events {
 	struct ring_buffer *rb;
@@ -16,6 +17,7 @@ struct xrl_events {
 	void *ctx;
 	bool draining;		/* discard: the backlog of a ring nobody read */
 	int claim_fd;
+	struct xrl *x;		/* for the claim's check */
 };
 
 static int on_sample(void *ctx, void *data, size_t size)
@@ -40,6 +42,7 @@ int xrl_events_open(struct xrl *x, enum xrl_events_reader who, xrl_event_cb cb, 
 	ev->cb = cb;
 	ev->ctx = ctx;
 	ev->claim_fd = -1;
+	ev->x = x;
 	if (who == XRL_EVENTS_CTL && x->pinned) {
 		ev->claim_fd = xrl__events_claim(x);
 		if (ev->claim_fd < 0) {
@@ -67,9 +70,40 @@ int xrl_events_fd(const struct xrl_events *ev)
 	return ring_buffer__epoll_fd(ev->rb);
 }
 
+/*
+ * The claim is an flock on DIR/events. When the pin directory is removed
+ * and the daemon pins the maps again, the directory comes back without it,
+ * and a second reader could claim the new one and take half the records.
+ * Each poll renews the claim on the directory that is there now; if another
+ * reader holds it already, this one gives way (-EBUSY, xrl_errmsg() says
+ * why), so there is never more than one.
+ */
+static int claim_check(struct xrl_events *ev)
+{
+	struct stat a, b;
+	char p[PATH_MAX];
+	int fd;
+
+	if (ev->claim_fd < 0)
+		return 0;
+	pin_path(ev->x, EVENTS_DIR, p, sizeof(p));
+	if (stat(p, &a) == 0 && fstat(ev->claim_fd, &b) == 0 &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		return 0;
+	fd = xrl__events_claim(ev->x);
+	if (fd < 0)
+		return fail(EBUSY, "the pin directory was replaced and another reader follows its events now: %s",
+			    xrl_errmsg());
+	close(ev->claim_fd);
+	ev->claim_fd = fd;
+	return 0;
+}
+
 int xrl_events_poll(struct xrl_events *ev, int timeout_ms)
 {
-	return ring_buffer__poll(ev->rb, timeout_ms);
+	int err = claim_check(ev);
+
+	return err ? err : ring_buffer__poll(ev->rb, timeout_ms);
 }
 
 int xrl_events_consume(struct xrl_events *ev)

@@ -605,14 +605,15 @@ static bool our_pin(const char *name)
 	return false;
 }
 
-/* The pid of a daemon holding its claim on the directory; 0: none. */
-static pid_t daemon_holder(struct xrl *x)
+/* The pid of the process holding a claim (DAEMON_DIR, EVENTS_DIR) on the
+ * directory; 0: none, -1: held, by whom unknown. */
+static pid_t claim_holder(struct xrl *x, const char *name)
 {
 	char p[PATH_MAX];
 	pid_t pid = 0;
 	int fd;
 
-	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	pin_path(x, name, p, sizeof(p));
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -625,6 +626,26 @@ static pid_t daemon_holder(struct xrl *x)
 	}
 	close(fd);
 	return pid;
+}
+
+/* A claim directory holds nothing (anything in it is another tool's); a
+ * pin is no directory. */
+static bool claim_empty(struct xrl *x, const char *name)
+{
+	struct dirent *de;
+	char p[PATH_MAX];
+	bool empty = true;
+	DIR *d;
+
+	if (strcmp(name, DAEMON_DIR) && strcmp(name, EVENTS_DIR))
+		return true;
+	pin_path(x, name, p, sizeof(p));
+	if (!(d = opendir(p)))
+		return errno == ENOTDIR;
+	while (empty && (de = readdir(d)))
+		empty = de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]));
+	closedir(d);
+	return empty;
 }
 
 int xrl_purge(struct xrl *x)
@@ -648,9 +669,10 @@ int xrl_purge(struct xrl *x)
 			    names, cmd);
 	}
 	free(a);
-	/* A daemon serving the directory would pin it all again at once. */
+	/* A daemon serving the directory would pin it all again at once; an
+	 * events reader would go on following maps that are gone. */
 	if (x->daemon_fd < 0) {
-		pid_t holder = daemon_holder(x);
+		pid_t holder = claim_holder(x, DAEMON_DIR);
 
 		if (holder > 0)
 			return fail(EBUSY, "xdp-rld (pid %d) serves %s and would pin it all again: pins kept (stop it first)",
@@ -659,13 +681,20 @@ int xrl_purge(struct xrl *x)
 			return fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
 				    x->pin_dir);
 	}
+	{
+		pid_t holder = claim_holder(x, EVENTS_DIR);
+
+		if (holder)
+			return fail(EBUSY, "'xdp-rlctl events' (pid %d) follows %s: pins kept (stop it first)",
+				    (int)holder, x->pin_dir);
+	}
 	/* Only a directory of xdp-rl's own names: a --pin-dir mistyped onto
 	 * another tool's pins must not lose them. */
 	d = opendir(x->pin_dir);
 	if (!d)
 		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
 	while ((de = readdir(d))) {
-		if (de->d_name[0] != '.' && !our_pin(de->d_name)) {
+		if (de->d_name[0] != '.' && (!our_pin(de->d_name) || !claim_empty(x, de->d_name))) {
 			err = fail(EEXIST, "%s holds '%s', which is not xdp-rl's: nothing removed",
 				   x->pin_dir, de->d_name);
 			closedir(d);

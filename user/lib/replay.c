@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
@@ -311,6 +312,17 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 
 	memset(out, 0, sizeof(*out));
 	errbuf[0] = '\0';
+	/* The capture is read twice (its frame count sizes the tables): a
+	 * FIFO or a pipe would hang or come back empty the second time. */
+	{
+		struct stat st;
+
+		if (stat(path, &st))
+			return fail(errno, "cannot read the capture %s: %s", path, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return fail(EINVAL, "cannot read the capture %s: not a regular file (a pipe or a FIFO cannot be read twice: save it to a file first)",
+				    path);
+	}
 	err = count_frames(path, &frames);
 	if (err)
 		return err;

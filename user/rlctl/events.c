@@ -117,6 +117,11 @@ int do_events(struct xrl_cmd *c)
 				wait = left;
 		}
 		n = xrl_events_poll(ev, wait);
+		if (n == -EBUSY) {	/* another reader took over */
+			p_err("%s", xrl_errmsg());
+			err = 1;
+			break;
+		}
 		if (n < 0 && n != -EINTR) {
 			p_err("cannot read the events: %s", strerror(-n));
 			err = 1;
