@@ -131,21 +131,21 @@ test_daemon_logs_and_counts() {
 test_daemon_log_bounded() {
 	lab_up || return
 	printf '%s\n' "interface d0" "metrics 127.0.0.1:9437" \
-		"rule add 10.1.0.0/16 rate 1/h burst 1 id 2" >"$CONF"
+		"rule add 198.19.0.0/16 rate 1/h burst 1 id 2" >"$CONF"
 	start_rld "$LOG" --config "$CONF"
 	wait_log "$LOG" "running" || return
-	flood 10.1.0.0/22 198.18.0.254 4096 >/dev/null
+	flood 198.19.4.0/22 198.18.0.254 4096 >/dev/null
 	wait_log "$LOG" "events: [0-9]+ more not logged" || return
 	sleep 1.2
 	local logged unlogged total capped
-	logged=$(grep -c "event: 10\.1\." "$LOG")
+	logged=$(grep -c "event: 198\.19\." "$LOG")
 	unlogged=$(metric xdp_rl_events_unlogged_total)
 	total=$(metric 'xdp_rl_events_total{kind="limited"}')
 	capped=$(metric 'xdp_rl_events_dropped_total{reason="rate_cap"}')
 	((logged >= 20 && logged <= 40)) || fail "logged $logged event lines, expected 20 .. 40"
 	check_eq "logged + unlogged = read" $((logged + unlogged)) "$total"
 	check_eq "read + capped = every new key" $((total + capped)) \
-		"$(metric 'xdp_rl_new_keys_total{rule="2",prefix="10.1.0.0/16",action="limit"}')"
+		"$(metric 'xdp_rl_new_keys_total{rule="2",prefix="198.19.0.0/16",action="limit"}')"
 	((capped > 0)) || fail "the cap left out nothing"
 	check_eq "said as such" "$(grep -oE 'events: [0-9]+ more' "$LOG" | awk '{ s += $2 } END { print s }')" "$unlogged"
 }

@@ -60,8 +60,8 @@ test_key_list() {
 test_key_list_streams() {
 	lab_up || return
 	ctl attach dev d0 >/dev/null
-	ctl rule add 10.0.0.0/8 rate 1/h burst 5 >/dev/null
-	flood 10.0.0.0/8 198.18.0.254 3 >/dev/null
+	ctl rule add 2001:db8::/32 rate 1/h burst 5 per /128 >/dev/null
+	flood 2001:db8:1::1/126 2001:db8:1::fe 3 >/dev/null
 	rss() {
 		python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
@@ -75,9 +75,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
 	# drops some of the live frames when the machine is busy)
 	local n=3 round
 	for ((round = 1; round <= 10 && n < 200000; round++)); do
-		nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -d 198.18.0.254 \
-			-s 10.$round.0.0/16 -N 60000 -n 60000 -T 60 >/dev/null
-		n=$(ctl -j status | jq .keys_tracked.ipv4)
+		nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -d 2001:db8:1::fe \
+			-s 2001:db8:$round::/48 -N 60000 -n 60000 -T 60 >/dev/null
+		n=$(ctl -j status | jq .keys_tracked.ipv6)
 	done
 	((n >= 200000)) || fail "only $n keys tracked after $((round - 1)) floods of 60000 sources"
 	check_eq "a line per key" "$(ctl key list | wc -l)" $((n + 1))
