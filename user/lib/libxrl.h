@@ -130,6 +130,21 @@ struct xrl_control *xrl_control(struct xrl *x);
 /* ---- counters ---- */
 int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum);
 int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum);
+/* The program's own cost: the kernel's BPF run-time statistics, counted
+ * only while enabled (a process holds a BPF_STATS_RUN_TIME fd, or the sysctl
+ * kernel.bpf_stats_enabled is 1). Both counts persist with the program. */
+struct xrl_prog_runtime {
+	__u64 run_time_ns;	/* time in the program, over its counted runs */
+	__u64 run_cnt;		/* runs counted */
+	/* with `who` only: */
+	bool enabled;		/* the kernel counts now */
+	bool by_sysctl;		/* kernel.bpf_stats_enabled is 1 */
+	int holder_pid;		/* another process holding a stats fd; 0: none */
+};
+int xrl_prog_runtime_get(struct xrl *x, bool who, struct xrl_prog_runtime *rt);
+/* Enable them for as long as the returned fd is open (xdp-rld holds it for
+ * its life): an fd, or a negative errno. */
+int xrl_runtime_stats_enable(void);
 /* Verdicts on packets received by the interface of this ifindex (its slot:
  * ifindex % XRL_IF_SLOTS, shared with any interface XRL_IF_SLOTS apart). */
 int xrl_if_stats_get(struct xrl *x, __u32 ifindex, struct xrl_if_stats *sum);

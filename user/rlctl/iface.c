@@ -152,8 +152,9 @@ int do_status(struct xrl_cmd *c)
 	struct xrl_attachment *a = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
+	struct xrl_prog_runtime rt;
 	long long hb_age;
-	unsigned long long keys4 = 0, keys6 = 0;
+	unsigned long long keys4 = 0, keys6 = 0, ns_pkt;
 	__u64 wd;
 	struct xrl *x;
 	size_t n = 0;
@@ -163,7 +164,7 @@ int do_status(struct xrl_cmd *c)
 		return 1;
 	/* each family has its own table: tracked and capacity per family */
 	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
-	    xrl_keys_tracked_family(x, 6, &keys6)) {
+	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt)) {
 		p_err("%s", xrl_errmsg());
 		xrl_close(x);
 		return 1;
@@ -171,6 +172,9 @@ int do_status(struct xrl_cmd *c)
 	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
 	hb_age = xrl_heartbeat_age(x);
 	wd = xrl_control(x)->watchdog_ns;
+	/* over the runs counted: a figure only while the kernel counts them,
+	 * never a stale or empty one */
+	ns_pkt = rt.run_cnt ? (rt.run_time_ns + rt.run_cnt / 2) / rt.run_cnt : 0;
 	if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
@@ -198,6 +202,24 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "heartbeat_interval_ms", xrl_control(x)->heartbeat_interval_ms);
 		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
 		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
+		jw_obj_end(&jw);
+		jw_key(&jw, "program_run");
+		jw_obj_start(&jw);
+		jw_kbool(&jw, "stats_enabled", rt.enabled);
+		jw_key(&jw, "enabled_by");
+		if (rt.holder_pid)
+			jw_u64(&jw, rt.holder_pid);
+		else if (rt.by_sysctl)
+			jw_str(&jw, "sysctl");
+		else
+			jw_null(&jw);
+		jw_ku64(&jw, "runs", rt.run_cnt);
+		jw_ku64(&jw, "run_time_ns", rt.run_time_ns);
+		jw_key(&jw, "ns_per_packet");
+		if (rt.enabled && rt.run_cnt)
+			jw_u64(&jw, ns_pkt);
+		else
+			jw_null(&jw);
 		jw_obj_end(&jw);
 		jw_key(&jw, "interfaces");
 		jw_arr_start(&jw);
@@ -228,6 +250,16 @@ int do_status(struct xrl_cmd *c)
 			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
 			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
+		char by[32];
+
+		snprintf(by, sizeof(by), rt.holder_pid ? "pid %d" : "sysctl", rt.holder_pid);
+		if (!rt.enabled)
+			printf("run time:    stats not enabled (xdp-rld enables them while it runs)\n");
+		else if (!rt.run_cnt)
+			printf("run time:    no runs counted yet (stats enabled by %s)\n", by);
+		else
+			printf("run time:    %llu ns/packet over %llu runs (stats enabled by %s)\n", ns_pkt,
+			       (unsigned long long)rt.run_cnt, by);
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
 			if (a[i].ifindex)

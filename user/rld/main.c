@@ -28,7 +28,7 @@ struct rld_opts opt = {
 	.config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = XRL_LOG_INFO,
 };
 struct rld_state d = {
-	.lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER,
+	.lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .stats_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER,
 	.keys_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -295,6 +295,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* the program's run time per packet, counted by the kernel while this
+	 * fd is open: for the daemon's life, closed on any way out (unlike
+	 * the sysctl, which is global and stays set) */
+	d.stats_fd = xrl_runtime_stats_enable();
+	if (d.stats_fd < 0)
+		xrl_log(XRL_LOG_WARN, "%s: xdp_rl_program_run_seconds_total and xdp_rl_program_runs_total do not move",
+			xrl_errmsg());
+	d.stats.runtime_stats = d.stats_fd >= 0;
+
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -415,6 +424,8 @@ int main(int argc, char **argv)
 			free(a);
 		}
 	}
+	if (d.stats_fd >= 0)
+		close(d.stats_fd);	/* run-time statistics off, unless someone else holds them */
 	free(d.ifaces);
 	free(d.iface_failed);
 	xrl_close(d.x);

@@ -72,6 +72,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
 	struct xrl_global_stats g;
+	struct xrl_prog_runtime rt;
 	struct xrl_attachment *att = NULL;
 	size_t natt = 0;
 	unsigned long long keys[2] = {};
@@ -169,6 +170,16 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	for (int i = 0; i < 2; i++)
 		fprintf(f, "xdp_rl_keys_capacity{family=\"ipv%d\"} %u\n", i ? 6 : 4,
 			xrl_keys_capacity_family(x, i ? 6 : 4));
+	/* the kernel's run-time statistics: ns per packet is
+	 * rate(run_seconds_total) / rate(runs_total) */
+	if (xrl_prog_runtime_get(x, false, &rt) == 0) {
+		help(f, "xdp_rl_program_runs_total", "counter",
+		     "Runs of the XDP program the kernel counted (only while run-time statistics are enabled).");
+		fprintf(f, "xdp_rl_program_runs_total %llu\n", (unsigned long long)rt.run_cnt);
+		help(f, "xdp_rl_program_run_seconds_total", "counter",
+		     "Time the kernel counted in the XDP program over those runs.");
+		fprintf(f, "xdp_rl_program_run_seconds_total %.9f\n", rt.run_time_ns / 1e9);
+	}
 	help(f, "xdp_rl_rules_loaded", "gauge", "Rules in the active rule set.");
 	fprintf(f, "xdp_rl_rules_loaded %zu\n", n);
 	if (ds) {
@@ -192,6 +203,9 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_link_repairs_total %llu\n", ds->link_repairs);
 		help(f, "xdp_rl_log_lines_dropped_total", "counter", "Log lines dropped because stderr did not drain.");
 		fprintf(f, "xdp_rl_log_lines_dropped_total %llu\n", ds->log_dropped);
+		help(f, "xdp_rl_program_run_stats_enabled", "gauge",
+		     "1 while the daemon holds the kernel's BPF run-time statistics enabled; 0: they could not be enabled.");
+		fprintf(f, "xdp_rl_program_run_stats_enabled %u\n", ds->runtime_stats);
 		help(f, "xdp_rl_pins_ok", "gauge", "1 when every pin is in place; 0 when they were removed and could not be restored.");
 		fprintf(f, "xdp_rl_pins_ok %u\n", ds->pins_ok);
 		help(f, "xdp_rl_pin_restores_total", "counter", "Times the pins were found removed and restored (links re-attached).");

@@ -24,6 +24,7 @@ struct xrl_daemon_stats {
 	unsigned long long events[2];		/* live events read: limited, unlimited */
 	unsigned long long events_unlogged;	/* read but not logged (the log's rate) */
 	struct xrl_event_stats events_base;	/* the data path's event counters at start */
+	unsigned runtime_stats;			/* 1: the daemon holds run-time statistics enabled */
 };
 
 /* Write every metric of `x` (and the daemon's own) to f. Without ds, the

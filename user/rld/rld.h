@@ -75,6 +75,7 @@ struct rld_state {
 	double keys_at_ms;		/* 0: never counted */
 	/* live events: the daemon's ring, read by the event loop */
 	struct xrl_events *events;
+	int stats_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
 	double ev_log_tat;		/* the log's rate: GCRA state, ms */
 	unsigned long long ev_unlogged;	/* since the last "not logged" line */
 };
