@@ -5,7 +5,13 @@
  * parser alone, measured in the same run, rounds interleaved (A B C ... A B
  * C ...), median reported. A ratio is the claim; the nanoseconds depend on
  * the machine.
- *   microbench [-n REPEAT] [-r ROUNDS] [-j]
+ *   microbench [-n REPEAT] [-r ROUNDS] [-j] [-s]
+ * -s adds cases run while this process holds the kernel's BPF run-time
+ * statistics enabled (a BPF_STATS_RUN_TIME fd, opened before the case and
+ * closed after it, so the other cases of the same round run without): the
+ * cost xdp-rld's metrics put on every packet. BPF_PROG_TEST_RUN goes
+ * through the same accounting as the live path; that it counted is checked
+ * against the program's run_cnt.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +30,7 @@ struct bcase {
 	const char *name;
 	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only */
 	struct pkt_spec spec;
+	bool stats;		/* run with run-time statistics enabled */
 	double ns[64];
 };
 
@@ -61,30 +68,45 @@ int main(int argc, char **argv)
 		{ "xdp-rl QinQ-tagged hit", 0, { .src = "198.18.0.1", .vlans = 2, .payload = 18 } },
 		{ "xdp-rl allow rule", 0, { .src = "198.18.2.1", .payload = 18 } },
 		{ "xdp-rl unmatched", 0, { .src = "203.0.113.1", .payload = 18 } },
+		/* -s only: these last */
+		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
+		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
 	};
-	const size_t ncases = sizeof(cases) / sizeof(cases[0]);
+	size_t ncases = sizeof(cases) / sizeof(cases[0]) - 2;
+	bool counted = true;
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[8];
 	struct xrl_test_progs *ref;
 	int repeat = 1000000, rounds = 5, opt, fds[3];
-	bool json = false;
+	bool json = false, with_stats = false;
 	struct xrl *x;
 	size_t n = 0;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "n:r:j")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:js")) != -1) {
 		switch (opt) {
 		case 'n': repeat = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'j': json = true; break;
+		case 's': with_stats = true; break;
 		default:
-			fprintf(stderr, "usage: microbench [-n REPEAT] [-r ROUNDS<=64] [-j]\n");
+			fprintf(stderr, "usage: microbench [-n REPEAT] [-r ROUNDS<=64] [-j] [-s]\n");
 			return 2;
 		}
 	}
 	if (repeat < 1 || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "usage: microbench [-n REPEAT] [-r ROUNDS<=64] [-j]\n");
+		fprintf(stderr, "usage: microbench [-n REPEAT] [-r ROUNDS<=64] [-j] [-s]\n");
 		return 2;
+	}
+	if (with_stats) {
+		FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+		int v = 0;
+
+		ncases += 2;
+		if (f && fscanf(f, "%d", &v) == 1 && v)
+			fprintf(stderr, "Warning: kernel.bpf_stats_enabled is 1: every case runs with run-time statistics\n");
+		if (f)
+			fclose(f);
 	}
 	libbpf_set_print(NULL);
 	/* one CPU for every case */
@@ -120,11 +142,29 @@ int main(int argc, char **argv)
 			LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = buf, .data_size_in = len,
 				    .repeat = repeat);
 
+			struct bpf_prog_info in0 = {}, in1 = {};
+			__u32 il = sizeof(in0);
+			int sfd = -1;
+
+			if (cases[i].stats) {
+				sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+				if (sfd < 0) {
+					fprintf(stderr, "Error: bpf_enable_stats: %s\n", strerror(errno));
+					return 1;
+				}
+				bpf_obj_get_info_by_fd(fds[cases[i].prog], &in0, &il);
+			}
 			if (bpf_prog_test_run_opts(fds[cases[i].prog], &t)) {
 				fprintf(stderr, "Error: test run: %s\n", strerror(errno));
 				return 1;
 			}
 			cases[i].ns[r] = t.duration;
+			if (sfd >= 0) {
+				il = sizeof(in1);
+				bpf_obj_get_info_by_fd(fds[cases[i].prog], &in1, &il);
+				counted &= in1.run_cnt - in0.run_cnt >= (__u64)repeat;
+				close(sfd);
+			}
 		}
 	}
 
@@ -150,6 +190,9 @@ int main(int argc, char **argv)
 	}
 	if (json)
 		printf("]\n");
+	if (with_stats)
+		fprintf(stderr, "run-time statistics %s BPF_PROG_TEST_RUN's runs (run_cnt)\n",
+			counted ? "counted" : "did NOT count");
 	xrl_test_progs__destroy(ref);
 	xrl_close(x);
 	return 0;
