@@ -82,5 +82,21 @@ test_runtime_metrics_and_status() {
 	check_eq "runs counted with no daemon" "$(ctl -j status | jq -r .program_run.runs)" "$runs0"
 }
 
+# --no-run-stats: the daemon leaves the timing off (it costs every BPF
+# program of the host about 70 ns a run) and says so in its metrics
+test_no_run_stats() {
+	lab_up || return
+	write_conf "$CONF" "interface d0" "heartbeat 100" "watchdog 0" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 1/h burst 50 id 1"
+	start_rld "$LOG" --config "$CONF" --no-run-stats
+	wait_log "$LOG" "running" || return
+	holds_stats "$RLD_PID" && fail "the daemon holds a bpf-stats fd under --no-run-stats"
+	check_match "gauge 0" "$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)" \
+		"xdp_rl_program_run_stats_enabled 0"
+	grep -q "do not move" "$LOG" && fail "warned as if the kernel had refused"
+	return 0
+}
+
 run_test test_runtime_metrics_and_status
+run_test test_no_run_stats
 summary

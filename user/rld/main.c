@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xdp-rld [--config FILE] [--iface IF]... [--metrics ADDR:PORT]\n"
 		"               [--heartbeat MS] [--watchdog MS] [--pin-dir DIR] [--keep-attached]\n"
-		"               [--log-level error|warning|info|debug] [--check]\n"
+		"               [--no-run-stats] [--log-level error|warning|info|debug] [--check]\n"
 		"       xdp-rld -V|--version\n"
 		"See xdp-rld(8) and xdp-rl.conf(5).\n");
 }
@@ -162,6 +162,7 @@ static int parse_args(int argc, char **argv)
 		{ "watchdog", required_argument, NULL, 'W' },
 		{ "pin-dir", required_argument, NULL, 'd' },
 		{ "keep-attached", no_argument, NULL, 'k' },
+		{ "no-run-stats", no_argument, NULL, 'S' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
@@ -208,6 +209,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'k':
 			opt.keep_attached = true;
+			break;
+		case 'S':
+			opt.no_run_stats = true;
 			break;
 		case 'l':
 			if (xrl_log_level_parse(optarg, &opt.level)) {
@@ -298,8 +302,8 @@ int main(int argc, char **argv)
 	/* the program's run time per packet, counted by the kernel while this
 	 * fd is open: for the daemon's life, closed on any way out (unlike
 	 * the sysctl, which is global and stays set) */
-	d.stats_fd = xrl_runtime_stats_enable();
-	if (d.stats_fd < 0)
+	d.stats_fd = opt.no_run_stats ? -1 : xrl_runtime_stats_enable();
+	if (d.stats_fd < 0 && !opt.no_run_stats)
 		xrl_log(XRL_LOG_WARN, "%s: xdp_rl_program_run_seconds_total and xdp_rl_program_runs_total do not move",
 			xrl_errmsg());
 	d.stats.runtime_stats = d.stats_fd >= 0;

@@ -39,6 +39,7 @@ struct rld_opts {
 	long heartbeat_ms, watchdog_ms;
 	const char *pin_dir;
 	bool keep_attached, check;
+	bool no_run_stats;	/* leave the kernel's run-time statistics off */
 	enum xrl_log_level level;
 	bool journal;
 };
