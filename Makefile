@@ -169,7 +169,9 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-# The unit goes under the prefix, where systemd looks for it:
+# The unit goes under the prefix, where systemd looks for it; the alerting
+# rules beside the other data, in $(PREFIX)/share/xdp-rl.
+# The unit:
 # PREFIX=/usr -> /usr/lib/systemd/system, /usr/local -> /usr/local/lib/systemd/system.
 # Another PREFIX needs SYSTEMDDIR= naming a directory of systemd's unit path.
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
@@ -183,6 +185,7 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	install -d $(DESTDIR)$(SYSTEMDDIR)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' packaging/xdp-rld.service > $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
+	install -D -m 0644 packaging/xdp-rl-alerts.yml $(DESTDIR)$(PREFIX)/share/xdp-rl/xdp-rl-alerts.yml
 	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
 		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
 	else \

@@ -2,7 +2,7 @@
 # Run every test suite and close with the sum: "N passed, N failed".
 # Suites: unit (metering maths) and grammar (the command table, the config
 # checker, the docs against the table), which are make check; bpf (the
-# program through BPF_PROG_TEST_RUN); e2e (xdp-rlctl and xdp-rld on veth
+# program through BPF_PROG_TEST_RUN); alerts (promtool on the alerting rules); e2e (xdp-rlctl and xdp-rld on veth
 # namespaces); then a check that nothing was left.
 set -u
 cd "$(dirname "$0")/.."
@@ -80,6 +80,7 @@ leftovers() {
 suite unit .output/test_meter
 suite grammar .output/test_grammar
 suite bpf .output/test_prog
+suite alerts tests/alerts/run.sh
 for t in tests/e2e/test_*.sh; do
 	suite "e2e $(basename "$t" .sh)" bash "$t"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make install: binaries, man pages, the systemd unit, the example config.
+# make install: binaries, man pages, the systemd unit, the alerting rules, the example config.
 source "$(dirname "$0")/lib.sh"
 
 test_make_install() {
@@ -8,7 +8,7 @@ test_make_install() {
 	for f in usr/sbin/xdp-rlctl usr/sbin/xdp-rld usr/share/man/man8/xdp-rlctl.8 \
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
 		usr/lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
-		usr/share/bash-completion/completions/xdp-rlctl; do
+		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
 	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/usr/lib/systemd/system/xdp-rld.service")" \
@@ -16,6 +16,11 @@ test_make_install() {
 	check_match "restarts on failure" "$(cat "$root/usr/lib/systemd/system/xdp-rld.service")" "Restart=on-failure"
 	check_match "example config is valid" "$("$root/usr/sbin/xdp-rld" --check --config "$root/etc/xdp-rl/rules.conf")" \
 		"valid, 2 rules"
+	# the alerting rules, as packaged, and valid
+	cmp -s "$root/usr/share/xdp-rl/xdp-rl-alerts.yml" "$TOP/packaging/xdp-rl-alerts.yml" ||
+		fail "the installed alerting rules are not packaging/xdp-rl-alerts.yml"
+	check_match "installed alerting rules load" "$(promtool check rules "$root/usr/share/xdp-rl/xdp-rl-alerts.yml" 2>&1)" \
+		"SUCCESS: [0-9]+ rules found"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"
 	# the installed completion is the one generated from the grammar, and works
 	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$TOP/.output/xdp-rlctl.bash" ||
