@@ -13,7 +13,7 @@ test_native_on_veth_notes_goodput() {
 	out=$(ctl attach dev d0 mode native 2>"$TMPD/err")
 	err=$(<"$TMPD/err")
 	check_eq "stdout" "$out" "attached to d0 (native mode)"
-	check_match "the note" "$err" "^Note: d0 is a veth: native XDP there costs TCP goodput .*'mode generic' keeps it$"
+	check_match "the note" "$err" "^Note: d0 is a veth: native XDP there turns off TCP segmentation offload on its peer .*'mode generic' keeps most of it$"
 	check_eq "one line" "$(wc -l <"$TMPD/err")" 1
 	# -j: the note goes to stderr as JSON, stdout stays one object
 	ctl detach dev d0 >/dev/null
