@@ -10,6 +10,7 @@ PKGS=(
 	nftables iptables gnuplot-nox
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
 	libpcap-dev tcpdump
+	iperf3 dnsmasq-base dnsperf
 )
 
 missing=()

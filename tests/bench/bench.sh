@@ -10,7 +10,18 @@
 # several interleaved rounds (A B C ... A B C ...); medians are reported with
 # min and max. Floods are bounded in time (DUR seconds) and count.
 #
-# Environment: ROUNDS (3), DUR (seconds per run, 1.5), OUT (.output/bench).
+# Then goodput with real software on both ends (Debian packages, started and
+# stopped here, inside the lab):
+#   TCP bulk: iperf3 from $GEN to $RCV through d0 with no XDP program, a bare
+#     XDP_PASS, xdp-rl native and generic (a rule that admits everything)
+#   DNS under a flood: dnsmasq on d0's address answers dnsperf at a fixed
+#     rate from one address while xrl-flood floods port 53 from another;
+#     no limiter, an nftables meter (netdev ingress), xdp-rl native
+#
+# Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
+# per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
+# client's rate, 1000), PARTS (flood split goodput dns micro),
+# OUT (.output/bench).
 set -u
 cd "$(dirname "$0")/../.."
 TOP=$PWD
@@ -20,6 +31,13 @@ TOP=$PWD
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-1.5}
 OUT=${OUT:-$TOP/.output/bench}
+GP_DUR=${GP_DUR:-2}
+DNS_DUR=${DNS_DUR:-3}
+DNS_QPS=${DNS_QPS:-1000}
+# the DNS limit: per source, twice the polite client's rate
+DNS_RATE=$((2 * DNS_QPS))
+DNS_BURST=$((DNS_QPS / 5))
+PARTS=" ${PARTS:-flood split goodput dns micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -35,6 +53,7 @@ NAPI_PIDS=
 
 cleanup() {
 	set +e
+	[[ -n "${DNSMASQ_PID:-}" ]] && kill "$DNSMASQ_PID" 2>/dev/null
 	jobs -p | xargs -r kill 2>/dev/null
 	wait 2>/dev/null
 	lab_cleanup
@@ -82,8 +101,14 @@ setup_xdp_drop() { in_rcv "$XDPREF" d0 drop native; }
 teardown_xdp_drop() { in_rcv "$XDPREF" d0 off; }
 counters_xdp_drop() { echo "0 0"; }
 
+# attach on d0; the note that native XDP on a veth costs goodput is what
+# the goodput part measures: not repeated once per run
+xdprl_attach() {
+	ctl attach dev d0 mode "$1" keys 1048576 2>&1 >/dev/null | { grep -v '^Note: d0 is a veth' >&2 || :; }
+	return "${PIPESTATUS[0]}"
+}
 xdprl_up() {
-	ctl attach dev d0 mode "$1" keys 1048576 >/dev/null &&
+	xdprl_attach "$1" &&
 	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 >/dev/null &&
 	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 >/dev/null
 }
@@ -233,12 +258,145 @@ run_one() {
 		 bytes_per_key: $mem}' >>"$RESULTS"
 }
 
+# ---- goodput: TCP bulk through d0 (iperf3) ----
+# Every contender lets everything through: what it costs is the goodput lost.
+GP_CONTENDERS=(${GP_CONTENDERS_ONLY:-none xdp_pass xdprl_native_all xdprl_generic_all})
+GP_RESULTS="$TMPD/goodput.jsonl"
+setup_xdp_pass() { in_rcv "$XDPREF" d0 pass native; }
+teardown_xdp_pass() { in_rcv "$XDPREF" d0 off; }
+# a metered rule far above what TCP sends here: every packet takes the
+# limiter's full path (look-ups, clock, bucket update) and is admitted
+xdprl_all_up() {
+	xdprl_attach "$1" &&
+	ctl rule add 198.18.0.0/15 rate 100000000/s burst 10000000 id 1 >/dev/null
+}
+setup_xdprl_native_all() { xdprl_all_up native; }
+setup_xdprl_generic_all() { xdprl_all_up generic; }
+teardown_xdprl_native_all() { teardown_xdprl_native; }
+teardown_xdprl_generic_all() { teardown_xdprl_native; }
+
+wait_listen() {	# PROTO PORT: until something in $RCV listens there (5 s at most)
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ -n $(in_rcv ss -Hln"${1:0:1}" "sport = :$2") ]] && return 0
+		sleep 0.1
+	done
+	log "Error: nothing listens on $1 port $2 in $RCV"
+	return 1
+}
+
+gp_one() {	# ROUND CONTENDER: one iperf3 run, one JSON line
+	local round=$1 c=$2 res srv seen=0 dropped=0
+	"setup_$c" || { log "Error: setup of $c failed"; return 1; }
+	in_rcv iperf3 -s -B $DST4 -p 5201 -1 >/dev/null 2>&1 &
+	srv=$!
+	wait_listen tcp 5201 || return 1
+	res=$(in_gen timeout $((GP_DUR + 10)) iperf3 -c $DST4 -B "${POLITE[0]}" -p 5201 -t "$GP_DUR" -O 0.5 -J)
+	wait "$srv" 2>/dev/null
+	[[ $c == xdprl_* ]] && read -r seen dropped < <(counters_xdprl)
+	"teardown_$c"
+	jq -e '.end.sum_received.bits_per_second > 0' <<<"$res" >/dev/null ||
+		{ log "Error: iperf3 failed under $c: $(jq -r '.error // empty' <<<"$res" 2>/dev/null)"; return 1; }
+	jq -c --argjson r "$round" --arg c "$c" --argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" '
+		{round: $r, contender: $c, seconds: .end.sum_received.seconds,
+		 gbps: (.end.sum_received.bits_per_second / 1e9),
+		 retransmits: .end.sum_sent.retransmits,
+		 limiter_seen: $seen, limiter_dropped: $dropped}' <<<"$res" >>"$GP_RESULTS"
+}
+
+# ---- a real service under a flood: dnsmasq, dnsperf, xrl-flood to port 53 ----
+DNS_CONTENDERS=(${DNS_CONTENDERS_ONLY:-none nft_netdev xdprl_native})
+DNS_RESULTS="$TMPD/dns.jsonl"
+DNS_FLOODER=198.18.0.1
+DNSMASQ_PID=
+
+# dnsmasq on d0's address only, in the receiving namespace: no upstream, no
+# hosts file, no configuration file, no system service; it answers
+# bench.test from a local record
+dns_up() {
+	# the flooder's address resolves like any routed peer: without a
+	# neighbour entry, the answers to it would wait for ARP and fill
+	# dnsmasq's send buffer, a stall of the lab's own making
+	in_rcv ip neigh replace $DNS_FLOODER lladdr $SRC_MAC dev d0 nud permanent || return 1
+	printf 'bench.test A\n' >"$TMPD/queries"
+	in_rcv dnsmasq --keep-in-foreground --pid-file="$TMPD/dnsmasq.pid" --conf-file=/dev/null \
+		--port 53 --listen-address=$DST4 --bind-interfaces --no-resolv --no-hosts \
+		--address=/bench.test/198.18.0.254 --user=root --log-facility="$TMPD/dnsmasq.log" &
+	DNSMASQ_PID=$!	# the subshell around it, until its pid file names it
+	wait_listen udp 53 || return 1
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ -s "$TMPD/dnsmasq.pid" ]] && break
+		sleep 0.1
+	done
+	DNSMASQ_PID=$(cat "$TMPD/dnsmasq.pid" 2>/dev/null)
+	[[ -n $DNSMASQ_PID && $(cat "/proc/$DNSMASQ_PID/comm" 2>/dev/null) == dnsmasq ]] ||
+		{ log "Error: no dnsmasq process in $TMPD/dnsmasq.pid"; return 1; }
+}
+dns_down() {
+	kill "$DNSMASQ_PID" 2>/dev/null
+	wait "$DNSMASQ_PID" 2>/dev/null
+	DNSMASQ_PID=
+}
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+dns_one() {	# ROUND CONTENDER: one run, one JSON line
+	local round=$1 c=$2 fl t0 t1 w0 w1 x0 x1 e0 e1 u0 u1 perf p99 res seen=0 dropped=0
+	# the limit: per source, twice the polite client's rate
+	RATE=$DNS_RATE BURST=$DNS_BURST "setup_$c" || { log "Error: setup of $c failed"; return 1; }
+	read -r x0 e0 < <(xmit)
+	u0=$(udp_in)
+	t0=$(proc_ticks "$DNSMASQ_PID")
+	w0=$(date +%s.%N)
+	# the polite client keeps its rate whatever is lost: up to two seconds'
+	# worth of queries outstanding, each given up after one second
+	# the flood, open loop, from its own address on CPU 0, a little longer
+	# than the polite client's run so that it covers all of it
+	in_gen taskset -c 0 "$FLOOD" -i s0 -m $DST_MAC -d $DST4 -s $DNS_FLOODER -p 53 \
+		-n 1000000000 -T "$(echo "$DNS_DUR + 0.3" | bc)" -j >"$TMPD/flood.json" &
+	fl=$!
+	sleep 0.15
+	in_gen taskset -c 1 dnsperf -s $DST4 -a "${POLITE[0]}" -d "$TMPD/queries" -Q "$DNS_QPS" \
+		-l "$DNS_DUR" -t 1 -c 1 -q $((2 * DNS_QPS)) -v >"$TMPD/dnsperf.out" 2>&1
+	wait "$fl"
+	t1=$(proc_ticks "$DNSMASQ_PID")
+	w1=$(date +%s.%N)
+	read -r x1 e1 < <(xmit)
+	u1=$(udp_in)
+	[[ $c == xdprl_native ]] && read -r seen dropped < <(counters_xdprl)
+	"teardown_$c"
+	perf=$(awk '
+		/Queries sent:/ { s = $3 } /Queries completed:/ { d = $3 }
+		/Average Latency \(s\):/ { a = $4 }
+		END { if (s == "") exit 1; print s, d, a }' "$TMPD/dnsperf.out") ||
+		{ log "Error: dnsperf failed under $c: $(tail -n 3 "$TMPD/dnsperf.out")"; return 1; }
+	# p99 of the answered queries, from the per-query lines of -v
+	p99=$(awk '/^> / && $NF ~ /^[0-9.]+$/ { print $NF }' "$TMPD/dnsperf.out" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) { i = int(NR * 0.99 + 0.999999); if (i > NR) i = NR; print v[i] } else print "null" }')
+	read -r sent done avg <<<"$perf"
+	jq -nc --argjson r "$round" --arg c "$c" --argjson sent "$sent" --argjson done "$done" \
+		--argjson avg "$avg" --argjson p99 "$p99" --argjson ticks $((t1 - t0)) \
+		--argjson hz "$(getconf CLK_TCK)" --argjson wall "$(echo "$w1 - $w0" | bc)" \
+		--argjson flood "$(cat "$TMPD/flood.json")" --argjson delivered $((x1 - x0)) \
+		--argjson udp $((u1 - u0)) --argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" \
+		--argjson qps "$DNS_QPS" '
+		{round: $r, contender: $c, qps: $qps, polite_sent: $sent, polite_answered: $done,
+		 answered_pct: (if $sent > 0 then 100 * $done / $sent else null end),
+		 latency_avg_ms: ($avg * 1000), latency_p99_ms: (if $p99 == null then null else $p99 * 1000 end),
+		 server_cpu_pct: (100 * $ticks / $hz / $wall), wall_seconds: $wall,
+		 flood_mpps: ($delivered / $flood.seconds / 1e6), udp_reached: $udp,
+		 limiter_seen: $seen, limiter_dropped: $dropped}' >>"$DNS_RESULTS" ||
+		{ log "Error: no result for $c: dnsperf '$perf' p99 '$p99' flood '$(cat "$TMPD/flood.json")'"; return 1; }
+}
+
 # ---- main ----
 mkdir -p "$OUT"
 log "== lab"
 lab_up || { log "Error: cannot build the lab"; exit 1; }
 log "== $ROUNDS rounds x ${#SCENARIOS[@]} scenarios x ${#CONTENDERS[@]} contenders, ${DUR}s each (one CPU sends and receives)"
 start=$(date +%s)
+: >"$RESULTS"
+[[ $PARTS == *" flood "* ]] &&
 for ((r = 1; r <= ROUNDS; r++)); do
 	for sc in "${SCENARIOS[@]}"; do
 		for c in "${CONTENDERS[@]}"; do
@@ -249,6 +407,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 # Receiver CPU per packet: NAPI in its own thread on CPU 1, the generator on CPU 0.
+if [[ $PARTS == *" split "* ]]; then
 log "== receiver CPU per packet (threaded NAPI on CPU 1)"
 ip netns exec "$RCV" sh -c 'echo 1 > /sys/class/net/d0/threaded'
 NAPI_PIDS=$(ps -eo pid,comm | awk '$2 ~ /^napi\/d0-/ { print $1 }')
@@ -266,12 +425,39 @@ else
 fi
 ip netns exec "$RCV" sh -c 'echo 0 > /sys/class/net/d0/threaded'
 NAPI_PIDS=
+fi
+
+if [[ $PARTS == *" goodput "* ]]; then
+	log "== TCP bulk: iperf3 through d0, $ROUNDS rounds x ${#GP_CONTENDERS[@]} contenders, ${GP_DUR}s each"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for c in "${GP_CONTENDERS[@]}"; do
+			gp_one "$r" "$c" || exit 1
+			log "   round $r  $(tail -n 1 "$GP_RESULTS" | jq -r '"\(.contender)\t\(.gbps * 100 | round / 100) Gbit/s"')"
+		done
+	done
+	cp "$GP_RESULTS" "$OUT/goodput_runs.jsonl"
+fi
+
+if [[ $PARTS == *" dns "* ]]; then
+	log "== DNS under a flood: dnsperf at $DNS_QPS q/s, xrl-flood to port 53, $ROUNDS rounds x ${#DNS_CONTENDERS[@]} contenders, ${DNS_DUR}s each"
+	dns_up || exit 1
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for c in "${DNS_CONTENDERS[@]}"; do
+			dns_one "$r" "$c" || exit 1
+			log "   round $r  $(tail -n 1 "$DNS_RESULTS" | jq -r '"\(.contender)\tanswered \(.answered_pct * 10 | round / 10) %\tavg \(.latency_avg_ms * 1000 | round / 1000) ms\tp99 \((.latency_p99_ms // 0) * 1000 | round / 1000) ms\tserver CPU \(.server_cpu_pct | round) %"')"
+		done
+	done
+	dns_down
+	cp "$DNS_RESULTS" "$OUT/dns_runs.jsonl"
+fi
 
 # Micro-benchmark of the program alone.
-log "== micro-benchmark"
-"$TOP/.output/microbench" -j >"$OUT/microbench.json"
-"$TOP/.output/microbench" >"$OUT/microbench.md"
+if [[ $PARTS == *" micro "* ]]; then
+	log "== micro-benchmark"
+	"$TOP/.output/microbench" -j >"$OUT/microbench.json"
+	"$TOP/.output/microbench" >"$OUT/microbench.md"
+fi
 
 elapsed=$(($(date +%s) - start))
 cp "$RESULTS" "$OUT/runs.jsonl"
-"$TOP/tests/bench/report.sh" "$OUT" "$elapsed"
+GP_DUR=$GP_DUR "$TOP/tests/bench/report.sh" "$OUT" "$elapsed"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # report.sh OUT [ELAPSED]: turn OUT/runs.jsonl (one JSON line per run) into
-# OUT/summary.json, OUT/bench.md (Markdown tables) and OUT/bench.png.
+# OUT/summary.json, OUT/bench.md (Markdown tables) and OUT/bench.png; and,
+# when there, OUT/goodput_runs.jsonl into OUT/goodput.json (TCP bulk) and
+# OUT/dns_runs.jsonl into OUT/dns.json (a DNS server under a flood).
 set -eu
 OUT=$1
 ELAPSED=${2:-}
@@ -25,12 +27,40 @@ jq -s '
      bytes_per_key_ipv4: stat(.bytes_per_key.ipv4?), bytes_per_key_ipv6: stat(.bytes_per_key.ipv6?)})
 ' "$RUNS" >"$OUT/summary.json"
 
+# goodput: medians per contender; ratios to no XDP program and to bare
+# XDP_PASS taken per round, in the same round, then their median
+if [[ -s "$OUT/goodput_runs.jsonl" ]]; then
+	jq -s '
+	  def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+	  def stat(f): [.[] | f | select(. != null)] | {median: median, min: min, max: max};
+	  (map(select(.contender == "none")) | map({key: "\(.round)", value: .gbps}) | from_entries) as $none |
+	  (map(select(.contender == "xdp_pass")) | map({key: "\(.round)", value: .gbps}) | from_entries) as $pass |
+	  group_by(.contender) | map(
+	    {contender: .[0].contender, rounds: length, gbps: stat(.gbps),
+	     ratio_to_none: stat($none["\(.round)"] as $d | if $d then .gbps / $d else null end),
+	     ratio_to_xdp_pass: stat($pass["\(.round)"] as $d | if $d then .gbps / $d else null end),
+	     retransmits: stat(.retransmits), limiter_dropped: stat(.limiter_dropped)})
+	' "$OUT/goodput_runs.jsonl" >"$OUT/goodput.json"
+fi
+if [[ -s "$OUT/dns_runs.jsonl" ]]; then
+	jq -s '
+	  def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+	  def stat(f): [.[] | f | select(. != null)] | {median: median, min: min, max: max};
+	  group_by(.contender) | map(
+	    {contender: .[0].contender, rounds: length, qps: .[0].qps,
+	     answered_pct: stat(.answered_pct), latency_avg_ms: stat(.latency_avg_ms),
+	     latency_p99_ms: stat(.latency_p99_ms), server_cpu_pct: stat(.server_cpu_pct),
+	     flood_mpps: stat(.flood_mpps), udp_reached: stat(.udp_reached)})
+	' "$OUT/dns_runs.jsonl" >"$OUT/dns.json"
+fi
+
 label() {
 	case $1 in
 	xdp_drop) echo "bare XDP_DROP" ;; xdprl_native) echo "xdp-rl native" ;;
 	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
 	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
-	none) echo "no filter" ;; *) echo "$1" ;;
+	none) echo "no filter" ;; xdp_pass) echo "bare XDP_PASS (native)" ;;
+	xdprl_native_all) echo "xdp-rl native" ;; xdprl_generic_all) echo "xdp-rl generic" ;; *) echo "$1" ;;
 	esac
 }
 slabel() {
@@ -43,7 +73,7 @@ slabel() {
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 {
 	echo "Measured $(date -u +%Y-%m-%d) on kernel $(uname -r), $(nproc) CPUs ($cpu)."
-	echo "Reproduce: \`sudo make bench\` (ROUNDS, DUR: seconds per run)${ELAPSED:+; this run took ${ELAPSED}s}."
+	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR: seconds per run; DNS_QPS)${ELAPSED:+; this run took ${ELAPSED}s}."
 	echo
 	echo "**Packets handled per second at the receiver** — one CPU sends (xrl-flood, live frames) and"
 	echo "receives (the veth's NAPI runs on the sending CPU); median of the rounds (min–max); ratio to"
@@ -93,6 +123,52 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		done
 		echo
 	fi
+	if [[ -f "$OUT/goodput.json" ]]; then
+		echo "**TCP bulk through the receiving veth** — iperf3, one stream from the sending namespace"
+		echo "to a server in the receiving one, ${GP_DUR:-2} s per run after 0.5 s left out; xdp-rl with a"
+		echo "rule that admits everything (every packet metered); median of the rounds (min–max) and"
+		echo "ratios taken within each round."
+		echo
+		echo "| XDP on d0 | Gbit/s | × no XDP | × bare XDP_PASS | retransmits |"
+		echo "|---|---:|---:|---:|---:|"
+		for c in none xdp_pass xdprl_native_all xdprl_generic_all; do
+			jq -r --arg c "$c" '.[] | select(.contender == $c) |
+				def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+				[.contender, "\(.gbps.median | f(2)) (\(.gbps.min | f(1))–\(.gbps.max | f(1)))",
+				 (.ratio_to_none.median | f(2)), (.ratio_to_xdp_pass.median | f(2)),
+				 (.retransmits.median | f(0))] | @tsv' "$OUT/goodput.json" |
+			while IFS=$'\t' read -r k g a b t; do
+				[[ $k == none ]] && k="no XDP program"
+				[[ $k != "no XDP program" ]] && k=$(label "$k")
+				echo "| $k | $g | $a | $b | $t |"
+			done
+		done
+		echo
+	fi
+	if [[ -f "$OUT/dns.json" ]]; then
+		qps=$(jq -r '.[0].qps' "$OUT/dns.json")
+		echo "**A DNS server under a flood** — dnsmasq answers a polite dnsperf at $qps queries/s from one"
+		echo "address while xrl-flood floods port 53 from another (open loop, from the sending CPU);"
+		echo "limiters: per source, $((2 * qps))/s, burst $((qps / 5)). Polite queries answered (a query"
+		echo "unanswered after 1 s is lost), their latency, and dnsmasq's CPU (utime + stime over the run,"
+		echo "% of one CPU); median of the rounds (min–max)."
+		echo
+		echo "| limiter | polite answered | latency avg | latency p99 | server CPU | flood delivered |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		for c in none nft_netdev xdprl_native; do
+			jq -r --arg c "$c" '.[] | select(.contender == $c) |
+				def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+				[.contender, "\(.answered_pct.median | f(1)) % (\(.answered_pct.min | f(1))–\(.answered_pct.max | f(1)))",
+				 "\(.latency_avg_ms.median | f(3)) ms", "\(.latency_p99_ms.median | f(2)) ms",
+				 "\(.server_cpu_pct.median | f(0)) % (\(.server_cpu_pct.min | f(0))–\(.server_cpu_pct.max | f(0)))",
+				 "\(.flood_mpps.median | f(2)) Mpps"] | @tsv' "$OUT/dns.json" |
+			while IFS=$'\t' read -r k a l p u m; do
+				case $k in none) k="no limiter" ;; nft_netdev) k="nftables meter, netdev ingress" ;; xdprl_native) k="xdp-rl native" ;; esac
+				echo "| $k | $a | $l | $p | $u | $m |"
+			done
+		done
+		echo
+	fi
 	mem=$(jq -r '.[] | select(.contender == "xdprl_native" and .bytes_per_key_ipv4.median != null) |
 		"\(.bytes_per_key_ipv4.median | round) bytes per tracked IPv4 key, \(.bytes_per_key_ipv6.median | round) per IPv6 key"' "$OUT/summary.json" | head -n 1)
 	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem (memlock ÷ entries, 1,048,576 entries per family)."; echo; }
@@ -121,7 +197,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 	done
 } >"$OUT/chart.dat"
-if command -v gnuplot >/dev/null; then
+if command -v gnuplot >/dev/null && [[ -s "$RUNS" ]]; then
 	gnuplot <<-EOF
 	set terminal pngcairo size 1100,520 font ",10" noenhanced
 	set output "$OUT/bench.png"

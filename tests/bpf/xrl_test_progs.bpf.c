@@ -11,6 +11,13 @@ int xdp_drop_all(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* The goodput floor: a program that lets everything through untouched. */
+SEC("xdp")
+int xdp_pass_all(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
 /* The parser alone, with the same verdicts for non-IP and malformed. */
 SEC("xdp")
 int xdp_parse_only(struct xdp_md *ctx)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ref: attach a reference program (the benchmark's floor) to a device.
- *   xdp-ref DEV drop|parse native|generic     attach (stays attached)
+ *   xdp-ref DEV drop|pass|parse native|generic   attach (stays attached)
+ *     drop: XDP_DROP on every frame (the flood's floor); pass: XDP_PASS on
+ *     every frame (the goodput floor); parse: the parser alone
  *   xdp-ref DEV off                           detach whatever is attached
  */
 #include <errno.h>
@@ -22,7 +24,7 @@ int main(int argc, char **argv)
 	int fd, err;
 
 	if (argc < 3 || !(ifindex = if_nametoindex(argv[1]))) {
-		fprintf(stderr, "usage: xdp-ref DEV drop|parse native|generic | xdp-ref DEV off\n");
+		fprintf(stderr, "usage: xdp-ref DEV drop|pass|parse native|generic | xdp-ref DEV off\n");
 		return 2;
 	}
 	libbpf_set_print(NULL);
@@ -31,16 +33,21 @@ int main(int argc, char **argv)
 		bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
 		return 0;
 	}
-	if (argc < 4)
+	if (argc < 4 || (strcmp(argv[2], "drop") && strcmp(argv[2], "pass") &&
+			 strcmp(argv[2], "parse")) ||
+	    (strcmp(argv[3], "native") && strcmp(argv[3], "generic"))) {
+		fprintf(stderr, "usage: xdp-ref DEV drop|pass|parse native|generic | xdp-ref DEV off\n");
 		return 2;
+	}
 	flags = !strcmp(argv[3], "generic") ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
 	skel = xrl_test_progs__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "Error: cannot load the reference programs\n");
 		return 1;
 	}
-	fd = bpf_program__fd(!strcmp(argv[2], "parse") ? skel->progs.xdp_parse_only
-						       : skel->progs.xdp_drop_all);
+	fd = bpf_program__fd(!strcmp(argv[2], "parse") ? skel->progs.xdp_parse_only :
+			     !strcmp(argv[2], "pass")  ? skel->progs.xdp_pass_all :
+							 skel->progs.xdp_drop_all);
 	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err)
 		fprintf(stderr, "Error: cannot attach to %s: %s\n", argv[1], strerror(-err));
