@@ -218,7 +218,7 @@ test_ip_netns_exec_refused() {
 	check_eq "host's pin dir untouched" "$(ls -d /sys/fs/bpf/xdp-rl 2>&1)" "$host_pin"
 
 	# the hint's --pin-dir: a bpffs mounted outside lasts
-	out=$(ip netns exec "$DST" "$CTL_BIN" --pin-dir "$PIN" attach dev d0 keys 4096 2>&1)
+	out=$(ip netns exec "$DST" "$CTL_BIN" --pin-dir "$PIN" attach dev d0 keys 4096 2>/dev/null)
 	check_match "--pin-dir under ip netns exec" "$out" "^attached to d0"
 	check_match "still attached after it ended" "$(ip -n "$DST" link show d0)" "xdp"
 	check_eq "status sees it" "$(ctl -j status | jq -r '.interfaces[0].ifname')" d0
