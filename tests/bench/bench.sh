@@ -355,10 +355,15 @@ dns_one() {	# ROUND CONTENDER: one run, one JSON line
 	in_gen taskset -c 0 "$FLOOD" -i s0 -m $DST_MAC -d $DST4 -s $DNS_FLOODER -p 53 \
 		-n 1000000000 -T "$(echo "$DNS_DUR + 0.3" | bc)" -j >"$TMPD/flood.json" &
 	fl=$!
+	# and a closed-loop one: dnsperf unthrottled, from another address of s0
+	in_gen taskset -c 0 dnsperf -s $DST4 -a "${POLITE[1]}" -d "$TMPD/queries" -l "$DNS_DUR" \
+		-t 1 -c 4 -q 100 >"$TMPD/dnsperf-flood.out" 2>&1 &
+	local dfl=$!
 	sleep 0.15
 	in_gen taskset -c 1 dnsperf -s $DST4 -a "${POLITE[0]}" -d "$TMPD/queries" -Q "$DNS_QPS" \
 		-l "$DNS_DUR" -t 1 -c 1 -q $((2 * DNS_QPS)) -v >"$TMPD/dnsperf.out" 2>&1
 	wait "$fl"
+	wait "$dfl"
 	t1=$(proc_ticks "$DNSMASQ_PID")
 	w1=$(date +%s.%N)
 	read -r x1 e1 < <(xmit)
@@ -374,18 +379,22 @@ dns_one() {	# ROUND CONTENDER: one run, one JSON line
 	p99=$(awk '/^> / && $NF ~ /^[0-9.]+$/ { print $NF }' "$TMPD/dnsperf.out" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR) { i = int(NR * 0.99 + 0.999999); if (i > NR) i = NR; print v[i] } else print "null" }')
 	read -r sent done avg <<<"$perf"
+	local fsent fdone
+	read -r fsent fdone < <(awk '/Queries sent:/ { s = $3 } /Queries completed:/ { d = $3 }
+		END { print (s == "" ? 0 : s), (d == "" ? 0 : d) }' "$TMPD/dnsperf-flood.out")
 	jq -nc --argjson r "$round" --arg c "$c" --argjson sent "$sent" --argjson done "$done" \
 		--argjson avg "$avg" --argjson p99 "$p99" --argjson ticks $((t1 - t0)) \
 		--argjson hz "$(getconf CLK_TCK)" --argjson wall "$(echo "$w1 - $w0" | bc)" \
 		--argjson flood "$(cat "$TMPD/flood.json")" --argjson delivered $((x1 - x0)) \
 		--argjson udp $((u1 - u0)) --argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" \
-		--argjson qps "$DNS_QPS" '
+		--argjson qps "$DNS_QPS" --argjson fsent "$fsent" --argjson fdone "$fdone" '
 		{round: $r, contender: $c, qps: $qps, polite_sent: $sent, polite_answered: $done,
 		 answered_pct: (if $sent > 0 then 100 * $done / $sent else null end),
 		 latency_avg_ms: ($avg * 1000), latency_p99_ms: (if $p99 == null then null else $p99 * 1000 end),
 		 server_cpu_pct: (100 * $ticks / $hz / $wall), wall_seconds: $wall,
 		 flood_mpps: ($delivered / $flood.seconds / 1e6), udp_reached: $udp,
-		 limiter_seen: $seen, limiter_dropped: $dropped}' >>"$DNS_RESULTS" ||
+		 limiter_seen: $seen, limiter_dropped: $dropped,
+		 unthrottled_sent: $fsent, unthrottled_answered: $fdone}' >>"$DNS_RESULTS" ||
 		{ log "Error: no result for $c: dnsperf '$perf' p99 '$p99' flood '$(cat "$TMPD/flood.json")'"; return 1; }
 }
 

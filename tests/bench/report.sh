@@ -50,7 +50,8 @@ if [[ -s "$OUT/dns_runs.jsonl" ]]; then
 	    {contender: .[0].contender, rounds: length, qps: .[0].qps,
 	     answered_pct: stat(.answered_pct), latency_avg_ms: stat(.latency_avg_ms),
 	     latency_p99_ms: stat(.latency_p99_ms), server_cpu_pct: stat(.server_cpu_pct),
-	     flood_mpps: stat(.flood_mpps), udp_reached: stat(.udp_reached)})
+	     flood_mpps: stat(.flood_mpps), udp_reached: stat(.udp_reached),
+	     unthrottled_answered: stat(.unthrottled_answered)})
 	' "$OUT/dns_runs.jsonl" >"$OUT/dns.json"
 fi
 
@@ -148,23 +149,24 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 	if [[ -f "$OUT/dns.json" ]]; then
 		qps=$(jq -r '.[0].qps' "$OUT/dns.json")
 		echo "**A DNS server under a flood** — dnsmasq answers a polite dnsperf at $qps queries/s from one"
-		echo "address while xrl-flood floods port 53 from another (open loop, from the sending CPU);"
+		echo "address while xrl-flood floods port 53 from another (open loop, from the sending CPU) and an"
+		echo "unthrottled dnsperf (closed loop, 4 clients, 100 queries in flight) queries from a third;"
 		echo "limiters: per source, $((2 * qps))/s, burst $((qps / 5)). Polite queries answered (a query"
 		echo "unanswered after 1 s is lost), their latency, and dnsmasq's CPU (utime + stime over the run,"
 		echo "% of one CPU); median of the rounds (min–max)."
 		echo
-		echo "| limiter | polite answered | latency avg | latency p99 | server CPU | flood delivered |"
-		echo "|---|---:|---:|---:|---:|---:|"
+		echo "| limiter | polite answered | latency avg | latency p99 | server CPU | flood delivered | unthrottled dnsperf answered |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
 		for c in none nft_netdev xdprl_native; do
 			jq -r --arg c "$c" '.[] | select(.contender == $c) |
 				def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
 				[.contender, "\(.answered_pct.median | f(1)) % (\(.answered_pct.min | f(1))–\(.answered_pct.max | f(1)))",
 				 "\(.latency_avg_ms.median | f(3)) ms", "\(.latency_p99_ms.median | f(2)) ms",
 				 "\(.server_cpu_pct.median | f(0)) % (\(.server_cpu_pct.min | f(0))–\(.server_cpu_pct.max | f(0)))",
-				 "\(.flood_mpps.median | f(2)) Mpps"] | @tsv' "$OUT/dns.json" |
-			while IFS=$'\t' read -r k a l p u m; do
+				 "\(.flood_mpps.median | f(2)) Mpps", "\(.unthrottled_answered.median | f(0))"] | @tsv' "$OUT/dns.json" |
+			while IFS=$'\t' read -r k a l p u m q; do
 				case $k in none) k="no limiter" ;; nft_netdev) k="nftables meter, netdev ingress" ;; xdprl_native) k="xdp-rl native" ;; esac
-				echo "| $k | $a | $l | $p | $u | $m |"
+				echo "| $k | $a | $l | $p | $u | $m | $q |"
 			done
 		done
 		echo
