@@ -115,6 +115,9 @@ test_reload_under_flood() {
 	for i in 1 2 3 4 5 6; do
 		sleep 0.4
 		cp "$([[ $((i % 2)) == 1 ]] && echo "$f2" || echo "$f1")" "$CONF.tmp" && mv "$CONF.tmp" "$CONF"
+		# each swap its own reload, even on a loaded machine where one
+		# takes longer than the 0.4 s between swaps
+		wait_count "$LOG" "reload: 10000 rules" "$i" 10 || break
 	done
 	wait "${p[@]}"
 	local secs=$((SECONDS - t0 + 1))
