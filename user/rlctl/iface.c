@@ -48,19 +48,14 @@ int do_attach(struct xrl_cmd *c)
 	}
 	if (open_writer(&x, true, c->keys))
 		return 1;
-	err = xrl_attach(x, c->ifname, c->xdp_mode, &got);
-	if (err)
-		set_err("%s", xrl_errmsg());
-	unlock(x, err);
-	if (err) {
-		p_err("%s", emsg);
-	} else if (opt.json) {
+	err = end_write(x, xrl_attach(x, c->ifname, c->xdp_mode, &got));
+	if (!err && opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "ifname", c->ifname);
 		jw_kstr(&jw, "mode", xrl_xdp_mode_name(got));
 		jw_obj_end(&jw);
 		jw_finish(&jw);
-	} else {
+	} else if (!err) {
 		printf("attached to %s (%s mode)\n", c->ifname, xrl_xdp_mode_name(got));
 	}
 	/* Native XDP on a veth, any program, turns off TCP segmentation
@@ -158,19 +153,14 @@ int do_purge(struct xrl_cmd *c)
 		return 1;
 	}
 	snprintf(dir, sizeof(dir), "%s", xrl_pin_dir(x));
-	err = xrl_purge(x);
-	if (err)
-		set_err("%s", xrl_errmsg());
-	unlock(x, err);
-	if (err) {
-		p_err("%s", emsg);
-	} else if (opt.json) {
+	err = end_write(x, xrl_purge(x));
+	if (!err && opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "pin_dir", dir);
 		jw_kbool(&jw, "purged", true);
 		jw_obj_end(&jw);
 		jw_finish(&jw);
-	} else {
+	} else if (!err) {
 		printf("removed the pins under %s\n", dir);
 	}
 	xrl_close(x);

@@ -173,6 +173,16 @@ void unlock(struct xrl *x, int err)
 	print_warnings();
 }
 
+int end_write(struct xrl *x, int err)
+{
+	if (err)
+		set_err("%s", xrl_errmsg());
+	unlock(x, err);
+	if (err)
+		p_err("%s", emsg);
+	return err;
+}
+
 void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
 			char *rate, size_t rlen)
 {

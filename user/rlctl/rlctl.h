@@ -36,6 +36,9 @@ int open_writer(struct xrl **x, bool create, __u32 keys);
 __attribute__((format(printf, 1, 2)))
 int set_err(const char *fmt, ...);
 void unlock(struct xrl *x, int err);
+/* A writer whose locked part is one library call: its failure kept,
+ * the lock released, then said. Returns err. */
+int end_write(struct xrl *x, int err);
 extern char emsg[1024];
 
 void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen, char *rate, size_t rlen);

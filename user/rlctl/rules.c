@@ -188,18 +188,13 @@ int do_mode_set(struct xrl_cmd *c)
 
 	if (open_writer(&x, false, 0))
 		return 1;
-	err = xrl_mode_set(x, c->mode);
-	if (err)
-		set_err("%s", xrl_errmsg());
-	unlock(x, err);
-	if (err) {
-		p_err("%s", emsg);
-	} else if (opt.json) {
+	err = end_write(x, xrl_mode_set(x, c->mode));
+	if (!err && opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "mode", xrl_mode_name(c->mode));
 		jw_obj_end(&jw);
 		jw_finish(&jw);
-	} else {
+	} else if (!err) {
 		printf("mode %s\n", xrl_mode_name(c->mode));
 	}
 	if (!err)
