@@ -15,6 +15,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * The verifier removes the branch from production loads. */
 const volatile __u8 use_test_clock = 0;
 
+/* Who this program is (xdp_rl_common.h): read by status and upgrades from
+ * the running program, never by the data path. */
+const volatile struct xrl_build_info xrl_info SEC(".rodata.info") = {
+	.magic = XRL_INFO_MAGIC,
+	.layout = XRL_LAYOUT_VERSION,
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);

@@ -10,6 +10,38 @@
 
 #include <linux/types.h>
 
+/*
+ * The layout version of the pinned maps, checked by every build that opens
+ * them (xdp-rlctl upgrade, attach, the daemon) BEFORE it touches anything.
+ * Bump it by one whenever a change makes maps that an older build pinned
+ * wrong for this build's program, or the reverse:
+ *  - a field added, removed, resized, moved or reinterpreted in any struct
+ *    below that is a map key or value (the rule, bucket keys and buckets,
+ *    control block, counters, events), or in a map's inner map;
+ *  - an enum value renumbered, a constant that indexes a map changed
+ *    (XRL_IF_SLOTS, XRL_MODE_MAX ...);
+ *  - a map's type, key, value, flags, size or meaning changed.
+ * Needs no bump: adding a NEW map (an upgrade creates it, empty, and pins
+ * it), changing only the program's code, the bucket table size (kept from
+ * the pins). A build refuses to upgrade pins of another layout version; it
+ * also compares every map it knows with the pinned one (type, key and value
+ * size, flags, size) and refuses on any difference, so a forgotten bump is
+ * still caught for everything but a same-size reinterpretation.
+ */
+#define XRL_LAYOUT_VERSION	1
+
+/* What the program carries about itself, alone in its own section
+ * (".rodata.info", a map of its own at offset 0): the layout version and
+ * the build that loaded it (set by the loader). `xdp-rlctl status` and
+ * upgrades read it from the running program. */
+#define XRL_BUILD_LEN		48
+struct xrl_build_info {
+	__u32 magic;		/* XRL_INFO_MAGIC */
+	__u32 layout;		/* XRL_LAYOUT_VERSION of the program's build */
+	char build[XRL_BUILD_LEN];	/* the loader's version string */
+};
+#define XRL_INFO_MAGIC		0x78726c69	/* "xrli" */
+
 /* Rules in a rule set, IPv4 and IPv6 together. Twice as many counter slots:
  * a new or changed rule always gets a slot that no published rule holds. */
 #define XRL_MAX_RULES		16384

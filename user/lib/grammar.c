@@ -702,6 +702,8 @@ const struct xrl_command xrl_commands[] = {
 	  "detach from IFACE; purge: remove the pins once nothing is attached" },
 	{ "purge", XRL_CMD_PURGE, XRL_IN_CLI, NULL, NULL,
 	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
+	{ "upgrade", XRL_CMD_UPGRADE, XRL_IN_CLI, NULL, NULL,
+	  "this build's program takes over the running one's maps and links, state kept" },
 	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
 	  "program, mode, rules, keys, the daemon's heartbeat, interfaces", .preferred = true },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,

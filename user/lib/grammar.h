@@ -36,6 +36,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_EVENTS,
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
+	XRL_CMD_UPGRADE,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,

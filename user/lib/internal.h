@@ -18,6 +18,7 @@
 #include "grammar.h"
 
 #define PROG_PIN	"xdp_rl_prog"
+#define PROG_PIN_NEW	"xdp_rl_prog_new"	/* an upgrade's, until renamed (bpffs: no dots) */
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
@@ -44,6 +45,8 @@ struct xrl {
 	struct xrl_control *ctrl;	/* mmap of the control block */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
+	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
+	bool prog_pin_new;	/* an upgrade pinned its program beside the old */
 };
 
 /* What xrl_errmsg() returns (log.c). */
@@ -68,6 +71,14 @@ int xrl__rules_install_empty(struct xrl *x, int family);
 /* A new fd on the published trie of a family, or -ENOENT (rules.c). */
 int xrl__rules_fd(struct xrl *x, int family);
 int xrl__events_claim(struct xrl *x);
+/* upgrade.c: the build a program carries (-ENOENT: none); refuse another
+ * layout; the pinned maps against this build's; adopt an upgraded program */
+int xrl__build_info_of(int prog_fd, struct xrl_build_info *bi);
+int xrl__layout_check(struct xrl *x, int prog_fd, const char *what);
+int xrl__upgrade_precheck(struct xrl *x);
+int xrl__adopt_upgraded(struct xrl *x);
+/* pins.c: load this build on the pinned maps, its program pinned at prog_pin */
+int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
 #define mask_bits xrl__mask_bits
 #define pin_path xrl__pin_path
 #define map_max_entries xrl__map_max_entries

@@ -62,6 +62,25 @@ bool xrl_created(const struct xrl *x);
  * it made it. Only with the lock held; nothing when !xrl_created(). */
 int xrl_discard(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
+/* The build and layout version the handle's program carries ("unknown",
+ * layout 0: a build from before layout versions). */
+int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);
+
+/* ---- hitless upgrade (README, "Upgrading") ----
+ * This build's program takes over the pinned maps and links of a running
+ * one: refused, with nothing changed, unless the running program has this
+ * build's XRL_LAYOUT_VERSION and every pinned map matches this build's;
+ * maps new in this build are created empty. Then every pinned link gets the
+ * new program with one atomic bpf_link_update() (BPF_F_REPLACE: only if it
+ * still runs the old one), and the program pin is replaced by a rename. On
+ * success *out (if not NULL) is the locked handle on the new program. */
+struct xrl_upgrade_report {
+	struct xrl_build_info from;	/* the running build before */
+	__u32 old_prog_id, new_prog_id;
+	unsigned int links;		/* links moved to the new program */
+	unsigned int maps_added;	/* maps new in this build, created empty */
+};
+int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **out);
 
 /* ---- rules ---- */
 

@@ -311,7 +311,12 @@ static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
 		    "or start over (rules and buckets are lost): %s", cap, keys, steps);
 }
 
-static int load_object(struct xrl *x, const struct xrl_open_opts *o)
+/* Load this build's object on the pinned maps (reused, new ones created and
+ * pinned) and pin its program at prog_pin. upgrade: the pinned maps are
+ * checked against this build's first, and nothing is pinned when they
+ * differ. */
+static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char *prog_pin,
+		       bool upgrade)
 {
 	struct bpf_map *maps[M__COUNT];
 	char p[PATH_MAX];
@@ -321,6 +326,8 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	if (!x->skel)
 		return fail(errno, "cannot open the BPF object: %s", strerror(errno));
 	x->skel->rodata->use_test_clock = o->test_clock;
+	snprintf((char *)x->skel->rodata_info->xrl_info.build,
+		 sizeof(x->skel->rodata_info->xrl_info.build), "%s", xrl_version());
 
 	maps[M_CONTROL] = x->skel->maps.xrl_control;
 	maps[M_RULES4] = x->skel->maps.xrl_rules4;
@@ -365,6 +372,8 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 		}
 	}
 
+	if (upgrade && (err = xrl__upgrade_precheck(x)))
+		return err;
 	err = xdp_rl__load(x->skel);
 	if (err)
 		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
@@ -385,23 +394,40 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	}
 
 	if (x->pinned) {
-		pin_path(x, PROG_PIN, p, sizeof(p));
+		pin_path(x, prog_pin, p, sizeof(p));
 		if (bpf_obj_pin(x->prog_fd, p))
 			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
-		x->new_pin[M__COUNT] = true;
+		if (upgrade)
+			x->prog_pin_new = true;
+		else
+			x->new_pin[M__COUNT] = true;
 	}
 	return 0;
+}
+
+int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added)
+{
+	struct xrl_open_opts o = { .pin_dir = x->pin_dir };
+	int err = load_object(x, &o, prog_pin, true);
+
+	*maps_added = 0;
+	for (int i = 0; i < M__COUNT; i++)
+		*maps_added += x->new_pin[i];
+	return err;
 }
 
 static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 {
 	char p[PATH_MAX];
-	int cap;
+	int cap, err;
 
 	pin_path(x, PROG_PIN, p, sizeof(p));
 	x->prog_fd = bpf_obj_get(p);
 	if (x->prog_fd < 0)
 		return fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
+	/* another layout's maps are never read or written by this build */
+	if ((err = xrl__layout_check(x, x->prog_fd, "pinned program")))
+		return err;
 	for (int i = 0; i < M__COUNT; i++) {
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
@@ -491,13 +517,13 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 			x->created_dir = false;	/* another creator got the lock first */
 			err = reuse_pins(x, o);
 		} else if (o->create) {
-			err = load_object(x, o);
+			err = load_object(x, o, PROG_PIN, false);
 		} else {
 			err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
 				   x->pin_dir);
 		}
 	} else {
-		err = load_object(x, o);
+		err = load_object(x, o, PROG_PIN, false);
 	}
 	if (err)
 		goto err;
@@ -552,13 +578,15 @@ void xrl_close(struct xrl *x)
 		return;
 	if (x->ctrl)
 		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
+	if (x->own_prog_fd && x->prog_fd >= 0)
+		close(x->prog_fd);	/* adopted after an upgrade */
 	if (x->skel) {
 		xdp_rl__destroy(x->skel);	/* owns the fds */
 	} else {
 		for (int i = 0; i < M__COUNT; i++)
 			if (x->map_fd[i] >= 0)
 				close(x->map_fd[i]);
-		if (x->prog_fd >= 0)
+		if (x->prog_fd >= 0 && !x->own_prog_fd)
 			close(x->prog_fd);
 	}
 	if (x->lock_fd >= 0)
@@ -596,7 +624,7 @@ void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, 
 /* Is this a name xdp-rl pins under its directory? */
 static bool our_pin(const char *name)
 {
-	if (!strcmp(name, PROG_PIN) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
+	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
 	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
@@ -833,6 +861,9 @@ int xrl_pins_ok(struct xrl *x)
 {
 	if (!x->pinned)
 		return 1;
+	/* an upgrade replaced the program on these maps: serve the new one */
+	if (pinned_is(x, PROG_PIN, x->prog_fd, true) == -EEXIST && xrl__adopt_upgraded(x))
+		warn("the program under %s was upgraded: re-attaching uses the new one", x->pin_dir);
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
 		return 0;
 	for (int i = 0; i < M__COUNT; i++)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xdp-rlctl: attach, detach, purge, status. */
+/* xdp-rlctl: attach, detach, purge, status, upgrade. */
 #include "rlctl.h"
 
 #include <errno.h>
@@ -167,12 +167,42 @@ int do_purge(struct xrl_cmd *c)
 	return err ? 1 : 0;
 }
 
+int do_upgrade(struct xrl_cmd *c)
+{
+	struct xrl_upgrade_report r;
+
+	(void)c;
+	if (xrl_upgrade(opt.pin_dir, &r, NULL)) {
+		p_err("%s", xrl_errmsg());
+		return 1;
+	}
+	if (opt.json) {
+		jw_obj_start(&jw);
+		jw_kstr(&jw, "from_build", r.from.build);
+		jw_ku64(&jw, "from_layout", r.from.layout);
+		jw_ku64(&jw, "from_prog_id", r.old_prog_id);
+		jw_kstr(&jw, "to_build", xrl_version());
+		jw_ku64(&jw, "to_layout", XRL_LAYOUT_VERSION);
+		jw_ku64(&jw, "to_prog_id", r.new_prog_id);
+		jw_ku64(&jw, "links", r.links);
+		jw_ku64(&jw, "maps_added", r.maps_added);
+		jw_obj_end(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("upgraded build %s (program %u) to %s (program %u), layout %u: %u link(s) moved, "
+		       "%u new map(s) created\n", r.from.build, r.old_prog_id, xrl_version(), r.new_prog_id,
+		       XRL_LAYOUT_VERSION, r.links, r.maps_added);
+	}
+	return 0;
+}
+
 int do_status(struct xrl_cmd *c)
 {
 	struct xrl_attachment *a = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	struct xrl_prog_runtime rt;
+	struct xrl_build_info bi;
 	long long hb_age;
 	unsigned long long keys4 = 0, keys6 = 0, ns_pkt;
 	__u64 wd;
@@ -184,7 +214,8 @@ int do_status(struct xrl_cmd *c)
 		return 1;
 	/* each family has its own table: tracked and capacity per family */
 	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
-	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt)) {
+	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt) ||
+	    xrl_build_info(x, &bi)) {
 		p_err("%s", xrl_errmsg());
 		xrl_close(x);
 		return 1;
@@ -199,6 +230,8 @@ int do_status(struct xrl_cmd *c)
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
 		jw_ku64(&jw, "prog_id", info.id);
+		jw_kstr(&jw, "build", bi.build);
+		jw_ku64(&jw, "layout", bi.layout);
 		jw_kstr(&jw, "mode", xrl_mode_name(xrl_mode_get(x)));
 		jw_ku64(&jw, "rules", xrl_control(x)->rules);
 		jw_key(&jw, "keys_tracked");
@@ -258,6 +291,7 @@ int do_status(struct xrl_cmd *c)
 	} else {
 		printf("pin dir:     %s\n", xrl_pin_dir(x));
 		printf("program id:  %u\n", info.id);
+		printf("build:       %s (map layout %u)\n", bi.build, bi.layout);
 		printf("mode:        %s\n", xrl_mode_name(xrl_mode_get(x)));
 		printf("rules:       %u\n", xrl_control(x)->rules);
 		printf("keys IPv4:   %llu tracked / %u capacity\n", keys4,

@@ -247,6 +247,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_DETACH] = do_detach,
 	[XRL_CMD_PURGE] = do_purge,
 	[XRL_CMD_STATUS] = do_status,
+	[XRL_CMD_UPGRADE] = do_upgrade,
 	[XRL_CMD_RULE_ADD] = do_rule_add,
 	[XRL_CMD_RULE_DEL] = do_rule_del,
 	[XRL_CMD_RULE_LIST] = do_rule_list,

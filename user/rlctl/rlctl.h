@@ -47,6 +47,7 @@ int do_attach(struct xrl_cmd *c);
 int do_detach(struct xrl_cmd *c);
 int do_purge(struct xrl_cmd *c);
 int do_status(struct xrl_cmd *c);
+int do_upgrade(struct xrl_cmd *c);
 int do_rule_add(struct xrl_cmd *c);
 int do_rule_del(struct xrl_cmd *c);
 int do_rule_flush(struct xrl_cmd *c);

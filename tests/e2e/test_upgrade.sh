@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# End-to-end: hitless upgrade (README, "Upgrading"). A second build of this
+# tree, with another VERSION, takes over a running instance under a flood:
+# the links get its program atomically, buckets and counters carry on, no
+# packet goes uncounted. A build with another map layout version, or with a
+# map that differs although the version agrees, is refused before it
+# touches anything.
+source "$(dirname "$0")/lib.sh"
+
+NEW_VERSION="9.9.9-upgrade-test"
+
+# build_variant DIR VERSION [SED-SCRIPT]: xdp-rlctl of this tree in DIR,
+# built with VERSION; with SED-SCRIPT, of a copy of the tree edited by it
+# (include/xdp_rl_common.h) in DIR/src. Prints the binary's path.
+build_variant() {
+	local dir=$1 version=$2 src=$TOP
+	mkdir -p "$dir"
+	if [[ -n "${3:-}" ]]; then
+		src=$dir/src
+		mkdir -p "$src"
+		(cd "$TOP" && tar --exclude=./.output --exclude=./.git -cf - .) | tar -C "$src" -xf - || return 1
+		sed -i "$3" "$src/include/xdp_rl_common.h" || return 1
+	fi
+	make -s -C "$src" OUTPUT="$dir/out" VERSION="$version" "$dir/out/xdp-rlctl" >"$dir/build.log" 2>&1 ||
+		{ echo "build of $version failed: $(tail -n 5 "$dir/build.log")" >&2; return 1; }
+	echo "$dir/out/xdp-rlctl"
+}
+
+# nctl BIN ARGS...: another build's xdp-rlctl on the lab's pins
+nctl() {
+	local bin=$1
+	shift
+	nsenter --net="/run/netns/$DST" "$bin" --pin-dir "$PIN" "$@"
+}
+
+# the pins, with their inodes: what "untouched" means for the directory
+pins_listing() {
+	ls -i "$PIN" | sort
+}
+
+test_upgrade_under_flood() {
+	local new
+	new=$(build_variant "$TMPD/new" "$NEW_VERSION") || { fail "cannot build the new version"; return; }
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 100/s burst 20 id 1 >/dev/null
+	ctl rule add 198.18.0.128/25 rate 1/h burst 5 id 2 >/dev/null
+	local old_build old_prog
+	old_build=$("$CTL_BIN" -j -V | jq -r .version)
+	check_eq "status: the running build" "$(ctl -j status | jq -r .build)" "$old_build"
+	check_match "status: the layout" "$(ctl status)" "build: +$old_build \(map layout [0-9]+\)"
+	old_prog=$(ctl -j status | jq .prog_id)
+	# a key limited before the upgrade: 5 of 10 through
+	flood 198.18.0.129 198.18.0.254 10 >/dev/null
+	check_eq "slow key limited before" "$(rule_stat 2 passed_packets)" 5
+
+	local t0=$SECONDS p=() out rc
+	nsenter --net="/run/netns/$SRC" "$FLOOD" -s 198.18.0.2 -d 198.18.0.254 -r 50 -n 150 -t 10 >/dev/null & p+=($!)
+	nsenter --net="/run/netns/$SRC" "$FLOOD" -s 198.18.0.3 -d 198.18.0.254 -r 50 -n 150 -t 10 >/dev/null & p+=($!)
+	nsenter --net="/run/netns/$SRC" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -r 20000 -n 60000 -t 10 >/dev/null & p+=($!)
+	sleep 1
+	out=$(nctl "$new" upgrade 2>&1)
+	rc=$?
+	wait "${p[@]}"
+	local secs=$((SECONDS - t0 + 1))
+	check_eq "upgrade: exit" $rc 0
+	check_match "upgrade: says so" "$out" "^upgraded build $old_build \(program $old_prog\) to $NEW_VERSION \(program [0-9]+\), layout [0-9]+: 1 link\(s\) moved"
+
+	local st new_prog
+	st=$(nctl "$new" -j status)
+	new_prog=$(jq .prog_id <<<"$st")
+	check_eq "status: the new build runs" "$(jq -r .build <<<"$st")" "$NEW_VERSION"
+	[[ $new_prog != "$old_prog" ]] || fail "the program was not replaced ($new_prog)"
+	check_eq "the link runs the new program" "$(jq '.interfaces[0].prog_id' <<<"$st")" "$new_prog"
+	check_eq "the old build's status sees the new build" "$(ctl -j status | jq -r .build)" "$NEW_VERSION"
+	check_eq "rules kept" "$(ctl -j rule list | jq length)" 2
+
+	# polite keys lost nothing, the flooding key stayed limited, and every
+	# packet of the three floods was counted by one program or the other
+	check_eq "polite .2 never dropped" "$(ctl -j show 198.18.0.2 | jq .dropped_packets)" 0
+	check_eq "polite .3 never dropped" "$(ctl -j show 198.18.0.3 | jq .dropped_packets)" 0
+	local passed dropped
+	passed=$(rule_stat 1 passed_packets)
+	dropped=$(rule_stat 1 dropped_packets)
+	[[ $passed =~ ^[0-9]+$ && $dropped =~ ^[0-9]+$ ]] || { fail "no counters"; return; }
+	check_eq "every packet counted across the swap" "$((passed + dropped))" 60300
+	local flood_passed=$((passed - 300))
+	((flood_passed <= 20 + 100 * secs)) || fail "the flood got $flood_passed through in ${secs}s (limit $((20 + 100 * secs)))"
+	# the bucket of the slow key came along: still nothing through
+	flood 198.18.0.129 198.18.0.254 10 >/dev/null
+	check_eq "slow key still limited after" "$(rule_stat 2 passed_packets)" 5
+	check_eq "its drops continue" "$(rule_stat 2 dropped_packets)" 15
+	# and the new build is the one a re-attach uses
+	ctl detach dev d0 >/dev/null
+	ctl attach dev d0 >/dev/null
+	check_eq "re-attach: the new program" "$(ctl -j status | jq '.interfaces[0].prog_id')" "$new_prog"
+}
+
+# the refusal leaves everything as it was: pins, program, links, buckets
+check_untouched() {	# WHAT LISTING PROG
+	check_eq "$1: pins untouched" "$(pins_listing)" "$2"
+	check_eq "$1: program kept" "$(ctl -j status | jq .prog_id)" "$3"
+	check_eq "$1: link kept" "$(ctl -j status | jq '.interfaces[0].prog_id')" "$3"
+	check_match "$1: still attached" "$(ip -n "$DST" link show d0)" "xdp"
+}
+
+test_layout_mismatch_refused() {
+	local other
+	other=$(build_variant "$TMPD/layout" "9.9.9-other-layout" \
+		's/^#define XRL_LAYOUT_VERSION\t\([0-9]*\)$/#define XRL_LAYOUT_VERSION\t99/') ||
+		{ fail "cannot build the other layout"; return; }
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 1/h burst 5 id 1 >/dev/null
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	local before prog out rc
+	before=$(pins_listing)
+	prog=$(ctl -j status | jq .prog_id)
+	out=$(nctl "$other" upgrade 2>&1)
+	rc=$?
+	check_eq "upgrade: exit" $rc 1
+	check_match "says why" "$out" "^Error: the running program under $PIN is build .* with map layout [0-9]+; this build \(9.9.9-other-layout\) has layout 99: its maps cannot be reused \(nothing was changed\)"
+	check_untouched "upgrade" "$before" "$prog"
+	# nor does any other command of that build use the maps
+	out=$(nctl "$other" rule add 198.18.1.0/24 rate 1/s burst 1 2>&1)
+	check_match "rule add refused" "$out" "layout 99: its maps cannot be reused"
+	out=$(nctl "$other" status 2>&1)
+	check_match "status refused" "$out" "layout 99: its maps cannot be reused"
+	check_untouched "other commands" "$before" "$prog"
+	check_eq "rules kept" "$(ctl -j rule list | jq length)" 1
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "the bucket kept" "$(rule_stat 1 passed_packets)" 5
+}
+
+# A map that changed while the version stayed (a forgotten bump): the
+# comparison of every pinned map with this build's catches it
+test_map_mismatch_refused() {
+	local other
+	other=$(build_variant "$TMPD/slots" "9.9.9-more-slots" \
+		's/^#define XRL_IF_SLOTS\t256$/#define XRL_IF_SLOTS\t512/') ||
+		{ fail "cannot build the changed map"; return; }
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	local before prog out rc
+	before=$(pins_listing)
+	prog=$(ctl -j status | jq .prog_id)
+	out=$(nctl "$other" upgrade 2>&1)
+	rc=$?
+	check_eq "upgrade: exit" $rc 1
+	check_match "names the map" "$out" "^Error: pinned map $PIN/xrl_if_stats differs from this build's \(256 entries, this build 512\)"
+	check_untouched "upgrade" "$before" "$prog"
+}
+
+run_test test_upgrade_under_flood
+run_test test_layout_mismatch_refused
+run_test test_map_mismatch_refused
+summary
