@@ -169,6 +169,56 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
+/*
+ * Whoever can replace the pin directory, or write into it, can unlink the
+ * link pins (detaching the limiter) or slip in maps of their own. Refuse a
+ * pin directory that is not a directory owned by root (or by this user), or
+ * that group or others may write; and one whose parents let anyone else
+ * swap it: each up to / owned by root (or this user), and not writable by
+ * group or others unless sticky (as /tmp and a bpffs's root are: then only
+ * the owner of an entry may rename or remove it).
+ */
+static int pin_dir_safe(const char *pin_dir)
+{
+	char p[PATH_MAX], *slash;
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (lstat(pin_dir, &st))
+		return fail(errno, "cannot stat %s: %s", pin_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(ENOTDIR, "pin directory %s is not a directory (a symlink?): refused", pin_dir);
+	if (st.st_uid != 0 && st.st_uid != me)
+		return fail(EPERM, "pin directory %s belongs to uid %u, not root: whoever owns it can unlink "
+			    "the pins and detach xdp-rl. Refused; remove it (or chown root and chmod 0700 it)",
+			    pin_dir, (unsigned int)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return fail(EPERM, "pin directory %s is writable by %s (mode %04o): anyone who can write it "
+			    "can unlink the pins and detach xdp-rl. Refused; chmod 0700 it",
+			    pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
+			    (unsigned int)(st.st_mode & 07777));
+	snprintf(p, sizeof(p), "%s", pin_dir);
+	while ((slash = strrchr(p, '/'))) {
+		if (slash == p)
+			slash[1] = '\0';	/* "/" itself */
+		else
+			*slash = '\0';
+		if (stat(p, &st))
+			return fail(errno, "cannot stat %s: %s", p, strerror(errno));
+		if (st.st_uid != 0 && st.st_uid != me)
+			return fail(EPERM, "%s, a parent of the pin directory %s, belongs to uid %u: its owner "
+				    "could swap the pin directory. Refused", p, pin_dir, (unsigned int)st.st_uid);
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+			return fail(EPERM, "%s, a parent of the pin directory %s, is writable by %s without the "
+				    "sticky bit (mode %04o): anyone could swap the pin directory. Refused",
+				    p, pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
+				    (unsigned int)(st.st_mode & 07777));
+		if (!strcmp(p, "/"))
+			break;
+	}
+	return 0;
+}
+
 static long long mono_ms(void)
 {
 	struct timespec ts;
@@ -493,6 +543,12 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
 					goto err;
 				}
+			}
+			if ((err = pin_dir_safe(x->pin_dir))) {
+				if (x->created_dir)	/* made here, under an unsafe parent */
+					rmdir(x->pin_dir);
+				x->created_dir = false;
+				goto err;
 			}
 			if (o->no_lock)
 				break;
@@ -913,6 +969,8 @@ int xrl_pins_restore(struct xrl *x)
 		return err;
 	if (mkdir(x->pin_dir, 0700) && errno != EEXIST)
 		return fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+	if ((err = pin_dir_safe(x->pin_dir)))
+		return err;
 	/* the old directory may be gone: lock the one that is there now */
 	if (x->lock_fd >= 0) {
 		close(x->lock_fd);
