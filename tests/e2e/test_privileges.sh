@@ -69,5 +69,82 @@ test_pin_dir_refused() {
 	close_bpffs
 }
 
+# slow_clients N SECONDS FROM: N connections from address FROM to the
+# metrics port in $DST, each sending half a request line and then nothing;
+# prints, when SECONDS are over, how many the server had closed
+slow_clients() {
+	nsenter --net="/run/netns/$DST" python3 - "$@" <<-'PY'
+	import socket, sys, time
+	n, secs, src = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+	socks = []
+	for _ in range(n):
+	    s = socket.socket()
+	    s.settimeout(1)
+	    s.bind((src, 0))
+	    try:
+	        s.connect(("127.0.0.1", 9437))
+	        s.send(b"GET /metr")
+	    except OSError:
+	        pass
+	    socks.append(s)
+	end = time.time() + secs
+	closed = set()
+	while time.time() < end:
+	    for i, s in enumerate(socks):
+	        if i in closed:
+	            continue
+	        s.settimeout(0.01)
+	        try:
+	            if s.recv(1) == b"":
+	                closed.add(i)
+	        except socket.timeout:
+	            pass
+	        except OSError:
+	            closed.add(i)
+	    time.sleep(0.05)
+	print(len(closed))
+	PY
+}
+
+# scrape FROM: the http code and the time of one scrape from address FROM
+scrape() {
+	nsenter --net="/run/netns/$DST" curl -s -o /dev/null --max-time 4 --interface "$1" \
+		-w '%{http_code} %{time_total}' http://127.0.0.1:9437/metrics
+}
+
+test_metrics_slow_clients() {
+	lab_up || return
+	: >"$TMPD/rld.log"
+	write_conf "$TMPD/rules.conf" "interface d0" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 100/s burst 20"
+	start_rld "$TMPD/rld.log" --config "$TMPD/rules.conf"
+	wait_log "$TMPD/rld.log" "metrics on http://127.0.0.1:9437/metrics" || return
+	check_match "a scrape" "$(scrape 127.0.0.1)" "^200 "
+	# 64 slow connections from one address, 16 more from each of 3 others
+	# (more than the 16 slots that sufficed before), held for 7 s
+	local p=() i out code t
+	slow_clients 64 7 127.0.0.2 >"$TMPD/slow.0" & p+=($!)
+	for i in 3 4 5; do
+		slow_clients 16 7 127.0.0.$i >"$TMPD/slow.$i" & p+=($!)
+	done
+	sleep 1
+	for i in 1 2 3; do
+		out=$(scrape 127.0.0.1)
+		read -r code t <<<"$out"
+		check_eq "scrape $i while slow clients hold connections" "$code" 200
+		[[ $t =~ ^[0-9.]+$ ]] && (($(bc <<<"$t < 1"))) || fail "scrape $i took ${t}s"
+		sleep 0.5
+	done
+	wait "${p[@]}"
+	# every slow connection was closed within the 7 s: by the per-address
+	# limit at once, or by the connection timeout
+	check_eq "slow connections of .2 closed" "$(cat "$TMPD/slow.0")" 64
+	for i in 3 4 5; do
+		check_eq "slow connections of .$i closed" "$(cat "$TMPD/slow.$i")" 16
+	done
+	check_match "still serving" "$(scrape 127.0.0.1)" "^200 "
+}
+
 run_test test_pin_dir_refused
+run_test test_metrics_slow_clients
 summary

@@ -221,6 +221,20 @@ out:
 
 /* ---- HTTP ---- */
 
+/*
+ * Slow clients (README, "Privileges"): one polling thread serves every
+ * connection, so a client that sends nothing blocks no other; what it holds
+ * is a connection slot, for at most XRL_METRICS_TIMEOUT_S of silence. One
+ * address may hold XRL_METRICS_PER_IP slots of the XRL_METRICS_CONNECTIONS:
+ * a handful of hosts holding slow connections cannot take them all, and a
+ * scrape from another address (Prometheus) still gets one. A request has
+ * 16 KiB of buffer; a scrape needs a few hundred bytes.
+ */
+#define XRL_METRICS_CONNECTIONS	256U
+#define XRL_METRICS_PER_IP	16U
+#define XRL_METRICS_TIMEOUT_S	5U
+#define XRL_METRICS_BACKLOG	64
+
 struct xrl_metrics {
 	struct MHD_Daemon *mhd;
 	xrl_metrics_fill fill;
@@ -286,7 +300,7 @@ int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 16)) {
+	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, XRL_METRICS_BACKLOG)) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -300,8 +314,10 @@ int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 	m->ctx = ctx;
 	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				  handle, m, MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_LIMIT, 16U,
-				  MHD_OPTION_CONNECTION_TIMEOUT, 10U,
+				  MHD_OPTION_CONNECTION_LIMIT, XRL_METRICS_CONNECTIONS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, XRL_METRICS_PER_IP,
+				  MHD_OPTION_CONNECTION_TIMEOUT, XRL_METRICS_TIMEOUT_S,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
 		close(fd);
