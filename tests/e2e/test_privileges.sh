@@ -145,6 +145,69 @@ test_metrics_slow_clients() {
 	check_match "still serving" "$(scrape 127.0.0.1)" "^200 "
 }
 
+# cap_of PID_OR_TID FIELD: the hex mask of CapPrm, CapEff or CapBnd
+cap_of() {
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+test_daemon_capabilities() {
+	lab_up || return
+	: >"$TMPD/rld.log"
+	write_conf "$TMPD/rules.conf" "interface d0" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+	start_rld "$TMPD/rld.log" --config "$TMPD/rules.conf"
+	wait_log "$TMPD/rld.log" "running" || return
+	check_match "says so" "$(cat "$TMPD/rld.log")" "capabilities: kept cap_bpf, cap_sys_admin"
+	# CAP_SYS_ADMIN (21) and CAP_BPF (39)
+	local want=0000008000200000 pid=$RLD_PID t prm eff
+	check_eq "event loop: permitted" "$(cap_of "$pid" CapPrm)" $want
+	check_eq "event loop: effective" "$(cap_of "$pid" CapEff)" $want
+	check_eq "bounding set" "$(cap_of "$pid" CapBnd)" $want
+	check_match "a scrape" "$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)" \
+		'xdp_rl_rules_loaded 1'
+	local none=0 metrics=0 other=""
+	for t in /proc/"$pid"/task/*; do
+		t=${t##*/}
+		[[ $t == "$pid" ]] && continue
+		prm=$(cap_of "$t" CapPrm)
+		eff=$(cap_of "$t" CapEff)
+		if [[ $prm == 0000000000000000 && $eff == 0000000000000000 ]]; then
+			none=$((none + 1))
+		elif [[ $prm == "$want" && $eff == 0000000000000000 ]]; then
+			metrics=$((metrics + 1))
+		else
+			other+=" $t:$prm/$eff"
+		fi
+	done
+	check_eq "threads with no capability (log writer, heartbeat)" $none 2
+	check_eq "the metrics thread: none effective between scrapes" $metrics 1
+	check_eq "no other thread" "$other" ""
+
+	# and it still does its work: a reload, the data path, a re-attach
+	# after the interface went away and came back
+	write_conf "$TMPD/rules.conf" "interface d0" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1" "rule add 198.18.1.0/24 rate 1/s burst 1 id 2"
+	wait_log "$TMPD/rld.log" "reload: 2 rules" || return
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "enforced" "$(rule_stat 1 passed_packets)" 5
+	ip -n "$DST" link del d0	# takes s0 with it
+	wait_log "$TMPD/rld.log" "interface d0 disappeared" || return
+	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" &&
+		ip -n "$DST" link set d0 address $DST_MAC up && ip -n "$SRC" link set s0 address $SRC_MAC up ||
+		{ fail "cannot re-create d0"; return; }
+	wait_log "$TMPD/rld.log" "interface d0 appeared" || return
+	local i
+	for ((i = 0; i < 40; i++)); do
+		ip -n "$DST" link show d0 | grep -q xdp && break
+		sleep 0.05
+	done
+	check_match "re-attached without the capabilities it dropped" "$(ip -n "$DST" link show d0)" "xdp"
+	check_match "metrics still read the rules" "$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)" \
+		'xdp_rl_rules_loaded 2'
+	check_eq "permitted unchanged" "$(cap_of "$pid" CapPrm)" $want
+}
+
 run_test test_pin_dir_refused
+run_test test_daemon_capabilities
 run_test test_metrics_slow_clients
 summary

@@ -19,6 +19,10 @@
 
 #define PROG_PIN	"xdp_rl_prog"
 #define PROG_PIN_NEW	"xdp_rl_prog_new"	/* an upgrade's, until renamed (bpffs: no dots) */
+/* The program's struct xrl_build_info map, pinned beside it: reading it by
+ * the program's map ids would need CAP_SYS_ADMIN (BPF_MAP_GET_FD_BY_ID). */
+#define INFO_PIN	"xrl_info"
+#define INFO_PIN_NEW	"xrl_info_new"
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
@@ -36,7 +40,7 @@ struct xrl {
 	bool pinned;
 	bool created;		/* load_object() pinned a new instance */
 	bool created_dir;	/* and made the directory */
-	bool new_pin[M__COUNT + 1];	/* pins it made: the maps, then the program */
+	bool new_pin[M__COUNT + 2];	/* pins it made: the maps, the program, its info */
 	bool locked;
 	int lock_fd;
 	int prog_fd;
@@ -73,7 +77,7 @@ int xrl__rules_fd(struct xrl *x, int family);
 int xrl__events_claim(struct xrl *x);
 /* upgrade.c: the build a program carries (-ENOENT: none); refuse another
  * layout; the pinned maps against this build's; adopt an upgraded program */
-int xrl__build_info_of(int prog_fd, struct xrl_build_info *bi);
+int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi);
 int xrl__layout_check(struct xrl *x, int prog_fd, const char *what);
 int xrl__upgrade_precheck(struct xrl *x);
 int xrl__adopt_upgraded(struct xrl *x);

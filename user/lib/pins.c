@@ -451,6 +451,12 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 			x->prog_pin_new = true;
 		else
 			x->new_pin[M__COUNT] = true;
+		pin_path(x, upgrade ? INFO_PIN_NEW : INFO_PIN, p, sizeof(p));
+		unlink(p);	/* a leftover info pin without its program */
+		if (bpf_obj_pin(bpf_map__fd(x->skel->maps.rodata_info), p))
+			return fail(errno, "cannot pin the program's build at %s: %s", p, strerror(errno));
+		if (!upgrade)
+			x->new_pin[M__COUNT + 1] = true;
 	}
 	return 0;
 }
@@ -612,10 +618,10 @@ int xrl_discard(struct xrl *x)
 	if (!xrl_created(x) || (x->pinned && !x->locked))
 		return 0;	/* unlocked, another process may be using them */
 	memcpy(saved, errbuf, sizeof(saved));
-	for (int i = 0; i <= M__COUNT; i++) {
+	for (int i = 0; i <= M__COUNT + 1; i++) {
 		if (!x->new_pin[i])
 			continue;
-		pin_path(x, i < M__COUNT ? map_names[i] : PROG_PIN, p, sizeof(p));
+		pin_path(x, i < M__COUNT ? map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));
 		if (unlink(p) && errno != ENOENT && !err)
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
 		x->new_pin[i] = false;
@@ -680,7 +686,8 @@ void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, 
 /* Is this a name xdp-rl pins under its directory? */
 static bool our_pin(const char *name)
 {
-	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
+	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, INFO_PIN) ||
+	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
 	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)

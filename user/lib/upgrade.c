@@ -29,7 +29,33 @@ static int prog_map_ids(int prog_fd, __u32 *ids, __u32 max, __u32 *n)
 	return 0;
 }
 
-int xrl__build_info_of(int prog_fd, struct xrl_build_info *bi)
+static int map_id(int fd)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : (int)mi.id;
+}
+
+/* The build info pinned beside the program, if it is this program's. */
+static int pinned_info(struct xrl *x, const __u32 *ids, __u32 n, struct xrl_build_info *bi)
+{
+	char p[PATH_MAX];
+	__u32 zero = 0;
+	int fd, id, err = -ENOENT;
+
+	pin_path(x, INFO_PIN, p, sizeof(p));
+	if ((fd = bpf_obj_get(p)) < 0)
+		return -ENOENT;
+	id = map_id(fd);
+	for (__u32 i = 0; i < n && err; i++)
+		if (id && ids[i] == (__u32)id)
+			err = bpf_map_lookup_elem(fd, &zero, bi) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi)
 {
 	__u32 ids[64], n = 0, zero = 0;
 	int err = prog_map_ids(prog_fd, ids, 64, &n);
@@ -37,6 +63,17 @@ int xrl__build_info_of(int prog_fd, struct xrl_build_info *bi)
 	memset(bi, 0, sizeof(*bi));
 	if (err)
 		return err;
+	/* pinned beside it: needs CAP_BPF only. An upgrade renames the
+	 * program's pin and then the info's: retry across that instant. */
+	for (int tries = 0; tries < 3; tries++) {
+		if (pinned_info(x, ids, n, bi) == 0 && bi->magic == XRL_INFO_MAGIC) {
+			bi->build[sizeof(bi->build) - 1] = '\0';
+			return 0;
+		}
+		usleep(2000);
+	}
+	/* not pinned (unpinned instances; pins removed): by the program's map
+	 * ids, which needs CAP_SYS_ADMIN */
 	for (__u32 i = 0; i < n; i++) {
 		struct bpf_map_info mi = {};
 		__u32 len = sizeof(mi);
@@ -59,7 +96,7 @@ int xrl__build_info_of(int prog_fd, struct xrl_build_info *bi)
 
 int xrl_build_info(struct xrl *x, struct xrl_build_info *bi)
 {
-	int err = xrl__build_info_of(x->prog_fd, bi);
+	int err = xrl__build_info_of(x, x->prog_fd, bi);
 
 	if (err == -ENOENT) {
 		snprintf(bi->build, sizeof(bi->build), "unknown");
@@ -71,7 +108,7 @@ int xrl_build_info(struct xrl *x, struct xrl_build_info *bi)
 int xrl__layout_check(struct xrl *x, int prog_fd, const char *what)
 {
 	struct xrl_build_info bi;
-	int err = xrl__build_info_of(prog_fd, &bi);
+	int err = xrl__build_info_of(x, prog_fd, &bi);
 
 	if (err == -ENOENT)
 		return fail(EPROTO, "the %s under %s carries no layout version (a build from before "
@@ -227,7 +264,7 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 {
 	struct xrl_open_opts o = { .pin_dir = pin_dir, .pins_only = true };
 	struct link_ref *links = NULL;
-	char p[PATH_MAX], pnew[PATH_MAX];
+	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX];
 	struct bpf_prog_info pi = {};
 	__u32 len = sizeof(pi);
 	size_t n = 0;
@@ -239,13 +276,15 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		return err;
 	pin_path(x, PROG_PIN, p, sizeof(p));
 	pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
+	pin_path(x, INFO_PIN, ip, sizeof(ip));
+	pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
 	old_fd = bpf_obj_get(p);
 	if (old_fd < 0) {
 		err = fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
 		goto out;
 	}
 	/* 1. checks: nothing is created or changed until they pass */
-	if ((err = xrl__build_info_of(old_fd, &r->from)) && err != -ENOENT) {
+	if ((err = xrl__build_info_of(x, old_fd, &r->from)) && err != -ENOENT) {
 		err = fail(err, "cannot read the running build: %s", strerror(-err));
 		goto out;
 	}
@@ -258,7 +297,8 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	r->old_prog_id = pi.id;
 	if ((err = links_of(x, pi.id, &links, &n)))
 		goto out;
-	unlink(pnew);	/* a leftover of an upgrade that was killed */
+	unlink(pnew);	/* leftovers of an upgrade that was killed */
+	unlink(ipnew);
 	/* 2. load this build on the pinned maps (creating the new ones) */
 	if ((err = xrl__load_upgrade(x, PROG_PIN_NEW, &r->maps_added)))
 		goto out;
@@ -278,12 +318,15 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	/* 4. the program pin last: a rename replaces it in one step */
 	if (!err && rename(pnew, p))
 		err = fail(errno, "cannot pin the program at %s: %s (the links are put back)", p, strerror(errno));
+	if (!err && rename(ipnew, ip))	/* the program is in place: only say so */
+		warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
 	if (err) {
 		for (size_t i = 0; i < n; i++)
 			if (links[i].moved && swap_prog(links[i].fd, old_fd, x->prog_fd))
 				warn("could not put the old program back on %s: %s", links[i].name,
 				     strerror(errno));
 		unlink(pnew);
+		unlink(ipnew);
 		xrl_discard(x);	/* the maps this build added */
 		goto out;
 	}

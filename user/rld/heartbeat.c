@@ -40,6 +40,7 @@ static void *heartbeat_main(void *arg)
 	bool sd_wd = sd_watchdog_enabled(0, &sd_usec) > 0 && sd_usec >= 2000;
 
 	(void)arg;
+	caps_thread_none();	/* the control block is mmapped: no syscall needs one */
 	if (sd_wd)
 		xrl_log(XRL_LOG_INFO, "systemd watchdog: %llu ms", (unsigned long long)sd_usec / 1000);
 	pthread_mutex_lock(&d.hb_lock);

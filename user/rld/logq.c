@@ -65,6 +65,7 @@ static void *writer(void *arg)
 	char line[LOGQ_LINE], note[128];
 
 	(void)arg;
+	caps_thread_none();	/* it writes lines to stderr, nothing else */
 	pthread_mutex_lock(&q.lock);
 	for (;;) {
 		unsigned long long dropped;

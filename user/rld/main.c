@@ -70,6 +70,9 @@ static int metrics_fill(FILE *f, void *ctx)
 	int err;
 
 	(void)ctx;
+	/* the metrics thread: HTTP with no effective capability, the maps with
+	 * its permitted ones (the rule set needs CAP_SYS_ADMIN) */
+	caps_effective(true);
 	keys_refresh();
 	pthread_mutex_lock(&d.lock);
 	d.stats.log_dropped = __atomic_load_n(&logq_dropped_total, __ATOMIC_RELAXED);
@@ -83,6 +86,7 @@ static int metrics_fill(FILE *f, void *ctx)
 	snprintf(d.stats.config_path, sizeof(d.stats.config_path), "%s", opt.config);
 	err = xrl_metrics_write(f, d.x, &d.stats);
 	pthread_mutex_unlock(&d.lock);
+	caps_effective(false);
 	return err;
 }
 
@@ -110,7 +114,10 @@ void metrics_set(const char *file, const char *why)
 		xrl_log(XRL_LOG_INFO, "%s: metrics off%s", why, was);
 		return;
 	}
+	/* the server's thread starts with an empty effective set */
+	caps_effective(false);
 	err = xrl_metrics_start(want, metrics_fill, NULL, &m);
+	caps_effective(true);
 	if (err == -EADDRINUSE && d.metrics) {
 		/* the old listener may hold the port (0.0.0.0:P -> 127.0.0.1:P):
 		 * free it, try again, and put it back if that fails */
@@ -330,6 +337,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.stats.pins_ok = 1;
+	/* started: from here on, only what the kernel requires (caps.c) */
+	if (caps_keep())
+		xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
+	else
+		xrl_log(XRL_LOG_INFO, "capabilities: kept cap_bpf, cap_sys_admin; dropped the others");
 	events_start();
 	if ((err = heartbeat_start()) || arm_timer()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));

@@ -36,6 +36,7 @@ int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin)
 	int err;
 
 	*builtin = false;
+	caps_effective(false);	/* a file and a parser need no capability */
 	err = xrl_config_load(opt.config, c, &errs, &nerrs);
 	if (err == -ENOENT && !opt.config_given && first) {
 		*builtin = true;
@@ -47,6 +48,7 @@ int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin)
 			fprintf(stderr, "%s: %s\n", opt.config, strerror(-err));
 	}
 	print_errors(opt.config, errs, nerrs, as_log);
+	caps_effective(true);
 	free(errs);
 	return err;
 }

@@ -118,6 +118,13 @@ int logq_start(void);
 void logq_stop(void);
 extern unsigned long long logq_dropped_total;
 
+/* caps.c: keep CAP_BPF and CAP_SYS_ADMIN only (permitted, effective,
+ * bounding: the calling thread); drop every capability of the calling
+ * thread; empty its effective set, or raise it again from its permitted */
+int caps_keep(void);
+int caps_thread_none(void);
+int caps_effective(bool on);
+
 /* main.c: serve metrics where the configuration says (file: its metrics
  * line, "" when it has none); a change is applied or refused, and logged */
 void metrics_set(const char *file, const char *why);

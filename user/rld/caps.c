@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-rld: the capabilities it keeps after start-up (README, "Privileges").
+ *
+ * Linux keeps capabilities per thread: capset() changes the calling thread
+ * only, and a new thread starts with a copy of its creator's sets. So the
+ * start-up (load, pin, attach, run-time statistics) runs with what the
+ * daemon was given; then the event loop keeps CAP_BPF and CAP_SYS_ADMIN in
+ * its permitted, effective and bounding sets (caps_keep()), and each other
+ * thread trims itself: the log writer and the heartbeat drop every
+ * capability (caps_thread_none()), the metrics thread serves HTTP with an
+ * empty effective set and raises its permitted ones only while it reads the
+ * maps, and the event loop reads the configuration file with an empty
+ * effective set (caps_effective()). A thread that lowered its effective set
+ * can raise it again from its permitted set; what left the permitted set is
+ * gone for good.
+ */
+#include "rld.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <string.h>
+#include <linux/capability.h>
+
+/* What the kernel requires after start-up (measured on 6.18 with
+ * kernel.unprivileged_bpf_disabled=2, README "Privileges"):
+ * CAP_SYS_ADMIN: BPF_MAP_GET_FD_BY_ID, to open the published rule set
+ *   (a map in a map) for a reload, the metrics and a roll-back;
+ * CAP_BPF: creating each reload's LPM tries. */
+static const int keep[] = { CAP_BPF, CAP_SYS_ADMIN };
+
+int caps_keep(void)
+{
+	bool have[sizeof(keep) / sizeof(keep[0])];
+	int err;
+
+	if (capng_get_caps_process())
+		return -EPERM;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
+	capng_clear(CAPNG_SELECT_BOTH);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (have[i])
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET, keep[i]);
+	err = capng_apply(CAPNG_SELECT_BOTH);
+	if (err)	/* without CAP_SETPCAP the bounding set stays: the rest still goes */
+		err = capng_apply(CAPNG_SELECT_CAPS);
+	return err ? -EPERM : 0;
+}
+
+int caps_thread_none(void)
+{
+	capng_clear(CAPNG_SELECT_CAPS);
+	return capng_apply(CAPNG_SELECT_CAPS) ? -EPERM : 0;
+}
+
+int caps_effective(bool on)
+{
+	if (capng_get_caps_process())
+		return -EPERM;
+	for (unsigned int c = 0; c <= CAP_LAST_CAP; c++)
+		if (on && capng_have_capability(CAPNG_PERMITTED, c))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE, c);
+		else if (!on)
+			capng_update(CAPNG_DROP, CAPNG_EFFECTIVE, c);
+	return capng_apply(CAPNG_SELECT_CAPS) ? -EPERM : 0;
+}
