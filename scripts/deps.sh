@@ -9,7 +9,7 @@ PKGS=(
 	iproute2 util-linux procps jq ethtool bc python3
 	nftables iptables gnuplot-nox
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
-	libpcap-dev tcpdump libcap-ng-dev
+	libpcap-dev tcpdump libcap-ng-dev systemd
 	iperf3 dnsmasq-base dnsperf
 )
 

@@ -207,7 +207,28 @@ test_daemon_capabilities() {
 	check_eq "permitted unchanged" "$(cap_of "$pid" CapPrm)" $want
 }
 
+# The unit's sandbox, scored offline (systemd need not be PID 1)
+test_unit_sandboxing() {
+	command -v systemd-analyze >/dev/null || { fail "systemd-analyze is missing (scripts/deps.sh)"; return; }
+	local unit="$TMPD/xdp-rld.service" out score
+	sed 's|@SBINDIR@|/usr/sbin|g' "$TOP/packaging/xdp-rld.service" >"$unit"
+	out=$(systemd-analyze security --offline=true "$unit" 2>&1)
+	score=$(grep -o 'Overall exposure level for xdp-rld.service: [0-9.]*' <<<"$out" | awk '{ print $NF }')
+	[[ $score =~ ^[0-9.]+$ ]] || { fail "no score: $(tail -n 3 <<<"$out")"; return; }
+	(($(bc <<<"$score <= 3.0"))) || fail "exposure $score, more than 3.0"
+	echo "    systemd-analyze security: exposure $score" >&2
+	local u
+	u=$(cat "$unit")
+	# what the daemon needs stays reachable
+	check_match "the bpffs is writable" "$u" $'\nReadWritePaths=/sys/fs/bpf\n'
+	check_match "netlink for the link monitor" "$u" $'\nRestrictAddressFamilies=[^\n]*AF_NETLINK'
+	check_match "bpf() allowed" "$u" $'\nSystemCallFilter=@system-service bpf\n'
+	check_match "the capabilities start-up needs" "$u" $'\nCapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN CAP_SYS_ADMIN\n'
+	check_match "no new privileges" "$u" $'\nNoNewPrivileges=yes\n'
+}
+
 run_test test_pin_dir_refused
 run_test test_daemon_capabilities
+run_test test_unit_sandboxing
 run_test test_metrics_slow_clients
 summary
