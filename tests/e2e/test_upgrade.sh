@@ -151,7 +151,42 @@ test_map_mismatch_refused() {
 	check_untouched "upgrade" "$before" "$prog"
 }
 
+# A running daemon of the older build adopts the upgraded program: its pin
+# check stays green and it re-attaches the new program after a link event
+test_upgrade_under_daemon() {
+	local new log="$TMPD/rld.log" conf="$TMPD/rules.conf"
+	new=$(build_variant "$TMPD/new" "$NEW_VERSION") || { fail "cannot build the new version"; return; }
+	lab_up || return
+	: >"$log"
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:9437" "rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	nctl "$new" upgrade >/dev/null || { fail "upgrade under the daemon"; return; }
+	local new_prog
+	new_prog=$(nctl "$new" -j status | jq .prog_id)
+	wait_log "$log" "was upgraded: re-attaching uses the new one" || return
+	sleep 1.2	# a pin check after the adoption
+	check_match "pins ok" "$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)" $'\nxdp_rl_pins_ok 1\n'
+	! grep -q "pins under .* were removed" "$log" || fail "the daemon took the upgrade for removed pins"
+	ip -n "$DST" link del d0	# takes s0 with it
+	wait_log "$log" "interface d0 disappeared" || return
+	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" &&
+		ip -n "$DST" link set d0 address $DST_MAC up && ip -n "$SRC" link set s0 address $SRC_MAC up ||
+		{ fail "cannot re-create d0"; return; }
+	wait_log "$log" "interface d0 appeared" || return
+	local i
+	for ((i = 0; i < 40; i++)); do
+		[[ "$(ctl -j status | jq '.interfaces[0].prog_id')" == "$new_prog" ]] && break
+		sleep 0.05
+	done
+	check_eq "re-attached: the new program" "$(ctl -j status | jq '.interfaces[0].prog_id')" "$new_prog"
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "the bucket carried on" "$(rule_stat 1 passed_packets)" 5
+}
+
 run_test test_upgrade_under_flood
+run_test test_upgrade_under_daemon
 run_test test_layout_mismatch_refused
 run_test test_map_mismatch_refused
 summary
