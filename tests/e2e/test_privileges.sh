@@ -227,7 +227,57 @@ test_unit_sandboxing() {
 	check_match "no new privileges" "$u" $'\nNoNewPrivileges=yes\n'
 }
 
+# capctl CAPS ARGS...: xdp-rlctl as root with only CAPS ("bpf,net_admin",
+# or "none") in its bounding set, hence in its permitted set
+capctl() {
+	local caps=$1 b=-all
+	shift
+	[[ $caps != none ]] && b="-all,$(sed 's/[^,]*/+&/g' <<<"$caps")"
+	nsenter --net="/run/netns/$DST" setpriv --inh-caps=-all --bounding-set="$b" \
+		"$CTL_BIN" --pin-dir "$PIN" "$@" >/dev/null 2>&1
+}
+
+# expect ok|fail CAPS ARGS...: the README's table of what each needs
+expect() {
+	local want=$1 caps=$2 got=ok
+	shift 2
+	capctl "$caps" "$@" || got=fail
+	[[ $got == "$want" ]] || fail "with [$caps] '$*': $got, the table says $want"
+}
+
+test_capability_table() {
+	lab_up || return
+	ip -n "$DST" link add d1 type veth peer name d1p && ip -n "$DST" link set d1 up &&
+		ip -n "$DST" link set d1p up || { fail "cannot add d1"; return; }
+	# loading: CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN, or CAP_SYS_ADMIN
+	local c
+	for c in none bpf bpf,perfmon bpf,net_admin perfmon,net_admin; do
+		expect fail $c attach dev d0
+	done
+	expect ok bpf,perfmon,net_admin attach dev d0
+	expect ok none detach dev d0
+	expect ok sys_admin attach dev d0
+	# attaching the pinned program, pins, the maps: nothing
+	expect ok none attach dev d1
+	expect ok none detach dev d1
+	expect ok none status
+	expect ok none mode set dry-run
+	expect ok none events count 1 timeout 1
+	# the rule set, opened by id: CAP_SYS_ADMIN
+	for c in none bpf bpf,perfmon,net_admin; do
+		expect fail $c rule list
+		expect fail $c stats
+	done
+	expect ok sys_admin rule add 198.18.0.0/24 rate 1/s burst 1
+	expect ok sys_admin stats
+	# an upgrade loads: as the first attach
+	expect fail bpf,perfmon upgrade
+	expect ok bpf,perfmon,net_admin upgrade
+	expect ok sys_admin upgrade
+}
+
 run_test test_pin_dir_refused
+run_test test_capability_table
 run_test test_daemon_capabilities
 run_test test_unit_sandboxing
 run_test test_metrics_slow_clients
