@@ -1006,6 +1006,13 @@ int xrl_pins_restore(struct xrl *x)
 		if (bpf_obj_pin(fd, p))
 			return fail(errno, "cannot pin %s: %s", p, strerror(errno));
 	}
+	/* the program's build, when this handle has it (it loaded the object);
+	 * else status finds it by the program's map ids */
+	if (x->skel && !x->own_prog_fd && !pin_exists(x, INFO_PIN)) {
+		pin_path(x, INFO_PIN, p, sizeof(p));
+		if (bpf_obj_pin(bpf_map__fd(x->skel->maps.rodata_info), p))
+			warn("cannot pin the program's build at %s: %s", p, strerror(errno));
+	}
 	if (replaced)
 		warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
 		     x->pin_dir);

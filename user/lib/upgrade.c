@@ -48,6 +48,7 @@ static int pinned_info(struct xrl *x, const __u32 *ids, __u32 n, struct xrl_buil
 	if ((fd = bpf_obj_get(p)) < 0)
 		return -ENOENT;
 	id = map_id(fd);
+	err = -ESRCH;	/* another program's */
 	for (__u32 i = 0; i < n && err; i++)
 		if (id && ids[i] == (__u32)id)
 			err = bpf_map_lookup_elem(fd, &zero, bi) ? -errno : 0;
@@ -66,10 +67,13 @@ int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi)
 	/* pinned beside it: needs CAP_BPF only. An upgrade renames the
 	 * program's pin and then the info's: retry across that instant. */
 	for (int tries = 0; tries < 3; tries++) {
-		if (pinned_info(x, ids, n, bi) == 0 && bi->magic == XRL_INFO_MAGIC) {
+		err = pinned_info(x, ids, n, bi);
+		if (err == 0 && bi->magic == XRL_INFO_MAGIC) {
 			bi->build[sizeof(bi->build) - 1] = '\0';
 			return 0;
 		}
+		if (err != -ESRCH)
+			break;
 		usleep(2000);
 	}
 	/* not pinned (unpinned instances; pins removed): by the program's map
