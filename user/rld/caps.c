@@ -19,6 +19,7 @@
 
 #include <cap-ng.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/capability.h>
 
@@ -29,9 +30,10 @@
  * CAP_BPF: creating each reload's LPM tries. */
 static const int keep[] = { CAP_BPF, CAP_SYS_ADMIN };
 
-int caps_keep(void)
+int caps_keep(char *kept, size_t len)
 {
 	bool have[sizeof(keep) / sizeof(keep[0])];
+	size_t l = 0;
 	int err;
 
 	if (capng_get_caps_process())
@@ -39,9 +41,17 @@ int caps_keep(void)
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
 	capng_clear(CAPNG_SELECT_BOTH);
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (have[i])
-			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET, keep[i]);
+	kept[0] = '\0';
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		if (!have[i])
+			continue;
+		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET, keep[i]);
+		if (l < len)
+			l += snprintf(kept + l, len - l, "%scap_%s", l ? ", " : "",
+				      capng_capability_to_name(keep[i]));
+	}
+	if (!kept[0])
+		snprintf(kept, len, "none");
 	err = capng_apply(CAPNG_SELECT_BOTH);
 	if (err)	/* without CAP_SETPCAP the bounding set stays: the rest still goes */
 		err = capng_apply(CAPNG_SELECT_CAPS);

@@ -338,10 +338,14 @@ int main(int argc, char **argv)
 	}
 	d.stats.pins_ok = 1;
 	/* started: from here on, only what the kernel requires (caps.c) */
-	if (caps_keep())
-		xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
-	else
-		xrl_log(XRL_LOG_INFO, "capabilities: kept cap_bpf, cap_sys_admin; dropped the others");
+	{
+		char kept[64];
+
+		if (caps_keep(kept, sizeof(kept)))
+			xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
+		else
+			xrl_log(XRL_LOG_INFO, "capabilities: kept %s; dropped the others", kept);
+	}
 	events_start();
 	if ((err = heartbeat_start()) || arm_timer()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));

@@ -121,7 +121,7 @@ extern unsigned long long logq_dropped_total;
 /* caps.c: keep CAP_BPF and CAP_SYS_ADMIN only (permitted, effective,
  * bounding: the calling thread); drop every capability of the calling
  * thread; empty its effective set, or raise it again from its permitted */
-int caps_keep(void);
+int caps_keep(char *kept, size_t len);
 int caps_thread_none(void);
 int caps_effective(bool on);
 
