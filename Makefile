@@ -48,9 +48,9 @@ COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
-	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
+	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench FORCE
+.PHONY: all clean check test demo deps install microbench bench fuzz FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
@@ -120,6 +120,11 @@ $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIB
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
+# The differential fuzzer: the program against the reference model.
+$(OUTPUT)/xrl-fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/fuzz tests/fuzz/fuzz.c tests/fuzz/model.c $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
@@ -151,6 +156,12 @@ test:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run.sh
+
+# Differential fuzzing of the data path: FRAMES frames (10 million by
+# default) through the program and the reference model; SEED to repeat a run.
+FRAMES ?= 10000000
+fuzz: $(OUTPUT)/xrl-fuzz
+	$(Q)$(OUTPUT)/xrl-fuzz --frames $(FRAMES) $(if $(SEED),--seed $(SEED))
 
 # The program's per-packet cost next to a bare XDP_DROP program.
 microbench:
