@@ -335,8 +335,12 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
-	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
+	/* the operator's word first: fail-open passes everything, counted
+	 * as passed, whatever the watchdog says (as fail-closed drops) */
+	if (mode == XRL_MODE_FAIL_CLOSED)
 		return XRL_DROP;
+	if (mode == XRL_MODE_FAIL_OPEN)
+		return XRL_PASS;
 	if (wd)
 		now_ns = clock_ns(ctrl);
 	/* the daemon stopped heartbeating: its watchdog time has passed */
@@ -353,8 +357,6 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	}
 	if (r->action == XRL_ACT_DENY)
 		return XRL_DROP;
-	if (mode == XRL_MODE_FAIL_OPEN)
-		return XRL_PASS;
 	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
 }
 
