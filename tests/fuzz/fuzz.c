@@ -779,7 +779,7 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (done < frames && (seconds <= 0 || el < seconds)) {
 		int steps = 2000 + below(8000), bad;
-		uint64_t now;
+		uint64_t now, hb_at, wd;
 		struct pool pool;
 		char why[1024];
 
@@ -792,8 +792,12 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 		gen_rules(&LOG.sets[LOG.n_sets], NULL);
 		gen_pool(&pool, &LOG.sets[LOG.n_sets]);
 		log_add(S_RULES, LOG.n_sets++);
-		if (chance(30))
-			log_add(S_HEARTBEAT, chance(50) ? 5000000000ULL : 1 + below(2000000000ULL));
+		hb_at = wd = 0;
+		if (chance(30)) {
+			hb_at = now;
+			wd = chance(50) ? 5000000000ULL : 1 + below(2000000000ULL);
+			log_add(S_HEARTBEAT, wd);
+		}
 		if (chance(30))
 			log_add(S_MODE, below(XRL_MODE_MAX));
 		while (LOG.n < steps && done < frames) {
@@ -801,16 +805,33 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 			size_t len;
 			unsigned what = below(1000);
 
-			if (what < 60) {
+			if (what < 40) {
 				static const uint64_t scale[] = { 1, 1000, 1000000, 100000000, 1000000000, 3600000000000ULL };
 
 				now += below(scale[below(6)] + 1);
 				log_add(S_CLOCK, now);
+			} else if (what < 55) {
+				/* a whole fraction of a second, minute or hour, +-1 ns:
+				 * where a bucket of a round rate gains a token */
+				static const uint64_t unit[] = { 1000000000ULL, 60000000000ULL, 3600000000000ULL };
+
+				now += unit[below(3)] * (1 + below(3)) / (1 + below(chance(50) ? 4 : 2000)) +
+				       below(3) - 1;
+				log_add(S_CLOCK, now);
+			} else if (what < 60) {
+				/* to the watchdog's edge: exactly its time, or 1 ns off */
+				uint64_t edge = hb_at + wd + below(3) - 1;
+
+				if (wd && edge > now) {
+					now = edge;
+					log_add(S_CLOCK, now);
+				}
 			} else if (what < 63) {
 				log_add(S_MODE, chance(60) ? XRL_MODE_ENFORCE : below(XRL_MODE_MAX));
 			} else if (what < 68) {
-				log_add(S_HEARTBEAT, chance(20) ? 0 : chance(50) ? 5000000000ULL :
-					1 + below(2000000000ULL));
+				hb_at = now;
+				wd = chance(20) ? 0 : chance(50) ? 5000000000ULL : 1 + below(2000000000ULL);
+				log_add(S_HEARTBEAT, wd);
 			} else if (what < 69 && LOG.n_sets < 8) {
 				/* a new set: some rules unchanged, some new */
 				struct ruleset *rs = &LOG.sets[LOG.n_sets], *old = &LOG.sets[LOG.n_sets - 1];
