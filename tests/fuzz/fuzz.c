@@ -31,13 +31,15 @@
 
 #define MAX_FRAME	600
 #define MAX_STEPS	40000
-#define IFINDEX		1	/* BPF_PROG_TEST_RUN's frames arrive on lo */
+#define IFINDEX		1
+#define HB_NOW		UINT64_MAX	/* BPF_PROG_TEST_RUN's frames arrive on lo */
 
 enum step_kind { S_FRAME, S_CLOCK, S_MODE, S_HEARTBEAT, S_RULES };
 
 struct step {
 	enum step_kind kind;
 	uint64_t v;		/* clock ns, mode, watchdog ns, rule set index */
+	uint64_t at;		/* heartbeat: its time (HB_NOW: the clock's) */
 	uint16_t len;
 	uint8_t *frame;
 };
@@ -255,9 +257,13 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 			xrl_mode_set(s.x, p->v);
 			break;
 		case S_HEARTBEAT:
-			m.heartbeat_ns = m.now_ns;
+			/* a heartbeat stamped a little after the clock the
+			 * program read: the daemon's clock ran on meanwhile */
+			m.heartbeat_ns = p->at == HB_NOW ? m.now_ns : p->at;
 			m.watchdog_ns = p->v;
 			xrl_heartbeat(s.x, 1000, p->v);
+			__atomic_store_n(&xrl_control(s.x)->heartbeat_ns, m.heartbeat_ns,
+					 __ATOMIC_RELEASE);
 			break;
 		case S_RULES:
 			if (!all_rules_agree(&s, &m, why, len)) {
@@ -323,7 +329,11 @@ static void print_case(FILE *f, const struct step *st, int n, const int *verdict
 			fprintf(f, "mode %s\n", xrl_mode_name(p->v));
 			break;
 		case S_HEARTBEAT:
-			fprintf(f, "heartbeat %llu\n", (unsigned long long)p->v);
+			if (p->at == HB_NOW)
+				fprintf(f, "heartbeat %llu\n", (unsigned long long)p->v);
+			else
+				fprintf(f, "heartbeat %llu at %llu\n", (unsigned long long)p->v,
+					(unsigned long long)p->at);
 			break;
 		case S_RULES:
 			fprintf(f, "rules %d\n", LOG.sets[p->v].n);
@@ -369,6 +379,7 @@ static struct step *log_add(enum step_kind k, uint64_t v)
 	memset(p, 0, sizeof(*p));
 	p->kind = k;
 	p->v = v;
+	p->at = HB_NOW;
 	return p;
 }
 
@@ -405,7 +416,10 @@ static int read_case(const char *path, int *expect)
 		if (sscanf(line, "clock %llu", &v) == 1) {
 			log_add(S_CLOCK, v);
 		} else if (sscanf(line, "heartbeat %llu", &v) == 1) {
-			log_add(S_HEARTBEAT, v);
+			unsigned long long at;
+
+			log_add(S_HEARTBEAT, v)->at = sscanf(line, "heartbeat %*u at %llu", &at) == 1 ?
+						       at : HB_NOW;
 		} else if (sscanf(line, "mode %31s", word) == 1) {
 			int mode;
 
@@ -831,7 +845,9 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 			} else if (what < 68) {
 				hb_at = now;
 				wd = chance(20) ? 0 : chance(50) ? 5000000000ULL : 1 + below(2000000000ULL);
-				log_add(S_HEARTBEAT, wd);
+				if (chance(10))	/* a coarse tick or two ahead */
+					hb_at = now + below(8000000);
+				log_add(S_HEARTBEAT, wd)->at = hb_at;
 			} else if (what < 69 && LOG.n_sets < 8) {
 				/* a new set: some rules unchanged, some new */
 				struct ruleset *rs = &LOG.sets[LOG.n_sets], *old = &LOG.sets[LOG.n_sets - 1];

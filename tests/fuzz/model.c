@@ -224,7 +224,8 @@ static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 	}
 }
 
-/* The watchdog fired: a heartbeat older than the watchdog time (0: none). */
+/* The watchdog fired: a heartbeat older than the watchdog time (0: none).
+ * A heartbeat stamped after the clock the packet read is fresh, not old. */
 static bool model_failing(const struct model *m)
 {
 	return m->watchdog_ns && m->now_ns > m->heartbeat_ns &&
