@@ -343,8 +343,12 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_PASS;
 	if (wd)
 		now_ns = clock_ns(ctrl);
-	/* the daemon stopped heartbeating: its watchdog time has passed */
-	if (wd && now_ns - ctrl->heartbeat_ns > wd) {
+	/* the daemon stopped heartbeating: its watchdog time has passed.
+	 * The age is signed: a heartbeat stamped after this packet read the
+	 * clock (the daemon's coarse clock ticked meanwhile) is fresh, not
+	 * 2^64 ns old. */
+	if (wd && (__s64)(now_ns - ctrl->heartbeat_ns) > 0 &&
+	    now_ns - ctrl->heartbeat_ns > wd) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
