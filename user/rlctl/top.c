@@ -352,7 +352,8 @@ static int frame(struct watch *w)
 			set_err("out of memory");
 			goto out;
 		}
-		memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
+		if (w->cur.n)	/* no key yet: v is NULL, which memcpy() must not get */
+			memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
 		xrl_sort(hot, w->cur.n, sizeof(*hot), cmp_hot);
 		for (size_t i = 0; i < w->cur.n && i < w->c->count; i++) {
 			char key[80], r[24];
