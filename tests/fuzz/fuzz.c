@@ -492,7 +492,7 @@ static void addr_under(int family, const uint8_t *pfx, unsigned plen, uint8_t *o
 	}
 }
 
-static void gen_rules(struct ruleset *rs, struct m_rule *keep)
+static void gen_rules(struct ruleset *rs)
 {
 	static const char *const unit[] = { "s", "min", "h" };
 	char prefixes[M_MAX_RULES][64];
@@ -563,7 +563,6 @@ static void gen_rules(struct ruleset *rs, struct m_rule *keep)
 		snprintf(l + k, 160 - k, " id %d", rs->n + 1);
 		rs->n++;
 	}
-	(void)keep;
 }
 
 /* Sources to draw from in an epoch: some under each rule, some elsewhere. */
@@ -803,7 +802,7 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 		now = chance(70) ? 1000000000000ULL + below(1ULL << 40) :
 		      chance(50) ? (1ULL << 57) - below(1ULL << 34) : (1ULL << 58) - below(1ULL << 34);
 		log_add(S_CLOCK, now);
-		gen_rules(&LOG.sets[LOG.n_sets], NULL);
+		gen_rules(&LOG.sets[LOG.n_sets]);
 		gen_pool(&pool, &LOG.sets[LOG.n_sets]);
 		log_add(S_RULES, LOG.n_sets++);
 		hb_at = wd = 0;
@@ -852,7 +851,7 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 				/* a new set: some rules unchanged, some new */
 				struct ruleset *rs = &LOG.sets[LOG.n_sets], *old = &LOG.sets[LOG.n_sets - 1];
 
-				gen_rules(rs, NULL);
+				gen_rules(rs);
 				for (int i = 0; i < old->n && i < rs->n; i++)
 					if (chance(60))
 						strcpy(rs->line[i], old->line[i]);
