@@ -1,7 +1,16 @@
 # xdp-rl — build, test, demo. Quiet unless V=1.
-OUTPUT    := .output
 CLANG     ?= clang
 CC        ?= gcc
+# SANITIZE=1: the CLI, the daemon, the library and the tools built with
+# AddressSanitizer and UndefinedBehaviorSanitizer, in a tree of their own
+# (.output/san) that `make test SANITIZE=1` runs the suites on.
+ifeq ($(SANITIZE),1)
+OUTPUT    := .output/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+OUTPUT    := .output
+SAN_FLAGS :=
+endif
 BPFTOOL   ?= bpftool
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
@@ -11,7 +20,7 @@ LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lel
 
 INCLUDES  := -Iinclude -Iuser/lib -I$(OUTPUT)
 CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
+CFLAGS    += $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
 # BPF atomics (compare-and-swap) need -mcpu=v3.
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
@@ -48,9 +57,9 @@ COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
-	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
+	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench FORCE
+.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
@@ -120,6 +129,11 @@ $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIB
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
+# The differential fuzzer: the program against the reference model.
+$(OUTPUT)/xrl-fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/fuzz tests/fuzz/fuzz.c tests/fuzz/model.c $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
@@ -140,17 +154,48 @@ $(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# Coverage-guided fuzzing of the userspace parsers (libFuzzer, ASan, UBSan;
+# clang): the grammar, the config reader, the value parsers. Objects of
+# their own in .output/fuzz; `make fuzz-parsers FUZZ_TIME=S` runs each
+# target S seconds (300 by default) from tests/fuzz/parsers/corpus.
+FUZZ_OUT    := $(OUTPUT)/fuzz
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -Iinclude -Iuser/lib -I$(OUTPUT) $(LIBBPF_CFLAGS)
+FUZZ_TARGETS := $(patsubst tests/fuzz/parsers/%.c,$(FUZZ_OUT)/%,$(wildcard tests/fuzz/parsers/fuzz_*.c))
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS))
+FUZZ_TIME   ?= 300
+
+$(FUZZ_OUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/parsers/fuzz_%.c $(FUZZ_LIB_OBJS)
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -o $@
+
+$(FUZZ_OUT)/lib/version.o: $(OUTPUT)/xrl_version.h
+
+fuzz-parsers: $(FUZZ_TARGETS)
+	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/parsers/run.sh
+
 # Without root and without installing anything: the grammar, the config
 # checker and the metering maths.
 check: $(CHECKS)
-	$(Q)tests/check.sh
+	$(Q)XRL_OUT=$(OUTPUT) tests/check.sh
 
 # The README's test command: install what is missing, build, run every test
 # (make check's suites first).
 test:
 	$(Q)scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tests/run.sh
+	$(Q)$(MAKE) --no-print-directory all $(FUZZ_TARGETS)
+	$(Q)XRL_OUT=$(OUTPUT) tests/run.sh
+
+# Differential fuzzing of the data path: FRAMES frames (10 million by
+# default) through the program and the reference model; SEED to repeat a run.
+FRAMES ?= 10000000
+fuzz: $(OUTPUT)/xrl-fuzz
+	$(Q)$(OUTPUT)/xrl-fuzz --frames $(FRAMES) $(if $(SEED),--seed $(SEED))
 
 # The program's per-packet cost next to a bare XDP_DROP program.
 microbench:

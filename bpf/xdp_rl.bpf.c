@@ -342,12 +342,20 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
-	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
+	/* the operator's word first: fail-open passes everything, counted
+	 * as passed, whatever the watchdog says (as fail-closed drops) */
+	if (mode == XRL_MODE_FAIL_CLOSED)
 		return XRL_DROP;
+	if (mode == XRL_MODE_FAIL_OPEN)
+		return XRL_PASS;
 	if (wd)
 		now_ns = clock_ns(ctrl);
-	/* the daemon stopped heartbeating: its watchdog time has passed */
-	if (wd && now_ns - ctrl->heartbeat_ns > wd) {
+	/* the daemon stopped heartbeating: its watchdog time has passed.
+	 * The age is signed: a heartbeat stamped after this packet read the
+	 * clock (the daemon's coarse clock ticked meanwhile) is fresh, not
+	 * 2^64 ns old. */
+	if (wd && (__s64)(now_ns - ctrl->heartbeat_ns) > 0 &&
+	    now_ns - ctrl->heartbeat_ns > wd) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
@@ -360,8 +368,6 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	}
 	if (r->action == XRL_ACT_DENY)
 		return XRL_DROP;
-	if (mode == XRL_MODE_FAIL_OPEN)
-		return XRL_PASS;
 	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
 }
 

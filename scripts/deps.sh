@@ -11,6 +11,7 @@ PKGS=(
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
 	libpcap-dev tcpdump libcap-ng-dev systemd
 	iperf3 dnsmasq-base dnsperf
+	libclang-rt-14-dev libasan8 libubsan1
 )
 
 missing=()

@@ -5,7 +5,8 @@
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
-for t in .output/test_meter .output/test_grammar; do
+OUT=${XRL_OUT:-.output}
+for t in "$OUT/test_meter" "$OUT/test_grammar"; do
 	echo "== $(basename "$t")"
 	out=$("$t" 2>&1)
 	rc=$?

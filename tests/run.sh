@@ -2,7 +2,9 @@
 # Run every test suite and close with the sum: "N passed, N failed".
 # Suites: unit (metering maths) and grammar (the command table, the config
 # checker, the docs against the table), which are make check; bpf (the
-# program through BPF_PROG_TEST_RUN); alerts (promtool on the alerting rules); e2e (xdp-rlctl and xdp-rld on veth
+# program through BPF_PROG_TEST_RUN); fuzz (the program against the reference
+# model, tests/fuzz/run.sh); parsers (libFuzzer on the userspace parsers);
+# alerts (promtool on the alerting rules); e2e (xdp-rlctl and xdp-rld on veth
 # namespaces); then a check that nothing was left.
 set -u
 cd "$(dirname "$0")/.."
@@ -11,6 +13,13 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "Error: the BPF and end-to-end tests need root (sudo make test)" >&2
 	exit 1
 fi
+
+# The build the suites run: .output, or .output/san (make test SANITIZE=1),
+# whose sanitizers stop at the first error and report leaks at exit.
+export XRL_OUT=${XRL_OUT:-.output}
+OUT=$XRL_OUT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 passed=0
 failed=0
@@ -77,9 +86,11 @@ leftovers() {
 	fi
 }
 
-suite unit .output/test_meter
-suite grammar .output/test_grammar
-suite bpf .output/test_prog
+suite unit "$OUT/test_meter"
+suite grammar "$OUT/test_grammar"
+suite bpf "$OUT/test_prog"
+suite fuzz tests/fuzz/run.sh
+suite parsers tests/fuzz/parsers/run.sh
 suite alerts tests/alerts/run.sh
 for t in tests/e2e/test_*.sh; do
 	suite "e2e $(basename "$t" .sh)" bash "$t"

@@ -93,6 +93,13 @@ static inline void put16(uint8_t *p, uint16_t host)
 
 /* Build the frame into buf (size bytes); returns its length, or 0 when it
  * does not fit. */
+/* Headers at any offset of a frame (after a 14-byte Ethernet header an IP
+ * header is 2 bytes off its alignment): written through these types, which
+ * promise no alignment, they are not undefined behaviour (UBSan). */
+typedef struct iphdr pkt_iphdr __attribute__((aligned(1)));
+typedef struct ipv6hdr pkt_ipv6hdr __attribute__((aligned(1)));
+typedef struct udphdr pkt_udphdr __attribute__((aligned(1)));
+
 static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *f)
 {
 	static const uint8_t arp[28] = { 0, 1, 8, 0, 6, 4, 0, 1 };
@@ -136,7 +143,7 @@ static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *
 
 	ip = p;
 	if (!v6) {
-		struct iphdr *iph = (void *)p;
+		pkt_iphdr *iph = (void *)p;
 		int hl = 20 + 4 * f->opt_words;
 
 		ROOM(hl);
@@ -150,7 +157,7 @@ static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *
 		memset(p + 20, 1, hl - 20);	/* NOP options */
 		p += hl;
 	} else {
-		struct ipv6hdr *ip6 = (void *)p;
+		pkt_ipv6hdr *ip6 = (void *)p;
 		uint8_t a[16];
 
 		ROOM(sizeof(*ip6));
@@ -180,7 +187,7 @@ static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *
 	}
 
 	if (!f->l4 || f->l4 == IPPROTO_UDP) {
-		struct udphdr *u = (void *)p;
+		pkt_udphdr *u = (void *)p;
 
 		ROOM(8 + f->payload);
 		u->source = htons(40000);
@@ -195,12 +202,12 @@ static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *
 	ip_len = p - ip - (v6 ? sizeof(struct ipv6hdr) : 0);
 	ip_len = f->ip_len_set ? f->ip_len : ip_len + f->ip_len_adj;
 	if (!v6) {
-		struct iphdr *iph = (void *)ip;
+		pkt_iphdr *iph = (void *)ip;
 
 		iph->tot_len = htons(ip_len);
 		iph->check = csum16(iph, 20 + 4 * f->opt_words);
 	} else {
-		((struct ipv6hdr *)ip)->payload_len = htons(ip_len);
+		((pkt_ipv6hdr *)ip)->payload_len = htons(ip_len);
 	}
 	ROOM(f->pad);
 	p += f->pad;

@@ -12,10 +12,13 @@ set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$TOP/tests/lib/lab.sh"
-CTL_BIN="$TOP/.output/xdp-rlctl"
-RLD_BIN="$TOP/.output/xdp-rld"
-XFLOOD="$TOP/.output/xrl-flood"
-FLOOD="$TOP/.output/udpflood"
+# the build under test: .output, or XRL_OUT (.output/san: make test SANITIZE=1)
+OUT=${XRL_OUT:-.output}
+[[ $OUT == /* ]] || OUT="$TOP/$OUT"
+CTL_BIN="$OUT/xdp-rlctl"
+RLD_BIN="$OUT/xdp-rld"
+XFLOOD="$OUT/xrl-flood"
+FLOOD="$OUT/udpflood"
 lab_init "" || exit 1
 RUN_ID=$LAB_ID
 TMPD=$LAB_TMP

@@ -497,7 +497,7 @@ test_cli_help_and_version() {
 	expect_err 2 "unexpected 'list' after help" rule help list
 	# -V / --version: one version, from the build
 	local v
-	v=$(sed -n 's/^#define XRL_VERSION "\(.*\)"$/\1/p' "$TOP/.output/xrl_version.h")
+	v=$(sed -n 's/^#define XRL_VERSION "\(.*\)"$/\1/p' "$OUT/xrl_version.h")
 	[[ -n "$v" ]] || fail "no version in .output/xrl_version.h"
 	check_eq "xdp-rlctl -V" "$("$CTL_BIN" -V | head -n 1)" "xdp-rlctl $v"
 	check_eq "xdp-rlctl --version" "$("$CTL_BIN" --version | head -n 1)" "xdp-rlctl $v"
@@ -570,7 +570,7 @@ test_cli_unmetered_words() {
 
 # The bash completion written from the grammar's table completes partial
 # lines through its function, as bash would call it.
-COMPLETION="$TOP/.output/xdp-rlctl.bash"
+COMPLETION="$OUT/xdp-rlctl.bash"
 
 # complete LINE: the completions of LINE, the cursor at its end, sorted on
 # one line; run in the receiving namespace (its interfaces)

@@ -23,7 +23,7 @@ test_make_install() {
 		"SUCCESS: [0-9]+ rules found"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"
 	# the installed completion is the one generated from the grammar, and works
-	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$TOP/.output/xdp-rlctl.bash" ||
+	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$OUT/xdp-rlctl.bash" ||
 		fail "the installed completion is not the generated one"
 	check_eq "installed completion" "$(bash -c 'source "$1"; COMP_WORDS=(xdp-rlctl rule a); COMP_CWORD=2
 		_xdp_rlctl; echo "${COMPREPLY[*]}"' _ "$root/usr/share/bash-completion/completions/xdp-rlctl")" "add"

@@ -53,6 +53,13 @@
 
 #include "xrl_flood.skel.h"
 
+/* Headers at any offset of the frame (after 14 bytes of Ethernet an IP
+ * header is 2 bytes off its alignment): types that promise no alignment. */
+typedef struct iphdr pkt_iphdr __attribute__((aligned(1)));
+typedef struct ipv6hdr pkt_ipv6hdr __attribute__((aligned(1)));
+typedef struct udphdr pkt_udphdr __attribute__((aligned(1)));
+typedef struct tcphdr pkt_tcphdr __attribute__((aligned(1)));
+
 #define CHUNK		4096	/* frames per BPF_PROG_RUN call: a fine-grained stop */
 
 static struct {
@@ -299,7 +306,7 @@ int main(int argc, char **argv)
 	int l4_len = o.len - l4_off;
 
 	if (v6) {
-		struct ipv6hdr *ip6 = (void *)(frame + l3_off);
+		pkt_ipv6hdr *ip6 = (void *)(frame + l3_off);
 
 		ip6->version = 6;
 		ip6->hop_limit = 64;
@@ -308,7 +315,7 @@ int main(int argc, char **argv)
 		memcpy(&ip6->saddr, src, 16);
 		memcpy(&ip6->daddr, dst, 16);
 	} else {
-		struct iphdr *ip = (void *)(frame + l3_off);
+		pkt_iphdr *ip = (void *)(frame + l3_off);
 
 		ip->version = 4;
 		ip->ihl = 5;
@@ -324,14 +331,14 @@ int main(int argc, char **argv)
 	int csum_at;
 
 	if (l4proto == IPPROTO_UDP) {
-		struct udphdr *u = (void *)l4;
+		pkt_udphdr *u = (void *)l4;
 
 		u->source = htons(40000);
 		u->dest = htons(o.port);
 		u->len = htons(l4_len);
 		csum_at = 6;
 	} else if (l4proto == IPPROTO_TCP) {
-		struct tcphdr *t = (void *)l4;
+		pkt_tcphdr *t = (void *)l4;
 
 		t->source = htons(40000);
 		t->dest = htons(o.port);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <sys/types.h>
 #include "xdp_rl_common.h"
@@ -343,6 +344,15 @@ const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
 /* Cut an incomplete UTF-8 sequence off the end of s (after a truncating
  * snprintf), so a message never ends mid-character. */
 void xrl_utf8_trim(char *s);
+
+/* qsort() of n elements, n possibly 0 with v NULL (which qsort() itself
+ * must not be given: its pointer is declared non-null; UBSan says so). */
+static inline void xrl_sort(void *v, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
 
 /* ---- digests ---- */
 /* SHA-256 of len bytes, and its 64 hex digits. */

@@ -475,7 +475,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		if (kt.v[i].dropped)
 			kt.v[out->nkeys++] = kt.v[i];
 	kt.v = NULL;
-	qsort(out->keys, out->nkeys, sizeof(*out->keys), cmp_key_first);
+	xrl_sort(out->keys, out->nkeys, sizeof(*out->keys), cmp_key_first);
 out:
 	for (int i = 0; i < 2; i++)
 		if (fd[i] >= 0)

@@ -228,7 +228,7 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 		free(v);
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_id);
+	xrl_sort(v, *n, sizeof(*v), cmp_id);
 	*out = v;
 	return 0;
 }
@@ -334,7 +334,7 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 		return fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		p[i] = &v[i];
-	qsort(p, n, sizeof(*p), cmp_prefix);
+	xrl_sort(p, n, sizeof(*p), cmp_prefix);
 	/* within a run of equal prefixes the first written is the one kept */
 	for (size_t i = 0, j; i < n; i = j) {
 		struct xrl_rule_entry *first = p[i];
@@ -357,7 +357,7 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 			report(ctx, p[k] - v, first - v, xrl_errmsg());
 		}
 	}
-	qsort(p, n, sizeof(*p), cmp_id_ptr);
+	xrl_sort(p, n, sizeof(*p), cmp_id_ptr);
 	for (size_t i = 0, j; i < n; i = j) {
 		struct xrl_rule_entry *first = p[i];
 
@@ -421,7 +421,7 @@ static int assign_ids(struct xrl_rule_entry *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (v[i].r.id)
 			ids[k++] = v[i].r.id;
-	qsort(ids, k, sizeof(*ids), cmp_u32);
+	xrl_sort(ids, k, sizeof(*ids), cmp_u32);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].r.id)
 			continue;
@@ -474,7 +474,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 			used[old[i].r.slot] = 1;
 		oldp[i] = &old[i];
 	}
-	qsort(oldp, nold, sizeof(*oldp), cmp_prefix);
+	xrl_sort(oldp, nold, sizeof(*oldp), cmp_prefix);
 	gen = x->ctrl->gen;
 	next = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -26,7 +26,7 @@ static int cmp_gen(const void *a, const void *b)
 
 void rules_by_gen(struct xrl_rule_entry *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_gen);
+	xrl_sort(v, n, sizeof(*v), cmp_gen);
 }
 
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen)

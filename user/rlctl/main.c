@@ -279,7 +279,7 @@ int main(int argc, char **argv)
 	char bad[300] = "", **words;
 	bool help = false, version = false;
 	struct xrl_cmd c;
-	int ch, nw = 0;
+	int ch, nw = 0, rc;
 
 	/*
 	 * Options go before the command or anywhere after it ("rule list -j",
@@ -351,17 +351,18 @@ int main(int argc, char **argv)
 			print_version();
 		else
 			usage(stdout);
-		return 0;
-	}
-	if (bad[0] || !nw) {
+		rc = 0;
+	} else if (bad[0] || !nw) {
 		p_err("%s", bad[0] ? bad : "missing command");
 		if (!opt.json)
 			usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (xrl_cmd_parse(nw, words, XRL_IN_CLI, &c, &e)) {
+		rc = EXIT_USAGE;
+	} else if (xrl_cmd_parse(nw, words, XRL_IN_CLI, &c, &e)) {
 		p_err("%s", e.msg);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+	} else {
+		rc = handlers[c.kind](&c);
 	}
-	return handlers[c.kind](&c);
+	free(words);
+	return rc;
 }

@@ -89,7 +89,7 @@ static int collect(struct xrl *x, const struct xrl_rule_entry *rules, size_t nru
 		return set_err("out of memory");
 	if (err)
 		return set_err("%s", xrl_errmsg());
-	qsort(s->v, s->n, sizeof(*s->v), cmp_key);
+	xrl_sort(s->v, s->n, sizeof(*s->v), cmp_key);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ int do_top(struct xrl_cmd *c)
 		goto out;
 	}
 	rates(&s1, &s0, t1 - t0);
-	qsort(s1.v, s1.n, sizeof(*s1.v), cmp_hot);
+	xrl_sort(s1.v, s1.n, sizeof(*s1.v), cmp_hot);
 	if (s1.n > c->count)
 		s1.n = c->count;
 	if (opt.json)
@@ -352,8 +352,9 @@ static int frame(struct watch *w)
 			set_err("out of memory");
 			goto out;
 		}
-		memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
-		qsort(hot, w->cur.n, sizeof(*hot), cmp_hot);
+		if (w->cur.n)	/* no key yet: v is NULL, which memcpy() must not get */
+			memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
+		xrl_sort(hot, w->cur.n, sizeof(*hot), cmp_hot);
 		for (size_t i = 0; i < w->cur.n && i < w->c->count; i++) {
 			char key[80], r[24];
 
@@ -376,7 +377,7 @@ static int frame(struct watch *w)
 		goto out;
 	}
 	/* this frame is the next one's baseline */
-	qsort(rp, n, sizeof(*rp), cmp_prev);
+	xrl_sort(rp, n, sizeof(*rp), cmp_prev);
 	free(w->rprev);
 	w->rprev = rp;
 	w->nrprev = n;

@@ -1,0 +1,987 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xrl-fuzz: differential fuzzing of the data path. Random and mutated
+ * frames, random rule sets, modes, heartbeats and clock steps go through the
+ * real program (BPF_PROG_TEST_RUN, the test clock, rules published by
+ * libxrl) and through the reference model (model.c); every verdict and every
+ * counter is compared after every frame. A disagreement is shrunk to a
+ * minimal sequence of steps and printed in the case format that
+ * `xrl-fuzz --replay FILE` runs (tests/fuzz/cases/).
+ *
+ *   xrl-fuzz [--frames N] [--seconds S] [--seed N] [--quiet]
+ *   xrl-fuzz --replay FILE...
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "grammar.h"
+#include "libxrl.h"
+#include "model.h"
+
+#define MAX_FRAME	600
+#define MAX_STEPS	40000
+#define IFINDEX		1
+#define HB_NOW		UINT64_MAX	/* BPF_PROG_TEST_RUN's frames arrive on lo */
+
+enum step_kind { S_FRAME, S_CLOCK, S_MODE, S_HEARTBEAT, S_RULES };
+
+struct step {
+	enum step_kind kind;
+	uint64_t v;		/* clock ns, mode, watchdog ns, rule set index */
+	uint64_t at;		/* heartbeat: its time (HB_NOW: the clock's) */
+	uint16_t len;
+	uint8_t *frame;
+};
+
+/* A rule set: its "rule add" lines. */
+struct ruleset {
+	int n;
+	char line[M_MAX_RULES][160];
+};
+
+static struct {
+	struct step *s;
+	int n;
+	struct ruleset *sets;
+	int n_sets;
+} LOG;
+
+static bool quiet;
+
+/* ---- randomness ---- */
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static bool chance(unsigned pct)
+{
+	return below(100) < pct;
+}
+
+/* ---- the program side ---- */
+
+struct sut {
+	struct xrl *x;
+	struct m_rule rules[M_MAX_RULES];
+	int n;
+};
+
+static int sut_open(struct sut *s)
+{
+	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = 65536 };
+
+	memset(s, 0, sizeof(*s));
+	if (xrl_open(&o, &s->x)) {
+		fprintf(stderr, "cannot load the program: %s\n", xrl_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+static void sut_close(struct sut *s)
+{
+	xrl_close(s->x);
+	s->x = NULL;
+}
+
+static int run_frame(struct sut *s, const uint8_t *f, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = len, .repeat = 1);
+
+	if (bpf_prog_test_run_opts(xrl_prog_fd(s->x), &o)) {
+		fprintf(stderr, "test run (len %zu): %s\n", len, strerror(errno));
+		return -1;
+	}
+	return o.retval;
+}
+
+/* Parse the set's lines with the CLI grammar, commit them, and give the
+ * model the same rules with the generations libxrl handed out. */
+static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
+{
+	struct xrl_rule_entry v[M_MAX_RULES], *got;
+	struct m_rule mr[M_MAX_RULES];
+	size_t n_got;
+
+	for (int i = 0; i < rs->n; i++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+
+		if (xrl_cmd_parse_line(rs->line[i], XRL_IN_CLI, &c, &e) ||
+		    c.kind != XRL_CMD_RULE_ADD) {
+			fprintf(stderr, "bad rule '%s': %s\n", rs->line[i], e.msg);
+			return -1;
+		}
+		v[i] = c.rule;
+		memset(&mr[i], 0, sizeof(mr[i]));
+		mr[i].family = c.rule.family;
+		memcpy(mr[i].addr, c.rule.addr, 16);
+		mr[i].prefix_len = c.rule.prefix_len;
+		mr[i].key_len = c.rule.r.key_len;
+		mr[i].action = c.rule.r.action;
+		mr[i].on_failure = c.rule.r.on_failure;
+		mr[i].algo = c.rule.r.algo;
+		mr[i].unit = c.rule.r.unit;
+		mr[i].rate_count = c.rule.r.rate_count;
+		mr[i].rate_period_ns = c.rule.r.rate_period_ns;
+		mr[i].burst = c.rule.r.burst;
+		mr[i].id = c.rule.r.id;
+	}
+	if (xrl_rules_commit(s->x, v, rs->n)) {
+		fprintf(stderr, "commit refused: %s\n", xrl_errmsg());
+		return -1;
+	}
+	if (xrl_rules_get(s->x, &got, &n_got))
+		return -1;
+	for (int i = 0; i < rs->n; i++)
+		for (size_t j = 0; j < n_got; j++)
+			if (got[j].r.id == mr[i].id) {
+				mr[i].gen = got[j].r.gen;
+				mr[i].slot = got[j].r.slot;
+			}
+	free(got);
+	model_set_rules(m, mr, rs->n);
+	memcpy(s->rules, mr, sizeof(mr));
+	s->n = rs->n;
+	return 0;
+}
+
+static const char *verdict_name(int v)
+{
+	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : "?";
+}
+
+/* Compare one rule's counters; what differs goes to why. */
+static bool rule_agrees(struct sut *s, const struct m_rule *r, char *why, size_t len)
+{
+	struct xrl_rule_stats p = {};
+
+	xrl_rule_stats_get(s->x, r->slot, &p);
+	if (!memcmp(&p, &r->st, sizeof(p)))
+		return true;
+	snprintf(why, len,
+		 "rule %u counters: program passed %llu/%lluB dropped %llu/%lluB new_keys %llu "
+		 "failure %llu/%llu; model passed %llu/%lluB dropped %llu/%lluB new_keys %llu failure %llu/%llu",
+		 r->id, p.passed_packets, p.passed_bytes, p.dropped_packets, p.dropped_bytes,
+		 p.new_keys, p.failure_passed, p.failure_dropped,
+		 r->st.passed_packets, r->st.passed_bytes, r->st.dropped_packets,
+		 r->st.dropped_bytes, r->st.new_keys, r->st.failure_passed, r->st.failure_dropped);
+	return false;
+}
+
+static bool global_agrees(struct sut *s, const struct model *m, char *why, size_t len)
+{
+	struct xrl_global_stats g = {};
+	struct xrl_if_stats i = {};
+
+	xrl_global_stats_get(s->x, &g);
+	xrl_if_stats_get(s->x, IFINDEX, &i);
+	if (memcmp(&g, &m->g, sizeof(g))) {
+		snprintf(why, len,
+			 "global counters: program unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu; "
+			 "model unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu",
+			 g.unmatched_packets, g.non_ip_packets, g.malformed_packets,
+			 g.passed_packets[0], g.passed_packets[1], g.passed_packets[2], g.passed_packets[3],
+			 g.dropped_packets[0], g.dropped_packets[1], g.dropped_packets[2], g.dropped_packets[3],
+			 m->g.unmatched_packets, m->g.non_ip_packets, m->g.malformed_packets,
+			 m->g.passed_packets[0], m->g.passed_packets[1], m->g.passed_packets[2], m->g.passed_packets[3],
+			 m->g.dropped_packets[0], m->g.dropped_packets[1], m->g.dropped_packets[2], m->g.dropped_packets[3]);
+		return false;
+	}
+	if (memcmp(&i, &m->ifs, sizeof(i))) {
+		snprintf(why, len, "interface counters: program passed %llu dropped %llu; model %llu %llu",
+			 i.passed_packets, i.dropped_packets, m->ifs.passed_packets, m->ifs.dropped_packets);
+		return false;
+	}
+	return true;
+}
+
+static bool all_rules_agree(struct sut *s, const struct model *m, char *why, size_t len)
+{
+	for (int i = 0; i < m->n_rules; i++)
+		if (!rule_agrees(s, &m->rules[i], why, len))
+			return false;
+	return true;
+}
+
+/*
+ * Run steps [0, n) on a fresh program and a fresh model. Returns the index
+ * of the first step after which they disagree (why says how), -1 when they
+ * agree throughout, -2 when the run itself failed. expect, when not NULL,
+ * holds a verdict per step that the program must also give (a case file's).
+ */
+static int replay(const struct step *st, int n, const int *expect, int *got, char *why, size_t len)
+{
+	struct sut s;
+	struct model m;
+	int bad = -1;
+
+	if (model_init(&m) || sut_open(&s))
+		return -2;
+	for (int i = 0; i < n && bad == -1; i++) {
+		const struct step *p = &st[i];
+		struct m_result r;
+		int v;
+
+		switch (p->kind) {
+		case S_CLOCK:
+			m.now_ns = p->v;
+			xrl_test_clock_set(s.x, p->v);
+			break;
+		case S_MODE:
+			m.mode = p->v;
+			xrl_mode_set(s.x, p->v);
+			break;
+		case S_HEARTBEAT:
+			/* a heartbeat stamped a little after the clock the
+			 * program read: the daemon's clock ran on meanwhile */
+			m.heartbeat_ns = p->at == HB_NOW ? m.now_ns : p->at;
+			m.watchdog_ns = p->v;
+			xrl_heartbeat(s.x, 1000, p->v);
+			__atomic_store_n(&xrl_control(s.x)->heartbeat_ns, m.heartbeat_ns,
+					 __ATOMIC_RELEASE);
+			break;
+		case S_RULES:
+			if (!all_rules_agree(&s, &m, why, len)) {
+				bad = i;
+				break;
+			}
+			if (apply_rules(&s, &m, &LOG.sets[p->v]))
+				bad = -2;
+			break;
+		case S_FRAME:
+			v = run_frame(&s, p->frame, p->len);
+			if (v < 0) {
+				bad = -2;
+				break;
+			}
+			model_run(&m, p->frame, p->len, &r);
+			if (got)
+				got[i] = r.verdict;
+			if (v != r.verdict) {
+				snprintf(why, len, "verdict: program %s, model %s (%s, rule %d)",
+					 verdict_name(v), verdict_name(r.verdict),
+					 r.pkt.kind == M_NON_IP ? "non-IP" :
+					 r.pkt.kind == M_MALFORMED ? "malformed" : "IP",
+					 r.rule >= 0 ? (int)m.rules[r.rule].id : -1);
+				bad = i;
+			} else if (expect && expect[i] >= 0 && expect[i] != v) {
+				snprintf(why, len, "verdict: program %s, the case expects %s",
+					 verdict_name(v), verdict_name(expect[i]));
+				bad = i;
+			} else if (!global_agrees(&s, &m, why, len) ||
+				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], why, len))) {
+				bad = i;
+			}
+			break;
+		}
+	}
+	if (bad == -1 && !all_rules_agree(&s, &m, why, len))
+		bad = n - 1;
+	sut_close(&s);
+	model_free(&m);
+	return bad;
+}
+
+/* ---- the case format ---- */
+
+static void hex(FILE *f, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", b[i]);
+}
+
+/* The steps in the case format, each frame with the model's verdict. */
+static void print_case(FILE *f, const struct step *st, int n, const int *verdict)
+{
+	for (int i = 0; i < n; i++) {
+		const struct step *p = &st[i];
+
+		switch (p->kind) {
+		case S_CLOCK:
+			fprintf(f, "clock %llu\n", (unsigned long long)p->v);
+			break;
+		case S_MODE:
+			fprintf(f, "mode %s\n", xrl_mode_name(p->v));
+			break;
+		case S_HEARTBEAT:
+			if (p->at == HB_NOW)
+				fprintf(f, "heartbeat %llu\n", (unsigned long long)p->v);
+			else
+				fprintf(f, "heartbeat %llu at %llu\n", (unsigned long long)p->v,
+					(unsigned long long)p->at);
+			break;
+		case S_RULES:
+			fprintf(f, "rules %d\n", LOG.sets[p->v].n);
+			for (int j = 0; j < LOG.sets[p->v].n; j++)
+				fprintf(f, "%s\n", LOG.sets[p->v].line[j]);
+			break;
+		case S_FRAME:
+			fprintf(f, "frame ");
+			hex(f, p->frame, p->len);
+			fprintf(f, " %s\n", verdict[i] == XDP_PASS ? "PASS" : "DROP");
+			break;
+		}
+	}
+}
+
+static int unhex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	while (isxdigit((unsigned char)s[0]) && isxdigit((unsigned char)s[1]) && n < max) {
+		unsigned b;
+
+		if (sscanf(s, "%2x", &b) != 1)
+			return -1;
+		out[n++] = b;
+		s += 2;
+	}
+	return n;
+}
+
+static void log_reset(void)
+{
+	for (int i = 0; i < LOG.n; i++)
+		free(LOG.s[i].frame);
+	LOG.n = 0;
+	LOG.n_sets = 0;
+}
+
+static struct step *log_add(enum step_kind k, uint64_t v)
+{
+	struct step *p = &LOG.s[LOG.n++];
+
+	memset(p, 0, sizeof(*p));
+	p->kind = k;
+	p->v = v;
+	p->at = HB_NOW;
+	return p;
+}
+
+static void log_frame(const uint8_t *f, size_t len)
+{
+	struct step *p = log_add(S_FRAME, 0);
+
+	p->frame = malloc(len);
+	memcpy(p->frame, f, len);
+	p->len = len;
+}
+
+/* Read a case file into LOG; expect[] gets "PASS"/"DROP" written after a frame. */
+static int read_case(const char *path, int *expect)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	log_reset();
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		char word[32];
+		uint8_t buf[MAX_FRAME];
+		int n;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (LOG.n >= MAX_STEPS - 1)
+			break;
+		if (sscanf(line, "clock %llu", &v) == 1) {
+			log_add(S_CLOCK, v);
+		} else if (sscanf(line, "heartbeat %llu", &v) == 1) {
+			unsigned long long at;
+
+			log_add(S_HEARTBEAT, v)->at = sscanf(line, "heartbeat %*u at %llu", &at) == 1 ?
+						       at : HB_NOW;
+		} else if (sscanf(line, "mode %31s", word) == 1) {
+			int mode;
+
+			for (mode = 0; mode < XRL_MODE_MAX; mode++)
+				if (!strcmp(word, xrl_mode_name(mode)))
+					break;
+			if (mode == XRL_MODE_MAX)
+				goto bad;
+			log_add(S_MODE, mode);
+		} else if (sscanf(line, "rules %d", &n) == 1) {
+			struct ruleset *rs = &LOG.sets[LOG.n_sets];
+
+			if (n < 0 || n > M_MAX_RULES)
+				goto bad;
+			rs->n = n;
+			for (int j = 0; j < n; j++) {
+				if (!fgets(rs->line[j], sizeof(rs->line[j]), f))
+					goto bad;
+				rs->line[j][strcspn(rs->line[j], "\n")] = 0;
+			}
+			log_add(S_RULES, LOG.n_sets++);
+		} else if (!strncmp(line, "frame ", 6)) {
+			char *sp = strchr(line + 6, ' ');
+
+			n = unhex(line + 6, buf, sizeof(buf));
+			if (n < 14)
+				goto bad;
+			expect[LOG.n] = !sp ? -1 : !strncmp(sp + 1, "PASS", 4) ? XDP_PASS :
+					 !strncmp(sp + 1, "DROP", 4) ? XDP_DROP : -1;
+			log_frame(buf, n);
+		} else {
+			goto bad;
+		}
+	}
+	fclose(f);
+	return 0;
+bad:
+	fprintf(stderr, "%s: cannot read '%s'\n", path, line);
+	fclose(f);
+	return -1;
+}
+
+/* ---- generators ---- */
+
+static const uint8_t NET4[16] = { 198, 18, 0, 0 };
+static const uint8_t NET6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+
+/* An address under the prefix, or anywhere in the test ranges. */
+static void addr_under(int family, const uint8_t *pfx, unsigned plen, uint8_t *out)
+{
+	unsigned bytes = family == 4 ? 4 : 16;
+
+	for (unsigned i = 0; i < bytes; i++) {
+		uint8_t r = rnd();
+
+		/* mostly small host parts, so that keys repeat */
+		if (i >= bytes - 2 || chance(10))
+			r = chance(70) ? below(4) : r;
+		else
+			r = chance(80) ? 0 : r;
+		if (i * 8 + 8 <= plen)
+			out[i] = pfx[i];
+		else if (i * 8 >= plen)
+			out[i] = r;
+		else {
+			uint8_t mask = 0xff << (8 - plen % 8);
+
+			out[i] = (pfx[i] & mask) | (r & ~mask);
+		}
+	}
+}
+
+static void gen_rules(struct ruleset *rs)
+{
+	static const char *const unit[] = { "s", "min", "h" };
+	char prefixes[M_MAX_RULES][64];
+	int n = 1 + below(chance(20) ? 24 : 8);
+
+	rs->n = 0;
+	for (int i = 0; i < n; i++) {
+		int family = chance(50) ? 4 : 6;
+		unsigned max = family == 4 ? 32 : 128, plen, klen;
+		uint8_t a[16] = {}, pf[16];
+		char txt[64], *l = rs->line[rs->n];
+		bool dup = false;
+		int k;
+
+		plen = chance(10) ? 0 : chance(50) ? below(max + 1) :
+		       family == 4 ? 15 + below(18) : 32 + below(97);
+		if (plen >= (family == 4 ? 15u : 32u)) {
+			/* inside the test range */
+			addr_under(family, family == 4 ? NET4 : NET6, family == 4 ? 15 : 32, a);
+		} else {
+			memcpy(a, family == 4 ? NET4 : NET6, 16);
+		}
+		memset(pf, 0, sizeof(pf));
+		for (unsigned b = 0; b < plen; b++)
+			if (a[b / 8] & (0x80 >> (b % 8)))
+				pf[b / 8] |= 0x80 >> (b % 8);
+		inet_ntop(family == 4 ? AF_INET : AF_INET6, pf, txt, sizeof(txt));
+		snprintf(prefixes[rs->n], sizeof(prefixes[0]), "%s/%u", txt, plen);
+		for (int j = 0; j < rs->n; j++)
+			dup |= !strcmp(prefixes[j], prefixes[rs->n]);
+		if (dup)
+			continue;
+		k = snprintf(l, 160, "rule add %s", prefixes[rs->n]);
+		switch (below(10)) {
+		case 0:
+			k += snprintf(l + k, 160 - k, " action allow");
+			break;
+		case 1:
+			k += snprintf(l + k, 160 - k, " action deny");
+			break;
+		default: {
+			uint64_t count = chance(10) ? 1 + below(100000000) :
+					 chance(50) ? 1 + below(10) : 1 + below(2000);
+			const char *u = unit[below(3)];
+			uint64_t burst = chance(10) ? 1 + below(100000) : 1 + below(16);
+
+			uint64_t period = u[0] == 's' ? 1 : u[0] == 'm' ? 60 : 3600;
+
+			if (count > 100000000ULL / 2 && u[0] != 's')
+				u = "s", period = 1;
+			/* burst / rate under a year */
+			if (burst > count * (300 * 86400 / period))
+				burst = count * (300 * 86400 / period);
+			k += snprintf(l + k, 160 - k, " rate %llu/%s burst %llu",
+				      (unsigned long long)count, u, (unsigned long long)burst);
+			if (chance(40)) {
+				klen = plen + below(max - plen + 1);
+				if (!klen)	/* 0 is "the default" */
+					klen = 1 + below(max);
+				k += snprintf(l + k, 160 - k, " per /%u", klen);
+			}
+			if (chance(20))
+				k += snprintf(l + k, 160 - k, " action limit");
+		}
+		}
+		if (chance(40) && !strstr(l, "allow"))
+			k += snprintf(l + k, 160 - k, " on-failure %s", chance(50) ? "closed" : "open");
+		snprintf(l + k, 160 - k, " id %d", rs->n + 1);
+		rs->n++;
+	}
+}
+
+/* Sources to draw from in an epoch: some under each rule, some elsewhere. */
+struct pool {
+	int n;
+	int family[256];
+	uint8_t a[256][16];
+};
+
+static void gen_pool(struct pool *p, const struct ruleset *rs)
+{
+	p->n = 0;
+	for (int i = 0; i < rs->n && p->n < 200; i++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+
+		if (xrl_cmd_parse_line(rs->line[i], XRL_IN_CLI, &c, &e))
+			continue;
+		for (int j = 0; j < 1 + (int)below(6); j++, p->n++) {
+			p->family[p->n] = c.rule.family;
+			addr_under(c.rule.family, c.rule.addr, c.rule.prefix_len, p->a[p->n]);
+		}
+	}
+	for (int j = 0; j < 8; j++, p->n++) {
+		p->family[p->n] = chance(50) ? 4 : 6;
+		if (chance(20)) {
+			for (int b = 0; b < 16; b++)
+				p->a[p->n][b] = rnd();
+		} else {
+			addr_under(p->family[p->n], p->family[p->n] == 4 ? NET4 : NET6,
+				   p->family[p->n] == 4 ? 15 : 32, p->a[p->n]);
+		}
+	}
+}
+
+static void put16(uint8_t *p, unsigned v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static size_t l4(uint8_t *p, size_t room, unsigned proto)
+{
+	size_t n = proto == 6 ? 20 : proto == 17 ? 8 : proto == 1 || proto == 58 ? 8 : below(16);
+
+	n += below(chance(80) ? 32 : 300);
+	if (n > room)
+		n = room;
+	for (size_t i = 0; i < n; i++)
+		p[i] = rnd();
+	if (proto == 6 && n >= 13)
+		p[12] = 5 << 4;
+	return n;
+}
+
+/* A frame from a source of the pool, well formed or nearly. */
+static size_t gen_frame(uint8_t *f, const struct pool *pool)
+{
+	static const unsigned l4s[] = { 6, 17, 1, 58, 132, 47 };
+	size_t off = 12, n;
+	int tags = chance(70) ? 0 : chance(70) ? 1 : chance(70) ? 2 : 3 + below(2);
+	int who = below(pool->n);
+	int family = pool->family[who];
+	unsigned type;
+
+	for (int i = 0; i < 12; i++)
+		f[i] = rnd();
+	for (int i = 0; i < tags; i++) {
+		put16(f + off, chance(50) ? 0x8100 : chance(90) ? 0x88a8 : 0x9100);
+		put16(f + off + 2, rnd());
+		off += 4;
+	}
+	type = chance(5) ? (chance(50) ? 0x0806 : (unsigned)below(65536)) :
+	       family == 4 ? 0x0800 : 0x86dd;
+	put16(f + off, type);
+	off += 2;
+	if (type == 0x0800) {
+		uint8_t *ip = f + off;
+		unsigned opt = chance(70) ? 0 : below(11);
+		unsigned proto = chance(90) ? l4s[below(3)] : (unsigned)below(256);
+
+		memset(ip, 0, 20);
+		ip[0] = 0x40 | (5 + opt);
+		ip[8] = 64;
+		ip[9] = proto;
+		if (chance(20))
+			put16(ip + 6, (chance(50) ? 0x2000 : 0) | (unsigned)below(0x2000));
+		memcpy(ip + 12, pool->a[who], 4);
+		for (unsigned i = 0; i < opt * 4; i++)
+			ip[20 + i] = chance(50) ? 1 : rnd();
+		n = 20 + opt * 4;
+		n += l4(ip + n, MAX_FRAME - 64 - off - n, proto);
+		put16(ip + 2, n);
+		off += n;
+	} else if (type == 0x86dd) {
+		static const unsigned ext[] = { 0, 43, 44, 51, 60, 135 };
+		uint8_t *ip = f + off, *nh = ip + 6;
+		int next = chance(50) ? 0 : below(chance(80) ? 4 : 11);
+
+		memset(ip, 0, 40);
+		ip[0] = 0x60;
+		ip[7] = 64;
+		memcpy(ip + 8, pool->a[who], 16);
+		for (int b = 0; b < 16; b++)
+			ip[24 + b] = chance(50) ? NET6[b] : rnd();
+		n = 40;
+		for (int i = 0; i < next && n < 400; i++) {
+			unsigned t = ext[below(6)];
+			uint8_t *h = ip + n;
+			size_t hl;
+
+			*nh = t;
+			nh = h;
+			if (t == 44) {
+				hl = 8;
+				memset(h, 0, 8);
+				put16(h + 2, chance(50) ? 0 : (unsigned)rnd() & 0xfff9);
+			} else if (t == 51) {
+				h[1] = below(6);
+				hl = (h[1] + 2) * 4;
+			} else {
+				h[1] = below(4);
+				hl = (h[1] + 1) * 8;
+			}
+			for (size_t b = 2; b < hl && t != 44; b++)
+				h[b] = chance(50) ? 0 : rnd();
+			n += hl;
+		}
+		*nh = chance(90) ? l4s[below(4)] : below(256);
+		n += l4(ip + n, MAX_FRAME - 64 - off - n, *nh);
+		put16(ip + 4, n - 40);
+		off += n;
+	} else {
+		n = below(100);
+		for (size_t i = 0; i < n; i++)
+			f[off + i] = rnd();
+		off += n;
+	}
+	/* trailing padding */
+	if (chance(10)) {
+		n = below(40);
+		memset(f + off, 0, n);
+		off += n;
+	}
+	return off;
+}
+
+/* Mutations: a few bytes or bits changed, a length field off by some, garbage. */
+static size_t mutate(uint8_t *f, size_t len)
+{
+	int k = below(4);
+
+	if (chance(3)) {
+		len = 14 + below(MAX_FRAME - 14);
+		for (size_t i = 0; i < len; i++)
+			f[i] = rnd();
+		return len;
+	}
+	for (int i = 0; i < 1 + k; i++) {
+		size_t at = below(len < 80 ? len : 80);
+
+		if (chance(50))
+			f[at] ^= 1 << below(8);
+		else
+			f[at] = rnd();
+	}
+	return len;
+}
+
+/* ---- the run ---- */
+
+static long long shrink_budget;
+
+/* Shrink LOG to a minimal failing sequence (ddmin on steps, keeping the
+ * last one, the disagreeing frame); print it. */
+static void report(int bad, const char *why0, uint64_t seed)
+{
+	struct step *cur = malloc(sizeof(*cur) * (bad + 1)), *try = malloc(sizeof(*try) * (bad + 1));
+	int n = bad + 1, chunk;
+	char why[1024];
+
+	memcpy(cur, LOG.s, sizeof(*cur) * n);
+	snprintf(why, sizeof(why), "%s", why0);
+	shrink_budget = 400;
+	for (chunk = n / 2; chunk >= 1 && shrink_budget > 0; chunk /= 2) {
+		for (int at = 0; at + 1 < n && shrink_budget > 0;) {
+			int len = at + chunk < n - 1 ? chunk : n - 1 - at, m = 0, r;
+			char w[1024];
+
+			for (int i = 0; i < n; i++)
+				if (i < at || i >= at + len)
+					try[m++] = cur[i];
+			shrink_budget--;
+			r = replay(try, m, NULL, NULL, w, sizeof(w));
+			if (r >= 0) {
+				n = r + 1;
+				memcpy(cur, try, sizeof(*cur) * n);
+				snprintf(why, sizeof(why), "%s", w);
+			} else {
+				at += len;
+			}
+		}
+	}
+	printf("DISAGREEMENT (seed %llu): %s\n", (unsigned long long)seed, why);
+	printf("--- case (%d steps; save as tests/fuzz/cases/NAME.case)\n", n);
+	printf("# xrl-fuzz seed %llu: %s\n", (unsigned long long)seed, why);
+	{
+		int *got = calloc(n, sizeof(int));
+
+		replay(cur, n, NULL, got, why, sizeof(why));
+		print_case(stdout, cur, n, got);
+		free(got);
+	}
+	printf("---\n");
+	fflush(stdout);
+	free(cur);
+	free(try);
+}
+
+static int fuzz(uint64_t seed, uint64_t frames, double seconds)
+{
+	struct timespec t0, t;
+	uint64_t done = 0, disagree = 0, epochs = 0;
+	double el = 0;
+
+	rng = seed;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (done < frames && (seconds <= 0 || el < seconds)) {
+		int steps = 2000 + below(8000), bad;
+		uint64_t now, hb_at, wd;
+		struct pool pool;
+		char why[1024];
+
+		log_reset();
+		/* the clock: an ordinary uptime, or near the 2^57/2^58 ns
+		 * where time units pass 2^63 and wrap */
+		now = chance(70) ? 1000000000000ULL + below(1ULL << 40) :
+		      chance(50) ? (1ULL << 57) - below(1ULL << 34) : (1ULL << 58) - below(1ULL << 34);
+		log_add(S_CLOCK, now);
+		gen_rules(&LOG.sets[LOG.n_sets]);
+		gen_pool(&pool, &LOG.sets[LOG.n_sets]);
+		log_add(S_RULES, LOG.n_sets++);
+		hb_at = wd = 0;
+		if (chance(30)) {
+			hb_at = now;
+			wd = chance(50) ? 5000000000ULL : 1 + below(2000000000ULL);
+			log_add(S_HEARTBEAT, wd);
+		}
+		if (chance(30))
+			log_add(S_MODE, below(XRL_MODE_MAX));
+		while (LOG.n < steps && done < frames) {
+			uint8_t f[MAX_FRAME];
+			size_t len;
+			unsigned what = below(1000);
+
+			if (what < 40) {
+				static const uint64_t scale[] = { 1, 1000, 1000000, 100000000, 1000000000, 3600000000000ULL };
+
+				now += below(scale[below(6)] + 1);
+				log_add(S_CLOCK, now);
+			} else if (what < 55) {
+				/* a whole fraction of a second, minute or hour, +-1 ns:
+				 * where a bucket of a round rate gains a token */
+				static const uint64_t unit[] = { 1000000000ULL, 60000000000ULL, 3600000000000ULL };
+
+				now += unit[below(3)] * (1 + below(3)) / (1 + below(chance(50) ? 4 : 2000)) +
+				       below(3) - 1;
+				log_add(S_CLOCK, now);
+			} else if (what < 60) {
+				/* to the watchdog's edge: exactly its time, or 1 ns off */
+				uint64_t edge = hb_at + wd + below(3) - 1;
+
+				if (wd && edge > now) {
+					now = edge;
+					log_add(S_CLOCK, now);
+				}
+			} else if (what < 63) {
+				log_add(S_MODE, chance(60) ? XRL_MODE_ENFORCE : below(XRL_MODE_MAX));
+			} else if (what < 68) {
+				hb_at = now;
+				wd = chance(20) ? 0 : chance(50) ? 5000000000ULL : 1 + below(2000000000ULL);
+				if (chance(10))	/* a coarse tick or two ahead */
+					hb_at = now + below(8000000);
+				log_add(S_HEARTBEAT, wd)->at = hb_at;
+			} else if (what < 69 && LOG.n_sets < 8) {
+				/* a new set: some rules unchanged, some new */
+				struct ruleset *rs = &LOG.sets[LOG.n_sets], *old = &LOG.sets[LOG.n_sets - 1];
+
+				gen_rules(rs);
+				for (int i = 0; i < old->n && i < rs->n; i++)
+					if (chance(60))
+						strcpy(rs->line[i], old->line[i]);
+				/* duplicates after the copy: keep the old set */
+				for (int i = 0; i < rs->n; i++)
+					for (int j = 0; j < i; j++) {
+						char a[64], b[64];
+
+						sscanf(rs->line[i], "rule add %63s", a);
+						sscanf(rs->line[j], "rule add %63s", b);
+						if (!strcmp(a, b))
+							*rs = *old;
+					}
+				log_add(S_RULES, LOG.n_sets++);
+			} else if (chance(2)) {
+				/* every truncation of one frame */
+				len = gen_frame(f, &pool);
+				for (size_t cut = 14; cut <= len && LOG.n < MAX_STEPS - 1; cut++, done++)
+					log_frame(f, cut);
+			} else {
+				len = gen_frame(f, &pool);
+				if (chance(15))
+					len = mutate(f, len);
+				if (chance(10))
+					len = 14 + below(len - 13);
+				log_frame(f, len);
+				done++;
+			}
+		}
+		bad = replay(LOG.s, LOG.n, NULL, NULL, why, sizeof(why));
+		if (bad == -2)
+			return 2;
+		if (bad >= 0) {
+			disagree++;
+			report(bad, why, seed);
+		}
+		epochs++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		el = t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9;
+		if (!quiet && epochs % 50 == 0)
+			fprintf(stderr, "  %llu frames, %llu disagreements, %.0f s\n",
+				(unsigned long long)done, (unsigned long long)disagree, el);
+	}
+	log_reset();
+	printf("seed %llu: %llu frames in %.1f s (%.0f frames/s), %llu epochs\n",
+	       (unsigned long long)seed, (unsigned long long)done, el, done / (el > 0 ? el : 1),
+	       (unsigned long long)epochs);
+	printf("%llu frames, %llu disagreements\n", (unsigned long long)done,
+	       (unsigned long long)disagree);
+	return disagree ? 1 : 0;
+}
+
+static int replay_files(char **files, int n)
+{
+	static int expect[MAX_STEPS];
+	int passed = 0, failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		char why[1024] = "";
+		int bad;
+
+		memset(expect, 0xff, sizeof(expect));
+		if (read_case(files[i], expect))
+			bad = -2;
+		else
+			bad = replay(LOG.s, LOG.n, expect, NULL, why, sizeof(why));
+		if (bad == -1) {
+			printf("ok   %s\n", files[i]);
+			passed++;
+		} else {
+			printf("FAIL %s: step %d: %s\n", files[i], bad, why);
+			failed++;
+		}
+	}
+	log_reset();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+static int quiet_print(enum libbpf_print_level l, const char *fmt, va_list ap)
+{
+	return l == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "frames", required_argument, NULL, 'n' },
+		{ "seconds", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "replay", no_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{}
+	};
+	uint64_t frames = 10000000, seed;
+	double seconds = 0;
+	bool do_replay = false;
+	struct timespec ts;
+	int c;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	seed = (uint64_t)ts.tv_sec * 1000003 ^ ts.tv_nsec ^ (uint64_t)getpid() << 32;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			frames = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			do_replay = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			fprintf(stderr, "usage: xrl-fuzz [--frames N] [--seconds S] [--seed N] [--quiet] | --replay FILE...\n");
+			return 2;
+		}
+	}
+	libbpf_set_print(quiet_print);
+	LOG.s = calloc(MAX_STEPS, sizeof(*LOG.s));
+	LOG.sets = calloc(16, sizeof(*LOG.sets));
+	if (do_replay)
+		return replay_files(argv + optind, argc - optind);
+	printf("seed %llu\n", (unsigned long long)seed);
+	fflush(stdout);
+	return fuzz(seed, frames, seconds);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A reference model of xdp-rl's data path in plain C, written from the
+ * README's rules (Rules, Failure policy, Modes, Packets it does not meter)
+ * and not from bpf/: parse -> classify -> meter -> decide -> count.
+ * The maths is include/xrl_meter.h, the specification the program shares.
+ *
+ * Each step is one function below, and each future rule feature has one
+ * place (see model.c):
+ *   model_parse()    what a frame is (endpoint rules: read proto/dport here)
+ *   model_classify() which rule matches (endpoint rules: match them here)
+ *   model_cost()     what one packet costs (byte-rate rules: the unit)
+ *   model_meter()    the algorithms (fixed/sliding window: one case each;
+ *                    aggregate limits: a second check after the key's);
+ *                    a hot-key or refused-until cache is invisible by
+ *                    definition: the model has none, verdicts must agree
+ *   model_decide()   modes, watchdog, actions (per-rule dry-run here)
+ *   model_count()    every counter: per rule, global, per interface
+ */
+#ifndef XRL_FUZZ_MODEL_H
+#define XRL_FUZZ_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "xdp_rl_common.h"
+
+#define M_MAX_RULES	64
+#define M_BUCKETS	(1u << 17)	/* open addressing, power of two */
+
+enum m_parse { M_NON_IP, M_MALFORMED, M_IP };
+
+struct m_pkt {
+	enum m_parse kind;
+	int family;		/* 4 or 6 when M_IP */
+	uint8_t src[16];
+	uint32_t len;		/* the frame's length: what bytes counters add */
+};
+
+/* A rule as the operator wrote it (README, Rules), plus the generation
+ * libxrl gave it at commit (which rules "did not change" is libxrl's
+ * decision, not the data path's: the model takes it as input). */
+struct m_rule {
+	int family;
+	uint8_t addr[16];
+	uint8_t prefix_len;
+	uint8_t key_len;	/* 0: the default, /32 or /64 */
+	uint8_t action;		/* enum xrl_action */
+	uint8_t on_failure;	/* enum xrl_on_failure */
+	uint8_t algo;		/* enum xrl_algo */
+	uint8_t unit;		/* enum xrl_unit */
+	uint64_t rate_count, rate_period_ns;
+	uint32_t burst;
+	uint32_t id;
+	/* filled at commit */
+	uint32_t gen, slot;
+	uint64_t interval, limit;	/* from xrl_meter.h */
+	struct xrl_rule_stats st;
+};
+
+struct m_bucket {
+	uint32_t used, gen;
+	int family;
+	uint8_t key[16];
+	uint64_t tat;
+};
+
+struct model {
+	struct m_rule rules[M_MAX_RULES];
+	int n_rules;
+	uint32_t mode;			/* enum xrl_mode */
+	uint64_t now_ns;
+	uint64_t heartbeat_ns, watchdog_ns;
+	struct xrl_global_stats g;
+	struct xrl_if_stats ifs;	/* the one receiving interface */
+	struct m_bucket *b;		/* M_BUCKETS */
+	uint64_t n_buckets;
+};
+
+struct m_result {
+	int verdict;			/* XDP_PASS or XDP_DROP */
+	int rule;			/* index in rules[], -1: none */
+	struct m_pkt pkt;
+};
+
+int model_init(struct model *m);
+void model_free(struct model *m);
+/* A new rule set: rules whose gen the model knows keep bucket and counters. */
+void model_set_rules(struct model *m, const struct m_rule *v, int n);
+void model_parse(const uint8_t *f, size_t len, struct m_pkt *p);
+int model_classify(const struct model *m, const struct m_pkt *p);
+/* One frame through the whole path: the verdict, and every counter moved. */
+void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r);
+
+#endif
