@@ -249,6 +249,134 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 	b->limited = 0;
 }
 
+/* A key dropped: counted in its bucket, and its event on a transition. */
+static __always_inline int bucket_dropped(struct xrl_bucket *b, const struct xrl_rule *r,
+					  const __u32 *addr, __u32 family, __u64 now_ns)
+{
+	__sync_fetch_and_add(&b->dropped, 1);
+	if (!b->limited)
+		key_dropped(b, r, addr, family, now_ns);
+	return XRL_DROP;
+}
+
+/* The state of a new key with this first packet admitted; 0 when even the
+ * first may not pass (a frame longer than a byte rule's burst or window). */
+static __always_inline int new_bucket(struct xrl_bucket *nb, const struct xrl_rule *r,
+				      __u64 now_ns, __u64 cost)
+{
+	__u64 empty;
+
+	if (r->algo == XRL_ALGO_GCRA) {
+		__u64 now = xrl_ns_to_tu(now_ns);
+
+		return xrl_gcra(now, now, r->interval, r->limit, cost, &nb->tat);
+	}
+	empty = xrl_win_empty(now_ns, r->interval);
+	nb->tat = nb->win1 = empty;
+	if (r->algo == XRL_ALGO_FIXED_WINDOW)
+		return xrl_fixed_window(empty, now_ns, r->interval, r->limit, cost, &nb->tat);
+	if (xrl_sliding_window(empty, empty, now_ns, r->interval, r->limit, cost,
+			       &empty) < 0)
+		return 0;
+	if ((__u32)(empty >> 32) & 1)
+		nb->win1 = empty;
+	else
+		nb->tat = empty;
+	return 1;
+}
+
+/* Take back a tentative sliding-window admission: subtract cost from the
+ * word while it still holds that window. A word that moved on to a later
+ * window took the count with it; a subtraction that keeps losing leaves
+ * the count a little high: both only make later decisions stricter. */
+static __always_inline void window_undo(__u64 *word, __u64 mine, __u64 cost)
+{
+	int i;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		__u64 v = READ_ONCE(*word);
+
+		if ((v >> 32) != (mine >> 32) || (__u32)v < cost)
+			return;
+		if (__sync_val_compare_and_swap(word, v, v - cost) == v)
+			return;
+	}
+}
+
+/* A pass of a limited key under a window algorithm: no longer limited at
+ * its first pass in a window that had admitted nothing before it. */
+static __always_inline void window_passed(struct xrl_bucket *b, const struct xrl_rule *r,
+					  const __u32 *addr, __u32 family, __u64 now_ns,
+					  __u64 next, __u64 cost)
+{
+	if ((__u32)next != cost)
+		return;
+	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
+		return;
+	b->reported = 0;
+	b->limited = 0;
+}
+
+/*
+ * Meter with a window algorithm (xrl_meter.h), exact across CPUs.
+ *
+ * Fixed window: one word, one compare-and-swap, as the GCRA.
+ *
+ * Sliding window: a decision reads both words (previous and current
+ * window) but swaps only the current one; it then reads the other word
+ * again and keeps its admission only when that word did not change in
+ * between. Why this is exact: a kept admission saw one value of each word
+ * that both held at the moment of its swap (the swapped word by the swap
+ * itself, the other by the unchanged second read around it), so it is the
+ * sequential decision at that moment. The only writes to the other word are
+ * a lagging CPU counting in the previous window, or a CPU that opened the
+ * next window; each of them re-checks our word after its own swap in turn,
+ * so of two racing decisions at least the later one sees the other's word
+ * change and takes its admission back (window_undo) and decides again. An
+ * admission taken back never over-admits: it counted for a moment, which
+ * can only have made a racing decision stricter. Losing every try drops.
+ */
+static __always_inline int meter_window(struct xrl_bucket *b, const struct xrl_rule *r,
+					const __u32 *addr, __u32 family, __u64 now_ns,
+					__u64 cost)
+{
+	__u64 s0, s1, next;
+	int i, k;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		s0 = READ_ONCE(b->tat);
+		if (r->algo == XRL_ALGO_FIXED_WINDOW) {
+			if (!xrl_fixed_window(s0, now_ns, r->interval, r->limit, cost, &next))
+				break;
+			if (__sync_val_compare_and_swap(&b->tat, s0, next) != s0)
+				continue;
+			goto passed;
+		}
+		s1 = READ_ONCE(b->win1);
+		k = xrl_sliding_window(s0, s1, now_ns, r->interval, r->limit, cost, &next);
+		if (k < 0)
+			break;
+		if (k) {
+			if (__sync_val_compare_and_swap(&b->win1, s1, next) != s1)
+				continue;
+			if (READ_ONCE(b->tat) == s0)
+				goto passed;
+			window_undo(&b->win1, next, cost);
+		} else {
+			if (__sync_val_compare_and_swap(&b->tat, s0, next) != s0)
+				continue;
+			if (READ_ONCE(b->win1) == s1)
+				goto passed;
+			window_undo(&b->tat, next, cost);
+		}
+	}
+	return bucket_dropped(b, r, addr, family, now_ns);
+passed:
+	if (b->limited)
+		window_passed(b, r, addr, family, now_ns, next, cost);
+	return XRL_PASS;
+}
+
 /*
  * Meter: GCRA on the (rule, key) bucket, exact across CPUs. Inlined once per
  * family with a constant map: the verifier inlines a hash look-up only where
@@ -257,7 +385,7 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 static __always_inline int meter_bucket(void *map, const void *key,
 					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
-					struct xrl_rule_stats *rs)
+					struct xrl_rule_stats *rs, __u64 cost)
 {
 	struct xrl_bucket *b;
 	__u64 now = xrl_ns_to_tu(now_ns);
@@ -271,7 +399,7 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		 * existing key in a full LRU may evict another entry. */
 		struct xrl_bucket nb = { .last_ns = now_ns };
 
-		if (xrl_gcra(now, now, r->interval, r->limit, 1, &nb.tat) &&
+		if (new_bucket(&nb, r, now_ns, cost) &&
 		    bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
 			if (rs)
 				rs->new_keys++;
@@ -284,9 +412,11 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	}
 
 	b->last_ns = now_ns;
+	if (r->algo != XRL_ALGO_GCRA)
+		return meter_window(b, r, addr, family, now_ns, cost);
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(b->tat);
-		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat))
+		if (!xrl_gcra(old, now, r->interval, r->limit, cost, &tat))
 			break;
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
 			if (b->limited)		/* the steady path reads one word */
@@ -294,23 +424,22 @@ static __always_inline int meter_bucket(void *map, const void *key,
 			return XRL_PASS;
 		}
 	}
-	__sync_fetch_and_add(&b->dropped, 1);
-	if (!b->limited)
-		key_dropped(b, r, addr, family, now_ns);
-	return XRL_DROP;
+	return bucket_dropped(b, r, addr, family, now_ns);
 }
 
 static __always_inline int meter(const struct xrl_rule *r,
 				 const struct xrl_pkt *p, __u64 now_ns,
 				 struct xrl_rule_stats *rs)
 {
+	__u64 cost = r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
+
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
 			.addr = p->saddr[0] & r->key_mask[0],
 		};
 
-		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs, cost);
 	} else {
 		struct xrl_bucket_key6 k6 = {
 			.gen = r->gen,
@@ -320,7 +449,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, cost);
 	}
 }
 
@@ -356,6 +485,22 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
 	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
+}
+
+/* Dry-run, the rule's (while enforcing) or the mode's: a drop the rule
+ * decided passes, counted apart as a would-drop, never in dropped_*. */
+static __always_inline int dry_run(const struct xrl_rule *r, __u32 mode,
+				   struct xrl_rule_stats *rs,
+				   const struct xrl_pkt *p, int decision)
+{
+	if (decision != XRL_DROP ||
+	    !(mode == XRL_MODE_DRY_RUN || (r->dry_run && mode == XRL_MODE_ENFORCE)))
+		return decision;
+	if (rs) {
+		rs->would_drop_packets++;
+		rs->would_drop_bytes += p->len;
+	}
+	return XRL_PASS;
 }
 
 static __always_inline void count_rule(struct xrl_rule_stats *rs,
@@ -431,6 +576,7 @@ int xdp_rl(struct xdp_md *ctx)
 
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
 	decision = decide(rule, mode, &pkt, ctrl, rs);
+	decision = dry_run(rule, mode, rs, &pkt, decision);
 	count_rule(rs, &pkt, decision);
 	return verdict(gs, is, mode, decision);
 }

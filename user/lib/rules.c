@@ -14,6 +14,63 @@
 /* ------------------------------------------------------------------ */
 /* Rules                                                               */
 
+/* The smallest byte budget: a full-size Ethernet frame must be able to pass. */
+#define XRL_MIN_BYTES	1514
+
+/*
+ * A window algorithm or a byte rate (issue 9): the window rules keep the
+ * window in interval (ns) and the cost units per window in limit; a byte
+ * rate's token bucket charges the frame length against an interval per
+ * byte. Rates in bits per second are metered in bytes.
+ */
+static int rule_check_units(struct xrl_rule_entry *e, const char *pfx,
+			    enum xrl_rule_field *bad)
+{
+	struct xrl_rule *r = &e->r;
+	__u64 per_window, period = r->rate_period_ns;
+	bool bytes = r->unit != XRL_UNIT_PACKETS;
+
+	if (r->algo >= XRL_ALGO_MAX)
+		return fail(EINVAL, "rule %s: unknown algorithm %u", pfx, r->algo);
+	if (r->unit > XRL_UNIT_BITS)
+		return fail(EINVAL, "rule %s: unknown rate unit %u", pfx, r->unit);
+	if (bytes && period != XRL_PERIOD_SEC)
+		return fail(EINVAL, "rule %s: a byte rate is per second", pfx);
+	if (r->algo != XRL_ALGO_GCRA) {
+		per_window = r->unit == XRL_UNIT_BITS ? r->rate_count / 8 : r->rate_count;
+		if (!xrl_rate_interval(1, period) || !per_window)
+			return fail(EINVAL, "rule %s: rate must be at least 1 per window (a second, a minute or an hour)", pfx);
+		if (per_window > XRL_WIN_COUNT_MAX)
+			return fail(EINVAL, "rule %s: rate must be at most %llu per window", pfx,
+				    XRL_WIN_COUNT_MAX);
+		if (bytes && per_window < XRL_MIN_BYTES)
+			return fail(EINVAL, "rule %s: a byte rate under %u bytes per window never passes a full-size frame",
+				    pfx, XRL_MIN_BYTES);
+		*bad = XRL_FIELD_BURST;
+		if (r->burst)
+			return fail(EINVAL, "rule %s: burst belongs to the token bucket; %s admits rate per window",
+				    pfx, r->algo == XRL_ALGO_FIXED_WINDOW ? "fixed-window" : "sliding-window");
+		r->interval = period;
+		r->limit = per_window;
+		return 0;
+	}
+	/* a byte rate's token bucket: bits per second as 1/8 byte per second */
+	r->interval = xrl_rate_interval(r->rate_count,
+					r->unit == XRL_UNIT_BITS ? period * 8 : period);
+	if (!r->interval)
+		return fail(EINVAL, "rule %s: a byte rate must be between 1 byte/s and %llu bytes/s (800mbit)",
+			    pfx, XRL_RATE_MAX_PER_SEC);
+	*bad = XRL_FIELD_BURST;
+	if (r->burst < XRL_MIN_BYTES)
+		return fail(EINVAL, "rule %s: burst of a byte rate must be at least %u bytes (a full-size frame)",
+			    pfx, XRL_MIN_BYTES);
+	r->limit = xrl_burst_limit(r->interval, r->burst);
+	if (!r->limit)
+		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+			    pfx, r->burst);
+	return 0;
+}
+
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 {
 	struct xrl_rule *r = &e->r;
@@ -51,6 +108,8 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
 		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
+	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS)
+		return rule_check_units(e, pfx, bad);
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
 		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
@@ -240,7 +299,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->key_len == b->key_len && a->on_failure == b->on_failure &&
 	       a->rate_count == b->rate_count &&
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
-	       a->unit == b->unit && a->algo == b->algo;
+	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */
