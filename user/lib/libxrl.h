@@ -166,6 +166,11 @@ void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
 /* Forgive a key: a fresh, full bucket for the algorithm of its rule r (the
  * counters dropped and last seen kept). -ENOENT when it has no bucket. */
+/* What a key may still pass now under its rule: GCRA tokens, or cost
+ * units left in the window(s); and the most it can have (burst, or the
+ * limit per window). */
+__u64 xrl_bucket_left(const struct xrl_rule *r, const struct xrl_bucket *b, __u64 now_ns);
+__u64 xrl_rule_capacity(const struct xrl_rule *r);
 int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_key *k);
 /* Forget a key: delete its bucket. -ENOENT when it has none. */
 int xrl_bucket_del(struct xrl *x, const struct xrl_key *k);

@@ -163,17 +163,19 @@ int do_rule_list(struct xrl_cmd *c)
 		jw_arr_end(&jw);
 		jw_finish(&jw);
 	} else {
-		printf("%-6s %-28s %-7s %-12s %-10s %-5s %s\n", "ID", "PREFIX", "ACTION",
-		       "RATE", "BURST", "PER", "ON-FAILURE");
+		printf("%-6s %-28s %-7s %-12s %-10s %-5s %-10s %-14s %s\n", "ID", "PREFIX", "ACTION",
+		       "RATE", "BURST", "PER", "ON-FAILURE", "ALGO", "DRY-RUN");
 		for (size_t i = 0; i < n; i++) {
 			char pfx[64], rate[32], burst[16];
 
 			rule_fields(&v[i], pfx, sizeof(pfx), rate, sizeof(rate));
-			snprintf(burst, sizeof(burst), "%u", v[i].r.burst);
-			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %s\n", v[i].r.id, pfx,
-			       xrl_action_name(v[i].r.action), rate,
-			       v[i].r.action == XRL_ACT_LIMIT ? burst : "-", v[i].r.key_len,
-			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure));
+			xrl_rule_burst_format(&v[i].r, burst, sizeof(burst));
+			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %-10s %-14s %s\n", v[i].r.id, pfx,
+			       xrl_action_name(v[i].r.action), rate, burst, v[i].r.key_len,
+			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure),
+			       v[i].r.action == XRL_ACT_LIMIT ?
+			       xrl_word_name(xrl_algo_words, v[i].r.algo) : "-",
+			       v[i].r.dry_run ? "yes" : "no");
 		}
 	}
 	free(v);
