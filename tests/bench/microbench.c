@@ -68,6 +68,13 @@ int main(int argc, char **argv)
 		{ "xdp-rl QinQ-tagged hit", 0, { .src = "198.18.0.1", .vlans = 2, .payload = 18 } },
 		{ "xdp-rl allow rule", 0, { .src = "198.18.2.1", .payload = 18 } },
 		{ "xdp-rl unmatched", 0, { .src = "203.0.113.1", .payload = 18 } },
+		/* issue 9: each algorithm, steady hit passed and dropped; a byte rate */
+		{ "xdp-rl fixed-window, passed", 0, { .src = "198.18.3.1", .payload = 18 } },
+		{ "xdp-rl fixed-window, dropped", 0, { .src = "198.18.4.1", .payload = 18 } },
+		{ "xdp-rl sliding-window, passed", 0, { .src = "198.18.5.1", .payload = 18 } },
+		{ "xdp-rl sliding-window, dropped", 0, { .src = "198.18.6.1", .payload = 18 } },
+		{ "xdp-rl token bucket in bytes, passed", 0, { .src = "198.18.7.1", .payload = 18 } },
+		{ "xdp-rl dry-run rule, would-drop", 0, { .src = "198.18.8.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -75,7 +82,7 @@ int main(int argc, char **argv)
 	size_t ncases = sizeof(cases) / sizeof(cases[0]) - 2;
 	bool counted = true;
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
-	struct xrl_rule_entry v[8];
+	struct xrl_rule_entry v[16];
 	struct xrl_test_progs *ref;
 	int repeat = 1000000, rounds = 5, opt, fds[3];
 	bool json = false, with_stats = false;
@@ -127,6 +134,12 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.1.0/24 rate 1/h burst 1") ||
 	    add_rule(x, v, &n, "rule add 198.18.2.0/24 action allow") ||
 	    add_rule(x, v, &n, "rule add 2001:db8::/32 rate 100000000/s burst 4000000000") ||
+	    add_rule(x, v, &n, "rule add 198.18.3.0/24 rate 4294967295/h algo fixed-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.4.0/24 rate 1/h algo fixed-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.5.0/24 rate 4294967295/h algo sliding-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
+	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    xrl_rules_commit(x, v, n)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
