@@ -5,6 +5,7 @@
  */
 #include "grammar.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -508,7 +509,8 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		}
 		return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h; or as tc(8): 10mbit, 2mbps)", s);
 	case XRL_ARG_SIZE:
-		if (!xrl_dec_parse(s, 0, UINT_MAX, &v)) {	/* 0: the rule check says why not */
+		/* 0: the rule check says why not */
+		if (!(why = xrl_dec_parse(s, 0, UINT_MAX, &v))) {
 			c->rule.r.burst = v;
 			return 0;
 		}
@@ -517,6 +519,8 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			c->burst_sized = true;
 			return 0;
 		}
+		if (!*s || !isalpha((unsigned char)s[strlen(s) - 1]))	/* a number, as before */
+			return perr(e, i, "invalid burst '%s': %s (1 .. 4294967295)", s, why);
 		return perr(e, i, "invalid burst '%s' (1 .. 4294967295; bytes as tc(8): 64kb, 1mb)", s);
 	case XRL_ARG_KEYLEN:
 		if (s[0] != '/')
