@@ -35,11 +35,12 @@ struct {
  * declaration for a struct reached through __array()'s pointers, and libbpf
  * cannot size a forward declaration.
  */
-#define XRL_RULES_MAP(name, keytype)					\
+#define XRL_RULES_MAP(name, keytype) XRL_LPM_MAP(name, keytype, XRL_MAX_RULES)
+#define XRL_LPM_MAP(name, keytype, max)					\
 	struct name##_inner {						\
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
 		__uint(map_flags, BPF_F_NO_PREALLOC);			\
-		__uint(max_entries, XRL_MAX_RULES);			\
+		__uint(max_entries, max);				\
 		__uint(key_size, sizeof(keytype));			\
 		__uint(value_size, sizeof(struct xrl_rule));		\
 	};								\
@@ -52,6 +53,25 @@ struct {
 
 XRL_RULES_MAP(xrl_rules4, struct xrl_lpm4_key);
 XRL_RULES_MAP(xrl_rules6, struct xrl_lpm6_key);
+
+/* Endpoint rules (xdp_rl_common.h): the class array and the tries, each
+ * published like the source rules. */
+XRL_LPM_MAP(xrl_ep4, struct xrl_ep4_key, XRL_EP_ENTRIES);
+XRL_LPM_MAP(xrl_ep6, struct xrl_ep6_key, XRL_EP_ENTRIES);
+
+struct xrl_ep_class_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_EP_SLOTS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_ep_class_inner);
+} xrl_ep_class SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -150,6 +170,49 @@ static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
 		struct xrl_lpm6_key k = { .prefixlen = 128 };
 
 		rules = bpf_map_lookup_elem(&xrl_rules6, &zero);
+		if (!rules)
+			return NULL;
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		return bpf_map_lookup_elem(rules, &k);
+	}
+}
+
+/* The endpoint class slot of a packet (xdp_rl_common.h). */
+static __always_inline __u32 ep_slot(const struct xrl_pkt *p)
+{
+	if (p->ports && p->l4proto == IPPROTO_TCP)
+		return (p->syn ? XRL_EP_TCP_SYN : XRL_EP_TCP) + p->dport;
+	if (p->ports)
+		return XRL_EP_UDP + p->dport;
+	return XRL_EP_PROTO + p->l4proto;
+}
+
+/* Classify by endpoint: the packet's class (one array look-up), and only
+ * when it has one, the most specific endpoint rule of that class covering
+ * the source. NULL: no endpoint rule applies. */
+static __always_inline struct xrl_rule *classify_endpoint(const struct xrl_pkt *p)
+{
+	__u32 zero = 0, slot = ep_slot(p), *class;
+	void *arr, *rules;
+
+	arr = bpf_map_lookup_elem(&xrl_ep_class, &zero);
+	if (!arr)
+		return NULL;
+	class = bpf_map_lookup_elem(arr, &slot);
+	if (!class || !*class)
+		return NULL;
+	if (p->family == 4) {
+		struct xrl_ep4_key k = { .prefixlen = 64, .class = *class };
+
+		rules = bpf_map_lookup_elem(&xrl_ep4, &zero);
+		if (!rules)
+			return NULL;
+		__builtin_memcpy(k.addr, &p->saddr[0], 4);
+		return bpf_map_lookup_elem(rules, &k);
+	} else {
+		struct xrl_ep6_key k = { .prefixlen = 160, .class = *class };
+
+		rules = bpf_map_lookup_elem(&xrl_ep6, &zero);
 		if (!rules)
 			return NULL;
 		__builtin_memcpy(k.addr, p->saddr, 16);
@@ -517,6 +580,26 @@ static __always_inline void count_rule(struct xrl_rule_stats *rs,
 	}
 }
 
+/* The endpoint rule, for a packet its source rule (or no rule) passed: it
+ * passes only when both admit. A packet the source rule dropped is not
+ * metered by the endpoint rule (it costs that rule nothing). */
+static __always_inline int endpoint(const struct xrl_pkt *p, __u32 mode,
+				    const struct xrl_control *ctrl)
+{
+	struct xrl_rule_stats *rs;
+	struct xrl_rule *r = classify_endpoint(p);
+	int decision;
+
+	/* failing closed, the source rules alone decide (allow passes) */
+	if (!r || mode == XRL_MODE_FAIL_CLOSED)
+		return XRL_PASS;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->slot);
+	decision = decide(r, mode, p, ctrl, rs);
+	decision = dry_run(r, mode, rs, p, decision);
+	count_rule(rs, p, decision);
+	return decision;
+}
+
 /* Verdict: the mode has the last word; count it. */
 static __always_inline int verdict(struct xrl_global_stats *gs,
 				   struct xrl_if_stats *is, __u32 mode,
@@ -570,13 +653,14 @@ int xdp_rl(struct xdp_md *ctx)
 	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
-		return verdict(gs, is, mode, mode == XRL_MODE_FAIL_CLOSED ?
-						 XRL_DROP : XRL_PASS);
+		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
+	} else {
+		rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
+		decision = decide(rule, mode, &pkt, ctrl, rs);
+		decision = dry_run(rule, mode, rs, &pkt, decision);
+		count_rule(rs, &pkt, decision);
 	}
-
-	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
-	decision = decide(rule, mode, &pkt, ctrl, rs);
-	decision = dry_run(rule, mode, rs, &pkt, decision);
-	count_rule(rs, &pkt, decision);
+	if (decision == XRL_PASS)
+		decision = endpoint(&pkt, mode, ctrl);
 	return verdict(gs, is, mode, decision);
 }

@@ -93,7 +93,11 @@ struct xrl_rule {
 	__u8 unit;		/* enum xrl_unit */
 	__u8 pad[3];
 	__u8 dry_run;		/* 1: meter, count would-drops, pass everything */
-	__u8 pad9[7];
+	/* an endpoint rule (ep 1): checked besides the source rule */
+	__u8 ep;
+	__u8 proto;		/* IPPROTO_* */
+	__u8 syn;		/* TCP: SYNs (without ACK) only */
+	__u16 dport_lo, dport_hi;	/* host order; 0-65535: any port */
 };
 
 /*
@@ -182,6 +186,47 @@ struct xrl_control {
 	__u64 watchdog_ns;	/* heartbeat older than this: failure; 0 = none */
 	__u32 rules;		/* rules in the active set (for status) */
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
+};
+
+/*
+ * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet
+ * finds its endpoint class in one array look-up, indexed by what it is:
+ * TCP (non-SYN, SYN) and UDP by destination port, any other protocol (and a
+ * TCP or UDP packet without ports: a non-first fragment) by protocol. Class
+ * 0 is none: such a packet pays that look-up and nothing more. A class is a
+ * set of ports and protocols that the same endpoint rules cover; its rules
+ * sit in one LPM trie per family keyed by (class, source prefix), each
+ * entry the most specific endpoint rule of that class and prefix (the
+ * narrowest port range; a SYN rule before one for every TCP packet).
+ *
+ * Publication: the tries and the array are fresh per commit, each behind a
+ * map-in-map like the source rules. Class ids alternate between two spaces
+ * from one commit to the next; the new tries hold the old space's entries
+ * too, and are published first, then the array: a packet meets the old
+ * endpoint set or the new one, never a mix. The array's last slot says
+ * which space it uses. The tries also keep the list of the endpoint rules
+ * themselves (class XRL_EP_LIST | space), for reading them back.
+ */
+#define XRL_EP_TCP		0
+#define XRL_EP_TCP_SYN		65536
+#define XRL_EP_UDP		131072
+#define XRL_EP_PROTO		196608		/* + IPPROTO_* */
+#define XRL_EP_SPACE_SLOT	(XRL_EP_PROTO + 256)	/* the space in use */
+#define XRL_EP_SLOTS		(XRL_EP_SPACE_SLOT + 1)
+#define XRL_EP_SPACE_SHIFT	24		/* class = space << 24 | n */
+#define XRL_EP_LIST		0x40000000U	/* | space << 24 | index: the rule list */
+#define XRL_EP_ENTRIES		65536		/* per endpoint trie: both spaces */
+
+struct xrl_ep4_key {
+	__u32 prefixlen;	/* 32 (the class) + the source prefix length */
+	__u32 class;
+	__u8 addr[4];
+};
+
+struct xrl_ep6_key {
+	__u32 prefixlen;
+	__u32 class;
+	__u8 addr[16];
 };
 
 struct xrl_rule_stats {

@@ -1303,6 +1303,154 @@ static void test_concurrency_exact_windows(void)
 	teardown();
 }
 
+/* ---- issue 9: endpoint rules ---- */
+
+/* n packets from src to (proto, dport), TCP flags; a non-first fragment
+ * with frag; how many passed */
+static int ep_send(const char *src, uint8_t proto, uint16_t dport, uint8_t flags,
+		   bool frag, int n)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	struct frame f = { .src = src, .l4 = proto, .payload = 20 };
+	uint8_t buf[512], *l4;
+	size_t len;
+	int ok = 0;
+
+	if (frag && !v6)
+		f.frag_off = 100;
+	else if (frag)
+		f.ext[0] = (struct pkt_ext){ .type = IPPROTO_FRAGMENT, .frag_off = 100 }, f.n_ext = 1;
+	if (proto == IPPROTO_UDP)
+		f.payload = 12;
+	len = frame_build(buf, sizeof(buf), &f);
+	l4 = buf + 14 + (v6 ? 40 + 8 * f.n_ext : 20);
+	l4[2] = dport >> 8;
+	l4[3] = dport & 0xff;
+	if (proto == IPPROTO_TCP)
+		l4[13] = flags;
+	for (int i = 0; i < n; i++)
+		ok += run_raw(buf, len) == PASS;
+	return ok;
+}
+
+#define SYN	0x02
+#define ACK	0x10
+
+/* The example of the issue: every source 1000 pps overall, 10 SYN/min to
+ * TCP/22, 100/s to UDP/53 per /24. A packet passes only when its source
+ * rule and its endpoint rule both admit. */
+static void test_endpoint_rules(void)
+{
+	struct xrl_rule_stats ssh, dns;
+
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 rate 1000/s burst 1000 id 1",
+		     "rule add 198.18.5.0/24 rate 1/h burst 5 id 2",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 10/min burst 10 id 10",
+		     "rule add 0.0.0.0/0 proto udp dport 53 rate 100/s burst 100 per /24 id 11",
+		     "rule add ::/0 proto tcp dport 22 syn rate 10/min burst 3 id 12"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 15), 10);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, ACK, false, 15), 15);	/* not a SYN */
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN | ACK, false, 5), 5);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 80, SYN, false, 15), 15);	/* no endpoint rule */
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 22, SYN, false, 15), 10);	/* its own key */
+	/* per /24: two sources share 100 */
+	CHECK_EQ(ep_send("198.18.1.1", IPPROTO_UDP, 53, 0, false, 80) +
+		 ep_send("198.18.1.2", IPPROTO_UDP, 53, 0, false, 80), 100);
+	CHECK_EQ(ep_send("198.18.1.3", IPPROTO_UDP, 54, 0, false, 80), 80);
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 150), 100);	/* another /24 */
+	/* both must admit: the source rule's 5 first; what it drops costs
+	 * the endpoint rule nothing */
+	ssh = rstats(10);
+	CHECK_EQ(ep_send("198.18.5.1", IPPROTO_TCP, 22, SYN, false, 15), 5);
+	CHECK_EQ(rstats(10).passed_packets - ssh.passed_packets, 5);
+	CHECK_EQ(rstats(10).dropped_packets - ssh.dropped_packets, 0);
+	CHECK_EQ(rstats(2).dropped_packets, 10);
+	/* IPv6 */
+	CHECK_EQ(ep_send("2001:db8::1", IPPROTO_TCP, 22, SYN, false, 5), 3);
+	ssh = rstats(10);
+	dns = rstats(11);
+	CHECK_EQ(ssh.passed_packets, 25);
+	CHECK_EQ(ssh.dropped_packets, 10);
+	CHECK_EQ(dns.passed_packets, 200);
+	CHECK_EQ(dns.dropped_packets, 110);
+	CHECK_EQ(dns.new_keys, 2);
+	/* the source rule counted every packet it passed */
+	CHECK_EQ(rstats(1).passed_packets, 15 + 15 + 5 + 15 + 15 + 160 + 80 + 150);
+	teardown();
+}
+
+/* The most specific endpoint rule: the source prefix first, then the
+ * narrowest ports, then a SYN rule; protocols by number. */
+static void test_endpoint_specificity(void)
+{
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 proto tcp dport 1-1024 rate 1/h burst 2 id 1",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 rate 1/h burst 5 id 2",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 1/h burst 7 id 3",
+		     "rule add 198.18.7.0/24 proto tcp rate 1/h burst 1 id 4",
+		     "rule add 0.0.0.0/0 proto 132 rate 1/h burst 4 id 5",
+		     "rule add 0.0.0.0/0 proto icmp action deny id 6"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 80, ACK, false, 10), 2);
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 22, ACK, false, 10), 5);
+	CHECK_EQ(ep_send("198.18.0.3", IPPROTO_TCP, 22, SYN, false, 10), 7);
+	CHECK_EQ(ep_send("198.18.0.4", IPPROTO_TCP, 2000, SYN, false, 10), 10);	/* none */
+	CHECK_EQ(ep_send("198.18.7.1", IPPROTO_TCP, 22, SYN, false, 10), 1);	/* /24 first */
+	CHECK_EQ(ep_send("198.18.0.5", 132, 0, 0, false, 10), 4);
+	CHECK_EQ(ep_send("198.18.0.5", IPPROTO_ICMP, 0, 0, false, 3), 0);
+	CHECK_EQ(ep_send("198.18.0.5", IPPROTO_UDP, 22, 0, false, 3), 3);
+	teardown();
+}
+
+/* A non-first fragment has no ports: it meets only the endpoint rules of
+ * its protocol that name no port and no SYN. */
+static void test_endpoint_fragments(void)
+{
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 proto udp dport 53 action deny id 1",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn action deny id 2",
+		     "rule add 198.18.3.0/24 proto udp rate 1/h burst 3 id 3",
+		     "rule add 2001:db8::/32 proto udp rate 1/h burst 2 id 4"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 53, 0, false, 3), 0);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 53, 0, true, 3), 3);	/* no port */
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, true, 3), 3);
+	CHECK_EQ(ep_send("198.18.3.1", IPPROTO_UDP, 53, 0, true, 5), 3);	/* a rule for all ports */
+	CHECK_EQ(ep_send("2001:db8::1", IPPROTO_UDP, 53, 0, true, 5), 2);
+	teardown();
+}
+
+/* Endpoint rules read back as written, survive further commits (the id
+ * spaces alternate), and keep their buckets when unchanged. */
+static void test_endpoint_commits(void)
+{
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	setup();
+	for (int round = 0; round < 3; round++) {
+		CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 100 id 1",
+			     "rule add 198.18.0.0/16 proto tcp dport 22 rate 1/h burst 2 id 2",
+			     "rule add 198.18.0.0/16 proto udp dport 100-200 rate 1/h burst 3 id 3"),
+		      "%s", xrl_errmsg());
+		CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 5), round ? 0 : 2);
+		CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 150, 0, false, 5), round ? 0 : 3);
+	}
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, 3);
+	if (n == 3) {
+		CHECK(!v[0].r.ep && v[1].r.ep && v[1].r.proto == IPPROTO_TCP && v[1].r.dport_lo == 22 &&
+		      v[1].r.dport_hi == 22 && v[2].r.dport_lo == 100 && v[2].r.dport_hi == 200,
+		      "read back");
+	}
+	free(v);
+	/* removed: the endpoint rules stop at once */
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 100 id 1"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 5), 5);
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "one rule left");
+	free(v);
+	teardown();
+}
+
 /* ---- live events ---- */
 
 static struct xrl_event evs[8192];
@@ -1559,5 +1707,9 @@ int main(void)
 	RUN(test_byte_rates);
 	RUN(test_rule_dry_run);
 	RUN(test_concurrency_exact_windows);
+	RUN(test_endpoint_rules);
+	RUN(test_endpoint_specificity);
+	RUN(test_endpoint_fragments);
+	RUN(test_endpoint_commits);
 	return tl_summary();
 }

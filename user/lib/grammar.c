@@ -46,6 +46,11 @@ const struct xrl_word xrl_algo_words[] = {
 	{ NULL, 0 },
 };
 
+const struct xrl_word xrl_proto_words[] = {
+	{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
+	{ NULL, 0 },
+};
+
 /* tc(8)'s rate units: bits per second (SI) and bytes per second */
 static const struct xrl_word bit_rate_words[] = {
 	{ "tbit", 1000000000000LL }, { "gbit", 1000000000 }, { "mbit", 1000000 },
@@ -353,6 +358,28 @@ void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len)
 		xrl_rate_format(r->rate_count, r->rate_period_ns, buf, len);
 }
 
+void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	const char *w = xrl_word_name(xrl_proto_words, r->proto);
+
+	if (!r->ep)
+		snprintf(buf, len, "-");
+	else if (strcmp(w, "unknown"))
+		snprintf(buf, len, "%s", w);
+	else
+		snprintf(buf, len, "%u", r->proto);
+}
+
+void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	if (!r->ep || (r->dport_lo == 0 && r->dport_hi == 65535))
+		snprintf(buf, len, "-");
+	else if (r->dport_lo == r->dport_hi)
+		snprintf(buf, len, "%u", r->dport_lo);
+	else
+		snprintf(buf, len, "%u-%u", r->dport_lo, r->dport_hi);
+}
+
 void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len)
 {
 	if (r->algo != XRL_ALGO_GCRA || r->action != XRL_ACT_LIMIT)
@@ -522,6 +549,37 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		if (!*s || !isalpha((unsigned char)s[strlen(s) - 1]))	/* a number, as before */
 			return perr(e, i, "invalid burst '%s': %s (1 .. 4294967295)", s, why);
 		return perr(e, i, "invalid burst '%s' (1 .. 4294967295; bytes as tc(8): 64kb, 1mb)", s);
+	case XRL_ARG_PROTO: {
+		long long pv;
+
+		c->rule.r.ep = 1;
+		if (!xrl_word_match(xrl_proto_words, s, prefix, &pv)) {
+			c->rule.r.proto = pv;
+			return 0;
+		}
+		if ((why = xrl_dec_parse(s, 0, 255, &v)))
+			return perr(e, i, "invalid proto '%s' (tcp, udp, icmp, icmpv6 or a protocol number 0 .. 255)", s);
+		c->rule.r.proto = v;
+		return 0;
+	}
+	case XRL_ARG_PORTS: {
+		const char *dash = strchr(s, '-');
+		char lo[8];
+		__u64 hi;
+
+		if (dash && (size_t)(dash - s) < sizeof(lo)) {
+			memcpy(lo, s, dash - s);
+			lo[dash - s] = '\0';
+		}
+		if (dash ? (size_t)(dash - s) >= sizeof(lo) || xrl_dec_parse(lo, 0, 65535, &v) ||
+			   xrl_dec_parse(dash + 1, 0, 65535, &hi) || hi < v
+			 : (why = xrl_dec_parse(s, 0, 65535, &v)) != NULL)
+			return perr(e, i, "invalid dport '%s' (N or N-M, 0 .. 65535, N <= M)", s);
+		c->rule.r.dport_lo = v;
+		c->rule.r.dport_hi = dash ? hi : v;
+		c->ports_given = true;
+		return 0;
+	}
 	case XRL_ARG_KEYLEN:
 		if (s[0] != '/')
 			return perr(e, i, "invalid key length '%s' (/LEN)", s);
@@ -646,7 +704,23 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 /* ---- checks of what no single word says ---- */
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
-       RA_ALGO, RA_DRY_RUN };
+       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN };
+
+/* An endpoint rule's words: proto first, dport and syn with it. */
+static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	struct xrl_rule *r = &c->rule.r;
+
+	if (at[RA_PROTO] < 0 && (at[RA_DPORT] >= 0 || at[RA_SYN] >= 0))
+		return perr(e, at[RA_DPORT] >= 0 ? at[RA_DPORT] - 1 : at[RA_SYN],
+			    "'%s' makes an endpoint rule: it needs 'proto tcp' (or udp for dport)",
+			    at[RA_DPORT] >= 0 ? "dport" : "syn");
+	if (at[RA_DPORT] >= 0 && r->proto != 6 && r->proto != 17)
+		return perr(e, at[RA_DPORT] - 1, "'dport' needs proto tcp or udp: other protocols have no ports");
+	if (at[RA_SYN] >= 0 && r->proto != 6)
+		return perr(e, at[RA_SYN], "'syn' needs proto tcp");
+	return 0;
+}
 
 /* What a window algorithm or a byte rate says about burst (issue 9). */
 static int check_rule_units(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -700,7 +774,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		if (at[RA_BURST] < 0 && r->algo == XRL_ALGO_GCRA)
 			return perr(e, INT_MAX, "missing 'burst N'");
 	}
-	if (check_rule_units(c, at, e))
+	if (check_rule_endpoint(c, at, e) || check_rule_units(c, at, e))
 		return -EINVAL;
 	if (!xrl_rule_check(&c->rule, &bad))
 		return 0;
@@ -762,6 +836,9 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_ALGO] = { "algo", XRL_ARG_WORD, NULL, xrl_algo_words, F(rule.r.algo),
 		      .what = "algorithm", .late = true },	/* "a" stays action */
 	[RA_DRY_RUN] = { "dry-run", XRL_ARG_FLAG, F(rule.r.dry_run), .late = true },
+	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true },
+	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true },
+	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true },
 	END,
 };
 

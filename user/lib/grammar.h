@@ -59,6 +59,7 @@ extern const struct xrl_word xrl_mode_words[];		/* enforce dry-run ... */
 extern const struct xrl_word xrl_on_failure_words[];	/* open closed */
 extern const struct xrl_word xrl_rate_unit_words[];	/* s min h, and aliases */
 extern const struct xrl_word xrl_algo_words[];		/* token-bucket fixed-window sliding-window */
+extern const struct xrl_word xrl_proto_words[];		/* tcp udp icmp icmpv6 */
 
 /* 0 and *value, or -EINVAL. */
 int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value);
@@ -108,6 +109,7 @@ struct xrl_cmd {
 	char config[PATH_MAX];
 	/* rule add: burst was written with a size unit (64kb) */
 	bool burst_sized;
+	bool ports_given;	/* dport */
 };
 
 /* How the words after a keyword (or in a position) are read. */
@@ -125,6 +127,8 @@ enum xrl_arg {
 	XRL_ARG_STRING,		/* any word that fits the field (size) */
 	XRL_ARG_TOPIC,		/* a command word (a prefix on the CLI): help's */
 	XRL_ARG_SIZE,		/* N, or bytes as tc(8): 64kb: the rule's burst */
+	XRL_ARG_PROTO,		/* tcp|udp|icmp|icmpv6|N: an endpoint rule's */
+	XRL_ARG_PORTS,		/* N|N-M: an endpoint rule's destination ports */
 };
 
 enum xrl_need {
@@ -154,7 +158,7 @@ struct xrl_param {
 
 /* Positions of a command's parameters in argv (-1: not given), by index
  * in its params table; what a check needs to blame the right word. */
-#define XRL_MAX_PARAMS	12
+#define XRL_MAX_PARAMS	16
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */
@@ -231,5 +235,9 @@ int xrl_size_parse(const char *s, __u64 *bytes);
 /* A rule's rate and burst as the grammar reads them back ("-": none). */
 void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len);
 void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len);
+/* An endpoint rule's "tcp", "udp", "icmp", "icmpv6" or "N", and its
+ * "22", "1000-2000" or "-" (every port). */
+void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len);
+void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len);
 
 #endif

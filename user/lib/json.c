@@ -4,6 +4,7 @@
 #include "grammar.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 void jw_init(struct jw *w, FILE *f, bool pretty)
 {
@@ -200,4 +201,24 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_null(w);
 	}
 	jw_kbool(w, "dry_run", e->r.dry_run);
+	if (e->r.ep) {	/* an endpoint rule */
+		char proto[16], ports[16];
+
+		xrl_rule_proto_format(&e->r, proto, sizeof(proto));
+		xrl_rule_ports_format(&e->r, ports, sizeof(ports));
+		jw_kstr(w, "proto", proto);
+		if (strcmp(ports, "-")) {
+			jw_kstr(w, "dport", ports);
+		} else {
+			jw_key(w, "dport");
+			jw_null(w);
+		}
+		jw_kbool(w, "syn", e->r.syn);
+	} else {
+		jw_key(w, "proto");
+		jw_null(w);
+		jw_key(w, "dport");
+		jw_null(w);
+		jw_kbool(w, "syn", false);
+	}
 }

@@ -91,6 +91,8 @@ enum xrl_rule_field {
 	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
+/* An endpoint rule (proto ...): checked besides the source rule. */
+bool xrl_rule_is_endpoint(const struct xrl_rule *r);
 
 /* The active rule set, sorted by id. Free *out with free(). */
 int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);

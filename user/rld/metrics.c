@@ -122,7 +122,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	 * label sets stay as they were (alerts and dashboards select them) */
 	help(f, "xdp_rl_rule_info", "gauge", "A rule's configuration, as labels; always 1.");
 	for (size_t i = 0; i < n; i++) {
-		char pfx[64], rate[32], burst[16];
+		char pfx[64], rate[32], burst[16], proto[16], ports[16];
 
 		xrl_prefix_format(&v[i], pfx, sizeof(pfx));
 		if (v[i].r.action == XRL_ACT_LIMIT)
@@ -130,10 +130,12 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		else
 			snprintf(rate, sizeof(rate), "-");
 		xrl_rule_burst_format(&v[i].r, burst, sizeof(burst));
-		fprintf(f, "xdp_rl_rule_info{rule=\"%u\",prefix=\"%s\",action=\"%s\",algo=\"%s\",rate=\"%s\",burst=\"%s\",dry_run=\"%s\"} 1\n",
+		xrl_rule_proto_format(&v[i].r, proto, sizeof(proto));
+		xrl_rule_ports_format(&v[i].r, ports, sizeof(ports));
+		fprintf(f, "xdp_rl_rule_info{rule=\"%u\",prefix=\"%s\",action=\"%s\",algo=\"%s\",rate=\"%s\",burst=\"%s\",dry_run=\"%s\",proto=\"%s\",dport=\"%s\",syn=\"%s\"} 1\n",
 			v[i].r.id, pfx, xrl_action_name(v[i].r.action),
 			v[i].r.action == XRL_ACT_LIMIT ? xrl_word_name(xrl_algo_words, v[i].r.algo) : "",
-			rate, burst, v[i].r.dry_run ? "yes" : "no");
+			rate, burst, v[i].r.dry_run ? "yes" : "no", proto, ports, v[i].r.syn ? "yes" : "no");
 	}
 	help(f, "xdp_rl_unmatched_packets_total", "counter", "IP packets that matched no rule (passed).");
 	fprintf(f, "xdp_rl_unmatched_packets_total %llu\n", (unsigned long long)g.unmatched_packets);
