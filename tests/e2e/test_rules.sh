@@ -33,6 +33,9 @@ test_rule_fields() {
 	flood 198.18.1.1 198.18.0.254 4 >/dev/null
 	check_eq "show" "$(ctl -j show 198.18.1.1 | jq -c '[.tokens, .burst, .algo]')" '[996,1000,"fixed-window"]'
 	check_match "show text" "$(ctl show 198.18.1.1)" "tokens: +996 of 1000 \(fixed-window\)"
+	# key reset empties a window rule's windows
+	ctl key reset 198.18.1.1 >/dev/null
+	check_eq "reset" "$(ctl -j show 198.18.1.1 | jq -c '[.tokens, .dropped_packets]')" '[1000,0]'
 }
 
 # The configuration file takes the new words, and --check finds their errors.
