@@ -31,6 +31,10 @@ struct xrl_pkt {
 	__u8 l4proto;		/* IPPROTO_*, or the header a walk stopped at */
 	__u8 fragment;		/* 1 for a non-first fragment (no L4 header) */
 	__u8 pad;
+	/* endpoint rules: TCP and UDP only, when their header is there */
+	__u16 dport;		/* host order */
+	__u8 ports;		/* 1: dport (and syn) read */
+	__u8 syn;		/* TCP SYN without ACK */
 };
 
 struct hdr_cursor {
@@ -179,6 +183,26 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, struct xrl_pkt *p)
 	return parse_ipv6_ext(c, p, ip6h->nexthdr);
 }
 
+/* The destination port (and TCP's SYN) for endpoint rules. A non-first
+ * fragment, or a header cut short, has none: p->ports stays 0 (never
+ * malformed for that: the source rules meter it as before). */
+static __always_inline void parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
+{
+	__u8 *l4 = c->pos;
+
+	if (p->fragment || (p->l4proto != IPPROTO_TCP && p->l4proto != IPPROTO_UDP))
+		return;
+	if (p->l4proto == IPPROTO_TCP) {
+		if ((void *)(l4 + 14) > c->end)
+			return;
+		p->syn = (l4[13] & 0x12) == 0x02;	/* SYN, no ACK */
+	} else if ((void *)(l4 + 4) > c->end) {
+		return;
+	}
+	p->dport = (__u16)l4[2] << 8 | l4[3];
+	p->ports = 1;
+}
+
 /* Parse a frame into *p: XRL_PARSE_IP, _NON_IP or _MALFORMED. */
 static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
 {
@@ -193,10 +217,14 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
 	if (proto < 0)
 		return XRL_PARSE_MALFORMED;
 	if (proto == bpf_htons(ETH_P_IP))
-		return parse_ipv4(&c, p);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return parse_ipv6(&c, p);
-	return XRL_PARSE_NON_IP;
+		proto = parse_ipv4(&c, p);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		proto = parse_ipv6(&c, p);
+	else
+		return XRL_PARSE_NON_IP;
+	if (proto == XRL_PARSE_IP)
+		parse_ports(&c, p);
+	return proto;
 }
 
 #endif /* XRL_PARSING_H */

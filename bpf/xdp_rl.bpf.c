@@ -42,11 +42,12 @@ struct {
  * declaration for a struct reached through __array()'s pointers, and libbpf
  * cannot size a forward declaration.
  */
-#define XRL_RULES_MAP(name, keytype)					\
+#define XRL_RULES_MAP(name, keytype) XRL_LPM_MAP(name, keytype, XRL_MAX_RULES)
+#define XRL_LPM_MAP(name, keytype, max)					\
 	struct name##_inner {						\
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
 		__uint(map_flags, BPF_F_NO_PREALLOC);			\
-		__uint(max_entries, XRL_MAX_RULES);			\
+		__uint(max_entries, max);				\
 		__uint(key_size, sizeof(keytype));			\
 		__uint(value_size, sizeof(struct xrl_rule));		\
 	};								\
@@ -59,6 +60,25 @@ struct {
 
 XRL_RULES_MAP(xrl_rules4, struct xrl_lpm4_key);
 XRL_RULES_MAP(xrl_rules6, struct xrl_lpm6_key);
+
+/* Endpoint rules (xdp_rl_common.h): the class array and the tries, each
+ * published like the source rules. */
+XRL_LPM_MAP(xrl_ep4, struct xrl_ep4_key, XRL_EP_ENTRIES);
+XRL_LPM_MAP(xrl_ep6, struct xrl_ep6_key, XRL_EP_ENTRIES);
+
+struct xrl_ep_class_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_EP_SLOTS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_ep_class_inner);
+} xrl_ep_class SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -164,6 +184,49 @@ static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
 	}
 }
 
+/* The endpoint class slot of a packet (xdp_rl_common.h). */
+static __always_inline __u32 ep_slot(const struct xrl_pkt *p)
+{
+	if (p->ports && p->l4proto == IPPROTO_TCP)
+		return (p->syn ? XRL_EP_TCP_SYN : XRL_EP_TCP) + p->dport;
+	if (p->ports)
+		return XRL_EP_UDP + p->dport;
+	return XRL_EP_PROTO + p->l4proto;
+}
+
+/* Classify by endpoint: the packet's class (one array look-up), and only
+ * when it has one, the most specific endpoint rule of that class covering
+ * the source. NULL: no endpoint rule applies. */
+static __always_inline struct xrl_rule *classify_endpoint(const struct xrl_pkt *p)
+{
+	__u32 zero = 0, slot = ep_slot(p), *class;
+	void *arr, *rules;
+
+	arr = bpf_map_lookup_elem(&xrl_ep_class, &zero);
+	if (!arr)
+		return NULL;
+	class = bpf_map_lookup_elem(arr, &slot);
+	if (!class || !*class)
+		return NULL;
+	if (p->family == 4) {
+		struct xrl_ep4_key k = { .prefixlen = 64, .class = *class };
+
+		rules = bpf_map_lookup_elem(&xrl_ep4, &zero);
+		if (!rules)
+			return NULL;
+		__builtin_memcpy(k.addr, &p->saddr[0], 4);
+		return bpf_map_lookup_elem(rules, &k);
+	} else {
+		struct xrl_ep6_key k = { .prefixlen = 160, .class = *class };
+
+		rules = bpf_map_lookup_elem(&xrl_ep6, &zero);
+		if (!rules)
+			return NULL;
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		return bpf_map_lookup_elem(rules, &k);
+	}
+}
+
 /* One event into each ring. */
 static __always_inline void event_write(void *ring, const struct xrl_event *ev,
 					struct xrl_event_stats *es, int which)
@@ -256,6 +319,134 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 	b->limited = 0;
 }
 
+/* A key dropped: counted in its bucket, and its event on a transition. */
+static __always_inline int bucket_dropped(struct xrl_bucket *b, const struct xrl_rule *r,
+					  const __u32 *addr, __u32 family, __u64 now_ns)
+{
+	__sync_fetch_and_add(&b->dropped, 1);
+	if (!b->limited)
+		key_dropped(b, r, addr, family, now_ns);
+	return XRL_DROP;
+}
+
+/* The state of a new key with this first packet admitted; 0 when even the
+ * first may not pass (a frame longer than a byte rule's burst or window). */
+static __always_inline int new_bucket(struct xrl_bucket *nb, const struct xrl_rule *r,
+				      __u64 now_ns, __u64 cost)
+{
+	__u64 empty;
+
+	if (r->algo == XRL_ALGO_GCRA) {
+		__u64 now = xrl_ns_to_tu(now_ns);
+
+		return xrl_gcra(now, now, r->interval, r->limit, cost, &nb->tat);
+	}
+	empty = xrl_win_empty(now_ns, r->interval);
+	nb->tat = nb->win1 = empty;
+	if (r->algo == XRL_ALGO_FIXED_WINDOW)
+		return xrl_fixed_window(empty, now_ns, r->interval, r->limit, cost, &nb->tat);
+	if (xrl_sliding_window(empty, empty, now_ns, r->interval, r->limit, cost,
+			       &empty) < 0)
+		return 0;
+	if ((__u32)(empty >> 32) & 1)
+		nb->win1 = empty;
+	else
+		nb->tat = empty;
+	return 1;
+}
+
+/* Take back a tentative sliding-window admission: subtract cost from the
+ * word while it still holds that window. A word that moved on to a later
+ * window took the count with it; a subtraction that keeps losing leaves
+ * the count a little high: both only make later decisions stricter. */
+static __always_inline void window_undo(__u64 *word, __u64 mine, __u64 cost)
+{
+	int i;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		__u64 v = READ_ONCE(*word);
+
+		if ((v >> 32) != (mine >> 32) || (__u32)v < cost)
+			return;
+		if (__sync_val_compare_and_swap(word, v, v - cost) == v)
+			return;
+	}
+}
+
+/* A pass of a limited key under a window algorithm: no longer limited at
+ * its first pass in a window that had admitted nothing before it. */
+static __always_inline void window_passed(struct xrl_bucket *b, const struct xrl_rule *r,
+					  const __u32 *addr, __u32 family, __u64 now_ns,
+					  __u64 next, __u64 cost)
+{
+	if ((__u32)next != cost)
+		return;
+	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
+		return;
+	b->reported = 0;
+	b->limited = 0;
+}
+
+/*
+ * Meter with a window algorithm (xrl_meter.h), exact across CPUs.
+ *
+ * Fixed window: one word, one compare-and-swap, as the GCRA.
+ *
+ * Sliding window: a decision reads both words (previous and current
+ * window) but swaps only the current one; it then reads the other word
+ * again and keeps its admission only when that word did not change in
+ * between. Why this is exact: a kept admission saw one value of each word
+ * that both held at the moment of its swap (the swapped word by the swap
+ * itself, the other by the unchanged second read around it), so it is the
+ * sequential decision at that moment. The only writes to the other word are
+ * a lagging CPU counting in the previous window, or a CPU that opened the
+ * next window; each of them re-checks our word after its own swap in turn,
+ * so of two racing decisions at least the later one sees the other's word
+ * change and takes its admission back (window_undo) and decides again. An
+ * admission taken back never over-admits: it counted for a moment, which
+ * can only have made a racing decision stricter. Losing every try drops.
+ */
+static __always_inline int meter_window(struct xrl_bucket *b, const struct xrl_rule *r,
+					const __u32 *addr, __u32 family, __u64 now_ns,
+					__u64 cost)
+{
+	__u64 s0, s1, next;
+	int i, k;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		s0 = READ_ONCE(b->tat);
+		if (r->algo == XRL_ALGO_FIXED_WINDOW) {
+			if (!xrl_fixed_window(s0, now_ns, r->interval, r->limit, cost, &next))
+				break;
+			if (__sync_val_compare_and_swap(&b->tat, s0, next) != s0)
+				continue;
+			goto passed;
+		}
+		s1 = READ_ONCE(b->win1);
+		k = xrl_sliding_window(s0, s1, now_ns, r->interval, r->limit, cost, &next);
+		if (k < 0)
+			break;
+		if (k) {
+			if (__sync_val_compare_and_swap(&b->win1, s1, next) != s1)
+				continue;
+			if (READ_ONCE(b->tat) == s0)
+				goto passed;
+			window_undo(&b->win1, next, cost);
+		} else {
+			if (__sync_val_compare_and_swap(&b->tat, s0, next) != s0)
+				continue;
+			if (READ_ONCE(b->win1) == s1)
+				goto passed;
+			window_undo(&b->tat, next, cost);
+		}
+	}
+	return bucket_dropped(b, r, addr, family, now_ns);
+passed:
+	if (b->limited)
+		window_passed(b, r, addr, family, now_ns, next, cost);
+	return XRL_PASS;
+}
+
 /*
  * Meter: GCRA on the (rule, key) bucket, exact across CPUs. Inlined once per
  * family with a constant map: the verifier inlines a hash look-up only where
@@ -264,7 +455,7 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 static __always_inline int meter_bucket(void *map, const void *key,
 					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
-					struct xrl_rule_stats *rs)
+					struct xrl_rule_stats *rs, __u64 cost)
 {
 	struct xrl_bucket *b;
 	__u64 now = xrl_ns_to_tu(now_ns);
@@ -278,7 +469,7 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		 * existing key in a full LRU may evict another entry. */
 		struct xrl_bucket nb = { .last_ns = now_ns };
 
-		if (xrl_gcra(now, now, r->interval, r->limit, 1, &nb.tat) &&
+		if (new_bucket(&nb, r, now_ns, cost) &&
 		    bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
 			if (rs)
 				rs->new_keys++;
@@ -291,9 +482,11 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	}
 
 	b->last_ns = now_ns;
+	if (r->algo != XRL_ALGO_GCRA)
+		return meter_window(b, r, addr, family, now_ns, cost);
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(b->tat);
-		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat))
+		if (!xrl_gcra(old, now, r->interval, r->limit, cost, &tat))
 			break;
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
 			if (b->limited)		/* the steady path reads one word */
@@ -301,23 +494,22 @@ static __always_inline int meter_bucket(void *map, const void *key,
 			return XRL_PASS;
 		}
 	}
-	__sync_fetch_and_add(&b->dropped, 1);
-	if (!b->limited)
-		key_dropped(b, r, addr, family, now_ns);
-	return XRL_DROP;
+	return bucket_dropped(b, r, addr, family, now_ns);
 }
 
 static __always_inline int meter(const struct xrl_rule *r,
 				 const struct xrl_pkt *p, __u64 now_ns,
 				 struct xrl_rule_stats *rs)
 {
+	__u64 cost = r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
+
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
 			.addr = p->saddr[0] & r->key_mask[0],
 		};
 
-		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs, cost);
 	} else {
 		struct xrl_bucket_key6 k6 = {
 			.gen = r->gen,
@@ -327,7 +519,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs);
+		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, cost);
 	}
 }
 
@@ -371,6 +563,22 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
 }
 
+/* Dry-run, the rule's (while enforcing) or the mode's: a drop the rule
+ * decided passes, counted apart as a would-drop, never in dropped_*. */
+static __always_inline int dry_run(const struct xrl_rule *r, __u32 mode,
+				   struct xrl_rule_stats *rs,
+				   const struct xrl_pkt *p, int decision)
+{
+	if (decision != XRL_DROP ||
+	    !(mode == XRL_MODE_DRY_RUN || (r->dry_run && mode == XRL_MODE_ENFORCE)))
+		return decision;
+	if (rs) {
+		rs->would_drop_packets++;
+		rs->would_drop_bytes += p->len;
+	}
+	return XRL_PASS;
+}
+
 static __always_inline void count_rule(struct xrl_rule_stats *rs,
 				       const struct xrl_pkt *p, int decision)
 {
@@ -383,6 +591,26 @@ static __always_inline void count_rule(struct xrl_rule_stats *rs,
 		rs->dropped_packets++;
 		rs->dropped_bytes += p->len;
 	}
+}
+
+/* The endpoint rule, for a packet its source rule (or no rule) passed: it
+ * passes only when both admit. A packet the source rule dropped is not
+ * metered by the endpoint rule (it costs that rule nothing). */
+static __always_inline int endpoint(const struct xrl_pkt *p, __u32 mode,
+				    const struct xrl_control *ctrl)
+{
+	struct xrl_rule_stats *rs;
+	struct xrl_rule *r = classify_endpoint(p);
+	int decision;
+
+	/* failing closed, the source rules alone decide (allow passes) */
+	if (!r || mode == XRL_MODE_FAIL_CLOSED)
+		return XRL_PASS;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->slot);
+	decision = decide(r, mode, p, ctrl, rs);
+	decision = dry_run(r, mode, rs, p, decision);
+	count_rule(rs, p, decision);
+	return decision;
 }
 
 /* Verdict: the mode has the last word; count it. */
@@ -438,12 +666,14 @@ int xdp_rl(struct xdp_md *ctx)
 	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
-		return verdict(gs, is, mode, mode == XRL_MODE_FAIL_CLOSED ?
-						 XRL_DROP : XRL_PASS);
+		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
+	} else {
+		rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
+		decision = decide(rule, mode, &pkt, ctrl, rs);
+		decision = dry_run(rule, mode, rs, &pkt, decision);
+		count_rule(rs, &pkt, decision);
 	}
-
-	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
-	decision = decide(rule, mode, &pkt, ctrl, rs);
-	count_rule(rs, &pkt, decision);
+	if (decision == XRL_PASS)
+		decision = endpoint(&pkt, mode, ctrl);
 	return verdict(gs, is, mode, decision);
 }

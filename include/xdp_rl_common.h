@@ -63,14 +63,20 @@ enum xrl_action {
 	XRL_ACT_DENY = 2,
 };
 
-/* Metering algorithm of a rule: only GCRA today; room for others. */
+/* Metering algorithm of a rule (xrl_meter.h). */
 enum xrl_algo {
-	XRL_ALGO_GCRA = 0,
+	XRL_ALGO_GCRA = 0,		/* token-bucket */
+	XRL_ALGO_FIXED_WINDOW = 1,	/* fixed-window */
+	XRL_ALGO_SLIDING_WINDOW = 2,	/* sliding-window (counter) */
+	XRL_ALGO_MAX = 3,
 };
 
-/* What one unit of cost is: a packet today; room for byte-rate rules. */
+/* What one unit of cost is: a packet, or a byte of the frame (a rate in
+ * bytes per second, or in bits per second as written: rate 10mbit). */
 enum xrl_unit {
 	XRL_UNIT_PACKETS = 0,
+	XRL_UNIT_BYTES = 1,
+	XRL_UNIT_BITS = 2,
 };
 
 enum xrl_on_failure {
@@ -107,22 +113,30 @@ struct xrl_rule {
 	__u8 algo;		/* enum xrl_algo */
 	__u8 key_len;		/* per-key aggregation, bits of the source */
 	__u8 on_failure;	/* enum xrl_on_failure */
-	__u64 interval;		/* GCRA emission interval, time units per cost unit */
-	__u64 limit;		/* GCRA burst tolerance: burst * interval */
+	__u64 interval;		/* GCRA emission interval, time units per cost unit;
+				 * window algorithms: the window, ns */
+	__u64 limit;		/* GCRA burst tolerance: burst * interval;
+				 * window algorithms: cost units per window */
 	__u32 key_mask[4];	/* key_len as a mask, network order */
 	/* as the operator configured it, for listing */
 	__u64 rate_count;	/* rate = rate_count per rate_period_ns */
 	__u64 rate_period_ns;
-	__u32 burst;
+	__u32 burst;		/* packets, or bytes for a byte rate */
 	__u8 unit;		/* enum xrl_unit */
 	__u8 pad[3];
+	__u8 dry_run;		/* 1: meter, count would-drops, pass everything */
+	/* an endpoint rule (ep 1): checked besides the source rule */
+	__u8 ep;
+	__u8 proto;		/* IPPROTO_* */
+	__u8 syn;		/* TCP: SYNs (without ACK) only */
+	__u16 dport_lo, dport_hi;	/* host order; 0-65535: any port */
 };
 
 /*
  * The bucket of one key under one rule version. A generation is handed out
  * once per new or changed rule, so (gen, masked source) names a bucket
  * without the rule's slot. One table per family keeps an IPv4 key at 8
- * bytes: an LRU element of 48 + 8 + 24 bytes, 96 with its hash bucket.
+ * bytes: an LRU element of 56 + 8 + 24 bytes, 104 with its hash bucket.
  */
 struct xrl_bucket_key4 {
 	__u32 gen;
@@ -143,6 +157,10 @@ struct xrl_bucket {
 	__u64 event_ns;		/* clock at this key's last "limited" event; 0: none */
 	__u32 limited;		/* 1 from a drop until a pass with a full bucket */
 	__u32 reported;		/* 1: its "limited" went out, its "unlimited" is due */
+	/* window algorithms: tat holds the window word (xrl_meter.h) of the
+	 * fixed window, and of the even windows of the sliding one; this one
+	 * the sliding window's odd windows */
+	__u64 win1;
 };
 
 /*
@@ -202,6 +220,47 @@ struct xrl_control {
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
 };
 
+/*
+ * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet
+ * finds its endpoint class in one array look-up, indexed by what it is:
+ * TCP (non-SYN, SYN) and UDP by destination port, any other protocol (and a
+ * TCP or UDP packet without ports: a non-first fragment) by protocol. Class
+ * 0 is none: such a packet pays that look-up and nothing more. A class is a
+ * set of ports and protocols that the same endpoint rules cover; its rules
+ * sit in one LPM trie per family keyed by (class, source prefix), each
+ * entry the most specific endpoint rule of that class and prefix (the
+ * narrowest port range; a SYN rule before one for every TCP packet).
+ *
+ * Publication: the tries and the array are fresh per commit, each behind a
+ * map-in-map like the source rules. Class ids alternate between two spaces
+ * from one commit to the next; the new tries hold the old space's entries
+ * too, and are published first, then the array: a packet meets the old
+ * endpoint set or the new one, never a mix. The array's last slot says
+ * which space it uses. The tries also keep the list of the endpoint rules
+ * themselves (class XRL_EP_LIST | space), for reading them back.
+ */
+#define XRL_EP_TCP		0
+#define XRL_EP_TCP_SYN		65536
+#define XRL_EP_UDP		131072
+#define XRL_EP_PROTO		196608		/* + IPPROTO_* */
+#define XRL_EP_SPACE_SLOT	(XRL_EP_PROTO + 256)	/* the space in use */
+#define XRL_EP_SLOTS		(XRL_EP_SPACE_SLOT + 1)
+#define XRL_EP_SPACE_SHIFT	24		/* class = space << 24 | n */
+#define XRL_EP_LIST		0x40000000U	/* | space << 24 | index: the rule list */
+#define XRL_EP_ENTRIES		65536		/* per endpoint trie: both spaces */
+
+struct xrl_ep4_key {
+	__u32 prefixlen;	/* 32 (the class) + the source prefix length */
+	__u32 class;
+	__u8 addr[4];
+};
+
+struct xrl_ep6_key {
+	__u32 prefixlen;
+	__u32 class;
+	__u8 addr[16];
+};
+
 struct xrl_rule_stats {
 	__u64 passed_packets;
 	__u64 passed_bytes;
@@ -210,6 +269,10 @@ struct xrl_rule_stats {
 	__u64 new_keys;
 	__u64 failure_passed;	/* passed by on-failure open (watchdog fired) */
 	__u64 failure_dropped;	/* dropped by on-failure closed */
+	/* passed although the meter said drop: the rule's dry-run, or the
+	 * global dry-run mode (counted in passed_* too, never in dropped_*) */
+	__u64 would_drop_packets;
+	__u64 would_drop_bytes;
 };
 
 /* Verdicts per interface: a per-CPU array indexed by the receiving

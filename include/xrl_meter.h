@@ -99,4 +99,126 @@ XRL_INLINE __u64 xrl_gcra_tokens(__u64 tat, __u64 now, __u64 interval,
 	return (limit - used) / interval;
 }
 
+/*
+ * The window algorithms (rule algo fixed-window, sliding-window).
+ *
+ * A window's state is ONE 64-bit word: the window number (the data-path
+ * clock divided by the window length, 32 bits, compared as a signed
+ * difference so that it may wrap) above the count of cost units admitted in
+ * it (32 bits: limits up to 2^32 - 1 per window). A CPU decides on words it
+ * read and publishes with one compare-and-swap, as the GCRA does.
+ *
+ * Windows are aligned on multiples of the window length of the data path's
+ * monotonic clock (not the wall clock): "calendar" windows of that clock.
+ *
+ * The time of a key never goes back: a packet whose clock reads an older
+ * window than the newest one its key's words hold (another CPU read the
+ * coarse clock a tick later) is counted in that newest window, as if it came
+ * at that window's start.
+ */
+#define XRL_WIN_COUNT_MAX	0xffffffffULL
+
+XRL_INLINE __u64 xrl_win_word(__u32 window, __u64 count)
+{
+	return (__u64)window << 32 | (__u32)count;
+}
+
+/* A word that is empty for `now` and for the window before it: a new key. */
+XRL_INLINE __u64 xrl_win_empty(__u64 now_ns, __u64 window_ns)
+{
+	return xrl_win_word((__u32)(now_ns / window_ns) - 2, 0);
+}
+
+/*
+ * Fixed window: at most `limit` cost units per window. Returns 1 and sets
+ * *next when `cost` may pass at now_ns, 0 when not (the word unchanged).
+ */
+XRL_INLINE int xrl_fixed_window(__u64 word, __u64 now_ns, __u64 window_ns,
+				__u64 limit, __u64 cost, __u64 *next)
+{
+	__u32 w = now_ns / window_ns, sw = word >> 32;
+	__u64 count = (__u32)word;
+
+	if ((__s32)(w - sw) <= 0)	/* this window, or a lagging clock */
+		w = sw;
+	else
+		count = 0;		/* a later window starts empty */
+	if (count + cost > limit)
+		return 0;
+	*next = xrl_win_word(w, count + cost);
+	return 1;
+}
+
+/*
+ * Sliding window counter (the brief's): with the counts of the current and
+ * the previous window and the share e/W of the current window elapsed,
+ *     estimated = previous * (1 - e/W) + current
+ * and a packet passes while estimated < limit; for a cost c > 1, while
+ * floor(previous * (W - e) / W) + current + c <= limit (the same test for
+ * c = 1, as current and limit are whole numbers).
+ *
+ * Two words, s[window & 1]: each holds its window's count. Elapsed time is
+ * taken in microseconds so that previous * (W - e) stays below 2^64
+ * (previous < 2^32, a window of at most an hour is 3.6e9 us < 2^32); the
+ * clock of the data path ticks far coarser than that anyway.
+ *
+ * Returns the index of the word to write (0 or 1) with *next, or -1 when
+ * `cost` may not pass.
+ */
+XRL_INLINE __u64 xrl_sliding_weighted(__u64 prev, __u64 elapsed_ns, __u64 window_ns)
+{
+	__u64 w_us = window_ns / 1000, e_us = elapsed_ns / 1000;
+
+	if (e_us >= w_us)
+		return 0;
+	return prev * (w_us - e_us) / w_us;
+}
+
+XRL_INLINE int xrl_sliding_window(__u64 s0, __u64 s1, __u64 now_ns, __u64 window_ns,
+				  __u64 limit, __u64 cost, __u64 *next)
+{
+	__u64 wn = now_ns / window_ns, elapsed = now_ns - wn * window_ns;
+	__u32 w = wn, w0 = s0 >> 32, w1 = s1 >> 32;
+	__u64 cw, pw, cur, prev;
+
+	/* a lagging clock: at the start of the newest window seen */
+	if ((__s32)(w0 - w) > 0) {
+		w = w0;
+		elapsed = 0;
+	}
+	if ((__s32)(w1 - w) > 0) {
+		w = w1;
+		elapsed = 0;
+	}
+	cw = w & 1 ? s1 : s0;
+	pw = w & 1 ? s0 : s1;
+	cur = (__u32)(cw >> 32) == w ? (__u32)cw : 0;
+	prev = (__u32)(pw >> 32) == w - 1 ? (__u32)pw : 0;
+	if (xrl_sliding_weighted(prev, elapsed, window_ns) + cur + cost > limit)
+		return -1;
+	*next = xrl_win_word(w, cur + cost);
+	return w & 1;
+}
+
+/* Cost units a window algorithm would admit now (s1 unused by the fixed
+ * window): limit - estimated, 0 .. limit. */
+XRL_INLINE __u64 xrl_window_left(int sliding, __u64 s0, __u64 s1, __u64 now_ns,
+				 __u64 window_ns, __u64 limit)
+{
+	__u64 lo = 0, hi = limit, next;
+
+	/* the largest cost that passes: a binary search on the very test */
+	while (lo < hi) {
+		__u64 mid = lo + (hi - lo + 1) / 2;
+		int ok = sliding ? xrl_sliding_window(s0, s1, now_ns, window_ns, limit, mid, &next) >= 0
+				 : xrl_fixed_window(s0, now_ns, window_ns, limit, mid, &next);
+
+		if (ok)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 #endif /* XRL_METER_H */

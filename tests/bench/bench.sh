@@ -20,7 +20,7 @@
 #
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
-# client's rate, 1000), PARTS (flood split goodput dns micro),
+# client's rate, 1000), PARTS (flood split goodput dns algos micro),
 # OUT (.output/bench).
 set -u
 cd "$(dirname "$0")/../.."
@@ -37,7 +37,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -458,6 +458,60 @@ if [[ $PARTS == *" dns "* ]]; then
 	done
 	dns_down
 	cp "$DNS_RESULTS" "$OUT/dns_runs.jsonl"
+fi
+
+# Accuracy of each algorithm (issue 9): one polite address per algorithm,
+# each under its own /32 rule of 100/s (the token bucket with burst 100),
+# flooded at the same time by paced socket senders from $GEN.
+#   steady: 400 packets/s for 4 s;
+#   edge: 300 packets at 1000/s started 0.15 s before a second's edge
+#     of the data path's clock: the fixed window admits 100 on each side (2x
+#     in 0.3 s), the sliding window a little over 100, the token bucket 100
+#     plus 0.3 s of refill.
+# Admitted is held against the algorithm's own ideal: the same maths run
+# sequentially on the exact send times (tests/bench/algo_ideal.py; the
+# sender reports when it started on CLOCK_MONOTONIC, the data path's clock).
+ALGOS=(token-bucket fixed-window sliding-window)
+algo_run() {	# SCENARIO ROUND PPS COUNT
+	local sc=$1 r=$2 pps=$3 n=$4 i s ideal sent t0
+	xdprl_attach native || return 1
+	for i in 0 1 2; do
+		ctl rule add ${POLITE[$i]}/32 rate 100/s $([[ $i == 0 ]] && echo burst 100) \
+			algo ${ALGOS[$i]} id $((i + 1)) >/dev/null || return 1
+	done
+	local at=()
+	[[ $sc == edge ]] && at=(-A 850)	# 0.15 s before a second's edge
+	for i in 0 1 2; do
+		in_gen "$UDPFLOOD" -s "${POLITE[$i]}" -d $DST4 -n "$n" -r "$pps" -t 20 -S "${at[@]}" >"$TMPD/algo$i" &
+	done
+	wait
+	s=$(ctl -j stats)
+	for i in 0 1 2; do
+		read -r sent t0 <"$TMPD/algo$i"
+		ideal=$(python3 "$TOP/tests/bench/algo_ideal.py" "${ALGOS[$i]}" "$t0" "$pps" "$sent" 100 1 100)
+		jq -c --arg sc "$sc" --argjson r "$r" --arg algo "${ALGOS[$i]}" --argjson ideal "$ideal" \
+			--argjson phase "$(( t0 % 1000000000 / 1000000 ))" --argjson i $((i + 1)) '.rules[] | select(.id == $i) |
+			{scenario: $sc, round: $r, algo: $algo, start_phase_ms: $phase, offered: (.passed_packets + .dropped_packets),
+			 admitted: .passed_packets, ideal: $ideal, ratio: (.passed_packets / $ideal)}' <<<"$s" >>"$ALGO_RESULTS"
+	done
+	ctl detach dev d0 purge >/dev/null
+}
+if [[ $PARTS == *" algos "* ]]; then
+	log "== algorithms' accuracy: steady 400/s for 4 s, and 300 at 1000/s across a window's edge, $ROUNDS rounds"
+	ALGO_RESULTS="$TMPD/algos.jsonl"
+	: >"$ALGO_RESULTS"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		algo_run steady "$r" 400 1600 || exit 1
+		algo_run edge "$r" 1000 300 || exit 1
+		log "   round $r  $(tail -n 6 "$ALGO_RESULTS" | jq -sr 'map("\(.scenario)/\(.algo) \(.admitted)/\(.ideal)") | join("  ")')"
+	done
+	cp "$ALGO_RESULTS" "$OUT/algos_runs.jsonl"
+	jq -sr '"| scenario | algorithm | offered | admitted | ideal | admitted / ideal (median, min–max) |",
+		"|---|---|---:|---:|---:|---:|",
+		(group_by(.scenario + .algo)[] | sort_by(.ratio) as $g | $g[length / 2 | floor] as $m |
+		 "| \($m.scenario) | \($m.algo) | \($m.offered) | \($m.admitted) | \($m.ideal) | \($m.ratio * 1000 | round / 1000) (\($g[0].ratio * 1000 | round / 1000)–\($g[-1].ratio * 1000 | round / 1000)) |")' \
+		"$ALGO_RESULTS" >"$OUT/algos.md"
+	cat "$OUT/algos.md" >&2
 fi
 
 # Micro-benchmark of the program alone.

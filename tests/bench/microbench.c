@@ -28,8 +28,10 @@
 
 struct bcase {
 	const char *name;
-	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only */
+	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only,
+				 * 3: xdp-rl with an endpoint rule (UDP/5353) */
 	struct pkt_spec spec;
+	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
 	double ns[64];
 };
@@ -68,6 +70,17 @@ int main(int argc, char **argv)
 		{ "xdp-rl QinQ-tagged hit", 0, { .src = "198.18.0.1", .vlans = 2, .payload = 18 } },
 		{ "xdp-rl allow rule", 0, { .src = "198.18.2.1", .payload = 18 } },
 		{ "xdp-rl unmatched", 0, { .src = "203.0.113.1", .payload = 18 } },
+		/* issue 9: each algorithm, steady hit passed and dropped; a byte rate */
+		{ "xdp-rl fixed-window, passed", 0, { .src = "198.18.3.1", .payload = 18 } },
+		{ "xdp-rl fixed-window, dropped", 0, { .src = "198.18.4.1", .payload = 18 } },
+		{ "xdp-rl sliding-window, passed", 0, { .src = "198.18.5.1", .payload = 18 } },
+		{ "xdp-rl sliding-window, dropped", 0, { .src = "198.18.6.1", .payload = 18 } },
+		{ "xdp-rl token bucket in bytes, passed", 0, { .src = "198.18.7.1", .payload = 18 } },
+		{ "xdp-rl dry-run rule, would-drop", 0, { .src = "198.18.8.1", .payload = 18 } },
+		/* endpoint rules: none on the packet's port (one array look-up
+		 * more than with no endpoint rule at all), and a hit */
+		{ "xdp-rl steady hit, endpoint rules but none on its port", 3, { .src = "198.18.0.1", .payload = 18 } },
+		{ "xdp-rl steady hit + endpoint rule hit", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5353 },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -75,11 +88,11 @@ int main(int argc, char **argv)
 	size_t ncases = sizeof(cases) / sizeof(cases[0]) - 2;
 	bool counted = true;
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
-	struct xrl_rule_entry v[8];
+	struct xrl_rule_entry v[16];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[3];
+	int repeat = 1000000, rounds = 5, opt, fds[4];
 	bool json = false, with_stats = false;
-	struct xrl *x;
+	struct xrl *x, *xe;
 	size_t n = 0;
 	cpu_set_t set;
 
@@ -127,10 +140,24 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.1.0/24 rate 1/h burst 1") ||
 	    add_rule(x, v, &n, "rule add 198.18.2.0/24 action allow") ||
 	    add_rule(x, v, &n, "rule add 2001:db8::/32 rate 100000000/s burst 4000000000") ||
+	    add_rule(x, v, &n, "rule add 198.18.3.0/24 rate 4294967295/h algo fixed-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.4.0/24 rate 1/h algo fixed-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.5.0/24 rate 4294967295/h algo sliding-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
+	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
+	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    xrl_rules_commit(x, v, n)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
+	/* a second instance: the same rules and one endpoint rule */
+	if (xrl_open(&o, &xe) ||
+	    add_rule(xe, v, &n, "rule add 0.0.0.0/0 proto udp dport 5353 rate 100000000/s burst 4000000000") ||
+	    xrl_rules_commit(xe, v, n)) {
+		fprintf(stderr, "Error: %s\n", xrl_errmsg());
+		return 1;
+	}
+	fds[3] = xrl_prog_fd(xe);
 	fds[0] = xrl_prog_fd(x);
 	fds[1] = bpf_program__fd(ref->progs.xdp_drop_all);
 	fds[2] = bpf_program__fd(ref->progs.xdp_parse_only);
@@ -139,6 +166,11 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < ncases; i++) {
 			uint8_t buf[512];
 			size_t len = pkt_build(buf, &cases[i].spec);
+
+			if (cases[i].dport) {	/* IPv4, untagged: the UDP header at 34 */
+				buf[36] = cases[i].dport >> 8;
+				buf[37] = cases[i].dport & 0xff;
+			}
 			LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = buf, .data_size_in = len,
 				    .repeat = repeat);
 
@@ -194,6 +226,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run-time statistics %s BPF_PROG_TEST_RUN's runs (run_cnt)\n",
 			counted ? "counted" : "did NOT count");
 	xrl_test_progs__destroy(ref);
+	xrl_close(xe);
 	xrl_close(x);
 	return 0;
 }

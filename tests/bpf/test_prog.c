@@ -548,7 +548,9 @@ static void test_modes(void)
 	xrl_mode_set(X, XRL_MODE_DRY_RUN);
 	for (int i = 0; i < 4; i++)
 		CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(rstats(1).dropped_packets, 2 + 2);	/* two would-drops */
+	/* two would-drops, counted apart from the two real drops (issue 9) */
+	CHECK_EQ(rstats(1).dropped_packets, 2);
+	CHECK_EQ(rstats(1).would_drop_packets, 2);
 	CHECK_EQ(rstats(1).new_keys, 2);
 	/* fail-open: everything passes, nothing metered */
 	xrl_mode_set(X, XRL_MODE_FAIL_OPEN);
@@ -1129,6 +1131,326 @@ static void test_concurrency_exact(void)
 	teardown();
 }
 
+/* ---- issue 9: algorithms, byte rates, per-rule dry-run ---- */
+
+/* n packets from src at the test clock t; how many passed */
+static int burst_at(const char *src, __u64 t, int n)
+{
+	int ok = 0;
+
+	xrl_test_clock_set(X, t);
+	for (int i = 0; i < n; i++)
+		ok += run_from(src) == PASS;
+	return ok;
+}
+
+/* The brief's example through the program: limit 10 per second; 10 of 15
+ * pass; halfway into the next window 5 more for the sliding window, 10 for
+ * the fixed one; the token bucket (burst 10, 10/s) refills 5 by then. */
+static void test_algorithms(void)
+{
+	setup();
+	CHECK(!RULES("rule add 198.18.1.0/24 rate 10/s algo sliding-window id 1",
+		     "rule add 198.18.2.0/24 rate 10/s algo fixed-window id 2",
+		     "rule add 198.18.3.0/24 rate 10/s burst 10 id 3"), "%s", xrl_errmsg());
+	CHECK_EQ(burst_at("198.18.1.1", T0, 15), 10);
+	CHECK_EQ(burst_at("198.18.2.1", T0, 15), 10);
+	CHECK_EQ(burst_at("198.18.3.1", T0, 15), 10);
+	CHECK_EQ(burst_at("198.18.1.1", T0 + SEC + SEC / 2, 15), 5);
+	CHECK_EQ(burst_at("198.18.2.1", T0 + SEC + SEC / 2, 15), 10);
+	CHECK_EQ(burst_at("198.18.3.1", T0 + SEC + SEC / 2, 15), 10);	/* 1.5 s of refill */
+	/* each key its own windows; a lagging clock counts in the newest */
+	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC, 3), 3);
+	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC - 1, 10), 7);
+	CHECK_EQ(burst_at("198.18.1.1", T0 + 10 * SEC, 15), 10);	/* idle: empty again */
+	CHECK_EQ(rstats(1).passed_packets, 25);
+	CHECK_EQ(rstats(1).dropped_packets, 20);
+	CHECK_EQ(rstats(2).new_keys, 2);
+	teardown();
+}
+
+/* The fixed window's 2x at an edge, the sliding window's 1.1x. */
+static void test_window_edge(void)
+{
+	setup();
+	CHECK(!RULES("rule add 198.18.1.0/24 rate 100/min algo sliding-window",
+		     "rule add 198.18.2.0/24 rate 100/min algo fixed-window"), "%s", xrl_errmsg());
+	/* T0 = 1000 s is 16 min 40 s: the minute ends at 1020 s */
+	CHECK_EQ(burst_at("198.18.1.1", 1020 * SEC - SEC, 150) +
+		 burst_at("198.18.1.1", 1020 * SEC + SEC, 150), 100 + 2);	/* floor(100/60) */
+	CHECK_EQ(burst_at("198.18.2.1", 1020 * SEC - SEC, 150) +
+		 burst_at("198.18.2.1", 1020 * SEC + SEC, 150), 200);
+	teardown();
+}
+
+/* Byte rates: the frame length is the cost, for each algorithm. */
+static void test_byte_rates(void)
+{
+	struct pkt_spec big = { .src = "198.18.1.1", .payload = 458 };	/* 500-byte frame */
+	uint8_t buf[512];
+	size_t len = pkt_build(buf, &big);
+	int ok = 0;
+
+	CHECK_EQ(len, 500);
+	setup();
+	CHECK(!RULES("rule add 198.18.1.0/24 rate 80kbit burst 5000 id 1",
+		     "rule add 198.18.2.0/24 rate 10kbps algo fixed-window id 2",
+		     "rule add 198.18.3.0/24 rate 10kbps algo sliding-window id 3"), "%s", xrl_errmsg());
+	/* token bucket: 5000 bytes of burst, 10000 bytes/s */
+	for (int i = 0; i < 20; i++)
+		ok += run_raw(buf, len) == PASS;
+	CHECK_EQ(ok, 10);
+	xrl_test_clock_set(X, T0 + SEC / 5);	/* 2000 bytes refilled */
+	ok = 0;
+	for (int i = 0; i < 10; i++)
+		ok += run_raw(buf, len) == PASS;
+	CHECK_EQ(ok, 4);
+	for (int k = 2; k <= 3; k++) {
+		char src[32];
+
+		snprintf(src, sizeof(src), "198.18.%d.1", k);
+		big.src = src;
+		len = pkt_build(buf, &big);
+		xrl_test_clock_set(X, T0);
+		ok = 0;
+		for (int i = 0; i < 40; i++)
+			ok += run_raw(buf, len) == PASS;
+		CHECK(ok == 20, "rule %d: %d of 500-byte frames passed", k, ok);
+		CHECK_EQ(rstats(k).passed_bytes, 10000);
+		CHECK_EQ(rstats(k).dropped_bytes, 10000);
+	}
+	teardown();
+}
+
+/* A dry-run rule meters and counts would-drops apart, passing everything,
+ * while its neighbour enforces; the dry-run mode counts the same way. */
+static void test_rule_dry_run(void)
+{
+	struct xrl_rule_stats a, b;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.1.0/24 rate 1/h burst 2 id 1 dry-run",
+		     "rule add 198.18.2.0/24 rate 1/h burst 2 id 2"), "%s", xrl_errmsg());
+	CHECK_EQ(burst_at("198.18.1.1", T0, 5), 5);
+	CHECK_EQ(burst_at("198.18.2.1", T0, 5), 2);
+	a = rstats(1);
+	b = rstats(2);
+	CHECK_EQ(a.passed_packets, 5);
+	CHECK_EQ(a.dropped_packets, 0);
+	CHECK_EQ(a.would_drop_packets, 3);
+	CHECK(a.would_drop_bytes > 0 && a.would_drop_bytes == 3 * (a.passed_bytes / 5), "bytes");
+	CHECK_EQ(b.dropped_packets, 3);
+	CHECK_EQ(b.would_drop_packets, 0);
+	CHECK_EQ(gstats().dropped_packets[XRL_MODE_ENFORCE], 3);
+	/* the mode: the enforcing rule's drops become would-drops too */
+	xrl_mode_set(X, XRL_MODE_DRY_RUN);
+	CHECK_EQ(burst_at("198.18.2.1", T0, 4), 4);
+	CHECK_EQ(rstats(2).dropped_packets, 3);
+	CHECK_EQ(rstats(2).would_drop_packets, 4);
+	/* fail-closed is the operator's word: a dry-run rule drops too */
+	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
+	CHECK_EQ(burst_at("198.18.1.1", T0, 1), 0);
+	teardown();
+}
+
+/* Two CPUs on one key, with each window algorithm: no over-admission.
+ * The sliding window starts half-way into a window after 600 admitted in
+ * the previous one: exactly 1000 - 300 more may pass. The clock is the
+ * test clock so that the ideal is known; both CPUs race on the words. */
+static void race_round(const char *rule, __u32 id, __u64 t, __u64 want)
+{
+	struct hammer h[2];
+	pthread_barrier_t start;
+	pthread_t th[2];
+	struct xrl_rule_stats st;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CHECK(!RULES(rule), "%s", xrl_errmsg());
+	if (id % 2 == 0) {	/* sliding: fill the previous window first */
+		CHECK_EQ(burst_at("198.18.0.1", t - 60 * SEC, 600), 600);
+	}
+	xrl_test_clock_set(X, t);
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		h[i] = (struct hammer){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X), .start = &start };
+		pthread_create(&th[i], NULL, hammer, &h[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(!h[i].err, "test run: %s", strerror(h[i].err));
+	}
+	pthread_barrier_destroy(&start);
+	st = rstats(id);
+	CHECK(st.passed_packets == want, "%s: %llu passed, want %llu", rule,
+	      (unsigned long long)st.passed_packets, (unsigned long long)want);
+}
+
+static void test_concurrency_exact_windows(void)
+{
+	setup();
+	for (int round = 1; round <= 6; round++) {
+		char rule[128];
+
+		if (round % 2) {
+			snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1000/h algo fixed-window id %d", round);
+			race_round(rule, round, T0 + round * 3600 * SEC, 1000);
+		} else {
+			snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1000/min algo sliding-window id %d", round);
+			/* 600 in the previous minute + 700 in this one */
+			race_round(rule, round, 60 * SEC * (100 + round * 10) + 30 * SEC, 600 + 700);
+		}
+	}
+	teardown();
+}
+
+/* ---- issue 9: endpoint rules ---- */
+
+/* n packets from src to (proto, dport), TCP flags; a non-first fragment
+ * with frag; how many passed */
+static int ep_send(const char *src, uint8_t proto, uint16_t dport, uint8_t flags,
+		   bool frag, int n)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	struct frame f = { .src = src, .l4 = proto, .payload = 20 };
+	uint8_t buf[512], *l4;
+	size_t len;
+	int ok = 0;
+
+	if (frag && !v6)
+		f.frag_off = 100;
+	else if (frag)
+		f.ext[0] = (struct pkt_ext){ .type = IPPROTO_FRAGMENT, .frag_off = 100 }, f.n_ext = 1;
+	if (proto == IPPROTO_UDP)
+		f.payload = 12;
+	len = frame_build(buf, sizeof(buf), &f);
+	l4 = buf + 14 + (v6 ? 40 + 8 * f.n_ext : 20);
+	l4[2] = dport >> 8;
+	l4[3] = dport & 0xff;
+	if (proto == IPPROTO_TCP)
+		l4[13] = flags;
+	for (int i = 0; i < n; i++)
+		ok += run_raw(buf, len) == PASS;
+	return ok;
+}
+
+#define SYN	0x02
+#define ACK	0x10
+
+/* The example of the issue: every source 1000 pps overall, 10 SYN/min to
+ * TCP/22, 100/s to UDP/53 per /24. A packet passes only when its source
+ * rule and its endpoint rule both admit. */
+static void test_endpoint_rules(void)
+{
+	struct xrl_rule_stats ssh, dns;
+
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 rate 1000/s burst 1000 id 1",
+		     "rule add 198.18.5.0/24 rate 1/h burst 5 id 2",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 10/min burst 10 id 10",
+		     "rule add 0.0.0.0/0 proto udp dport 53 rate 100/s burst 100 per /24 id 11",
+		     "rule add ::/0 proto tcp dport 22 syn rate 10/min burst 3 id 12"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 15), 10);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, ACK, false, 15), 15);	/* not a SYN */
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN | ACK, false, 5), 5);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 80, SYN, false, 15), 15);	/* no endpoint rule */
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 22, SYN, false, 15), 10);	/* its own key */
+	/* per /24: two sources share 100 */
+	CHECK_EQ(ep_send("198.18.1.1", IPPROTO_UDP, 53, 0, false, 80) +
+		 ep_send("198.18.1.2", IPPROTO_UDP, 53, 0, false, 80), 100);
+	CHECK_EQ(ep_send("198.18.1.3", IPPROTO_UDP, 54, 0, false, 80), 80);
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 150), 100);	/* another /24 */
+	/* both must admit: the source rule's 5 first; what it drops costs
+	 * the endpoint rule nothing */
+	ssh = rstats(10);
+	CHECK_EQ(ep_send("198.18.5.1", IPPROTO_TCP, 22, SYN, false, 15), 5);
+	CHECK_EQ(rstats(10).passed_packets - ssh.passed_packets, 5);
+	CHECK_EQ(rstats(10).dropped_packets - ssh.dropped_packets, 0);
+	CHECK_EQ(rstats(2).dropped_packets, 10);
+	/* IPv6 */
+	CHECK_EQ(ep_send("2001:db8::1", IPPROTO_TCP, 22, SYN, false, 5), 3);
+	ssh = rstats(10);
+	dns = rstats(11);
+	CHECK_EQ(ssh.passed_packets, 25);
+	CHECK_EQ(ssh.dropped_packets, 10);
+	CHECK_EQ(dns.passed_packets, 200);
+	CHECK_EQ(dns.dropped_packets, 110);
+	CHECK_EQ(dns.new_keys, 2);
+	/* the source rule counted every packet it passed */
+	CHECK_EQ(rstats(1).passed_packets, 15 + 15 + 5 + 15 + 15 + 160 + 80 + 150);
+	teardown();
+}
+
+/* The most specific endpoint rule: the source prefix first, then the
+ * narrowest ports, then a SYN rule; protocols by number. */
+static void test_endpoint_specificity(void)
+{
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 proto tcp dport 1-1024 rate 1/h burst 2 id 1",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 rate 1/h burst 5 id 2",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 1/h burst 7 id 3",
+		     "rule add 198.18.7.0/24 proto tcp rate 1/h burst 1 id 4",
+		     "rule add 0.0.0.0/0 proto 132 rate 1/h burst 4 id 5",
+		     "rule add 0.0.0.0/0 proto icmp action deny id 6"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 80, ACK, false, 10), 2);
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 22, ACK, false, 10), 5);
+	CHECK_EQ(ep_send("198.18.0.3", IPPROTO_TCP, 22, SYN, false, 10), 7);
+	CHECK_EQ(ep_send("198.18.0.4", IPPROTO_TCP, 2000, SYN, false, 10), 10);	/* none */
+	CHECK_EQ(ep_send("198.18.7.1", IPPROTO_TCP, 22, SYN, false, 10), 1);	/* /24 first */
+	CHECK_EQ(ep_send("198.18.0.5", 132, 0, 0, false, 10), 4);
+	CHECK_EQ(ep_send("198.18.0.5", IPPROTO_ICMP, 0, 0, false, 3), 0);
+	CHECK_EQ(ep_send("198.18.0.5", IPPROTO_UDP, 22, 0, false, 3), 3);
+	teardown();
+}
+
+/* A non-first fragment has no ports: it meets only the endpoint rules of
+ * its protocol that name no port and no SYN. */
+static void test_endpoint_fragments(void)
+{
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 proto udp dport 53 action deny id 1",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn action deny id 2",
+		     "rule add 198.18.3.0/24 proto udp rate 1/h burst 3 id 3",
+		     "rule add 2001:db8::/32 proto udp rate 1/h burst 2 id 4"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 53, 0, false, 3), 0);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 53, 0, true, 3), 3);	/* no port */
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, true, 3), 3);
+	CHECK_EQ(ep_send("198.18.3.1", IPPROTO_UDP, 53, 0, true, 5), 3);	/* a rule for all ports */
+	CHECK_EQ(ep_send("2001:db8::1", IPPROTO_UDP, 53, 0, true, 5), 2);
+	teardown();
+}
+
+/* Endpoint rules read back as written, survive further commits (the id
+ * spaces alternate), and keep their buckets when unchanged. */
+static void test_endpoint_commits(void)
+{
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	setup();
+	for (int round = 0; round < 3; round++) {
+		CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 100 id 1",
+			     "rule add 198.18.0.0/16 proto tcp dport 22 rate 1/h burst 2 id 2",
+			     "rule add 198.18.0.0/16 proto udp dport 100-200 rate 1/h burst 3 id 3"),
+		      "%s", xrl_errmsg());
+		CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 5), round ? 0 : 2);
+		CHECK_EQ(ep_send("198.18.0.1", IPPROTO_UDP, 150, 0, false, 5), round ? 0 : 3);
+	}
+	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK_EQ(n, 3);
+	if (n == 3) {
+		CHECK(!v[0].r.ep && v[1].r.ep && v[1].r.proto == IPPROTO_TCP && v[1].r.dport_lo == 22 &&
+		      v[1].r.dport_hi == 22 && v[2].r.dport_lo == 100 && v[2].r.dport_hi == 200,
+		      "read back");
+	}
+	free(v);
+	/* removed: the endpoint rules stop at once */
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 100 id 1"), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 5), 5);
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "one rule left");
+	free(v);
+	teardown();
+}
+
 /* ---- live events ---- */
 
 static struct xrl_event evs[8192];
@@ -1380,5 +1702,14 @@ int main(void)
 	RUN(test_events_sampled_per_key);
 	RUN(test_events_global_cap);
 	RUN(test_events_ring_full);
+	RUN(test_algorithms);
+	RUN(test_window_edge);
+	RUN(test_byte_rates);
+	RUN(test_rule_dry_run);
+	RUN(test_concurrency_exact_windows);
+	RUN(test_endpoint_rules);
+	RUN(test_endpoint_specificity);
+	RUN(test_endpoint_fragments);
+	RUN(test_endpoint_commits);
 	return tl_summary();
 }

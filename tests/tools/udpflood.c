@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +55,10 @@ int main(int argc, char **argv)
 	int opt, fd, slen, dlen;
 	long sent = 0;
 	double t0;
+	bool start = false;	/* -S: print the start (CLOCK_MONOTONIC ns) too */
+	long at_ms = -1;	/* -A MS: start MS ms into a second of CLOCK_MONOTONIC */
 
-	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:t:SA:")) != -1) {
 		switch (opt) {
 		case 's': src = optarg; break;
 		case 'd': dst = optarg; break;
@@ -64,11 +67,13 @@ int main(int argc, char **argv)
 		case 'r': pps = atol(optarg); break;
 		case 'l': len = atol(optarg); break;
 		case 't': limit = atof(optarg); break;
+		case 'S': start = true; break;
+		case 'A': at_ms = atol(optarg); break;
 		default: goto usage;
 		}
 	}
 	if (!src || !dst || count < 1 || count > 100000000 || len < 1 || len > 1400 ||
-	    limit <= 0 || limit > 600)
+	    limit <= 0 || limit > 600 || at_ms > 999)
 		goto usage;
 	slen = addr_of(src, &sa, 0);
 	dlen = addr_of(dst, &da, port);
@@ -80,6 +85,15 @@ int main(int argc, char **argv)
 	if (fd < 0 || bind(fd, (void *)&sa, slen)) {
 		fprintf(stderr, "Error: cannot bind %s: %s\n", src, strerror(errno));
 		return 1;
+	}
+	if (at_ms >= 0) {	/* the next time the clock is at_ms into a second */
+		double t = now(), next = (long)t + at_ms / 1e3;
+
+		if (next < t)
+			next += 1;
+		usleep((next - t) * 1e6);
+		while (now() < next)
+			;
 	}
 	t0 = now();
 	while (sent < count) {
@@ -99,9 +113,12 @@ int main(int argc, char **argv)
 		}
 		sent++;
 	}
-	printf("%ld\n", sent);
+	if (start)	/* packet i left at start + i / pps */
+		printf("%ld %.0f\n", sent, t0 * 1e9);
+	else
+		printf("%ld\n", sent);
 	return 0;
 usage:
-	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e8] [-r PPS] [-l BYTES] [-t SECONDS<=600]\n");
+	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e8] [-r PPS] [-l BYTES] [-t SECONDS<=600] [-S] [-A MS]\n");
 	return 2;
 }

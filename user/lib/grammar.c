@@ -5,6 +5,7 @@
  */
 #include "grammar.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -36,6 +37,37 @@ const struct xrl_word xrl_mode_words[] = {
 
 const struct xrl_word xrl_on_failure_words[] = {
 	{ "open", XRL_FAIL_OPEN }, { "closed", XRL_FAIL_CLOSED },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_algo_words[] = {
+	{ "token-bucket", XRL_ALGO_GCRA }, { "fixed-window", XRL_ALGO_FIXED_WINDOW },
+	{ "sliding-window", XRL_ALGO_SLIDING_WINDOW },
+	{ NULL, 0 },
+};
+
+const struct xrl_word xrl_proto_words[] = {
+	{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
+	{ NULL, 0 },
+};
+
+/* tc(8)'s rate units: bits per second (SI) and bytes per second */
+static const struct xrl_word bit_rate_words[] = {
+	{ "tbit", 1000000000000LL }, { "gbit", 1000000000 }, { "mbit", 1000000 },
+	{ "kbit", 1000 }, { "bit", 1 },
+	{ NULL, 0 },
+};
+
+static const struct xrl_word byte_rate_words[] = {
+	{ "tbps", 1000000000000LL }, { "gbps", 1000000000 }, { "mbps", 1000000 },
+	{ "kbps", 1000 }, { "bps", 1 },
+	{ NULL, 0 },
+};
+
+/* tc(8)'s sizes: powers of 1024 */
+static const struct xrl_word size_words[] = {
+	{ "gb", 1LL << 30 }, { "mb", 1 << 20 }, { "kb", 1 << 10 }, { "b", 1 },
+	{ "g", 1LL << 30 }, { "m", 1 << 20 }, { "k", 1 << 10 },
 	{ NULL, 0 },
 };
 
@@ -90,6 +122,7 @@ struct names {
 	char v[MAX_NAMES][24];
 	bool ok[MAX_NAMES];
 	bool pref[MAX_NAMES];	/* wins a shared prefix */
+	bool late[MAX_NAMES];	/* a prefix means it only when it means no other */
 	long long key[MAX_NAMES];
 };
 
@@ -107,6 +140,7 @@ static void names_addn(struct names *ns, const char *name, size_t len, bool ok, 
 		ns->v[ns->n][len] = '\0';
 		ns->ok[ns->n] = ok;
 		ns->pref[ns->n] = false;
+		ns->late[ns->n] = false;
 		ns->key[ns->n++] = key;
 	}
 }
@@ -132,15 +166,23 @@ static int names_match(const struct names *ns, const char *s, bool prefix)
 {
 	size_t sl = strlen(s);
 	int hit = NM_UNKNOWN, pref = NM_UNKNOWN;
-	bool ambiguous = false;
+	bool ambiguous = false, late_too = true;
 
 	for (size_t i = 0; i < ns->n; i++)
 		if (!strcmp(ns->v[i], s))
 			return i;
 	if (!prefix || !sl)
 		return NM_UNKNOWN;
+	/* a prefix that some earlier name begins never means a late one: a
+	 * keyword added later does not change what a shortened line meant */
 	for (size_t i = 0; i < ns->n; i++) {
-		if (!ns->ok[i] || strncmp(ns->v[i], s, sl))
+		if (ns->ok[i] && !ns->late[i] && !strncmp(ns->v[i], s, sl)) {
+			late_too = false;
+			break;
+		}
+	}
+	for (size_t i = 0; i < ns->n; i++) {
+		if (!ns->ok[i] || strncmp(ns->v[i], s, sl) || (ns->late[i] && !late_too))
 			continue;
 		if (ns->pref[i] && pref < 0)
 			pref = i;
@@ -258,6 +300,94 @@ void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len)
 {
 	snprintf(buf, len, "%llu/%s", (unsigned long long)count,
 		 xrl_word_name(xrl_rate_unit_words, period_ns));
+}
+
+/* "N<unit>" of a words table (largest unit first): 0 and *v = N * unit. */
+static int unit_parse(const struct xrl_word *w, const char *s, __u64 *v)
+{
+	size_t n = strspn(s, "0123456789");
+	long long unit;
+	char num[24];
+	__u64 x;
+
+	if (!n || n >= sizeof(num) || xrl_word_parse(w, s + n, &unit))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (xrl_dec_parse(num, 1, ~0ULL, &x) || x > ~0ULL / unit)
+		return -EINVAL;
+	*v = x * unit;
+	return 0;
+}
+
+/* The largest unit of a table that divides v: "10mbit", "2mbps", "64kb". */
+static void unit_format(const struct xrl_word *w, __u64 v, char *buf, size_t len)
+{
+	for (; w->name; w++)
+		if (v && v % w->value == 0)
+			break;
+	snprintf(buf, len, "%llu%s", (unsigned long long)(w->name ? v / w->value : v),
+		 w->name ? w->name : "");
+}
+
+int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit)
+{
+	if (!unit_parse(bit_rate_words, s, count)) {
+		*unit = XRL_UNIT_BITS;
+		return 0;
+	}
+	if (!unit_parse(byte_rate_words, s, count)) {
+		*unit = XRL_UNIT_BYTES;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int xrl_size_parse(const char *s, __u64 *bytes)
+{
+	return unit_parse(size_words, s, bytes);
+}
+
+void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	if (r->unit == XRL_UNIT_BITS)
+		unit_format(bit_rate_words, r->rate_count, buf, len);
+	else if (r->unit == XRL_UNIT_BYTES)
+		unit_format(byte_rate_words, r->rate_count, buf, len);
+	else
+		xrl_rate_format(r->rate_count, r->rate_period_ns, buf, len);
+}
+
+void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	const char *w = xrl_word_name(xrl_proto_words, r->proto);
+
+	if (!r->ep)
+		snprintf(buf, len, "-");
+	else if (strcmp(w, "unknown"))
+		snprintf(buf, len, "%s", w);
+	else
+		snprintf(buf, len, "%u", r->proto);
+}
+
+void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	if (!r->ep || (r->dport_lo == 0 && r->dport_hi == 65535))
+		snprintf(buf, len, "-");
+	else if (r->dport_lo == r->dport_hi)
+		snprintf(buf, len, "%u", r->dport_lo);
+	else
+		snprintf(buf, len, "%u-%u", r->dport_lo, r->dport_hi);
+}
+
+void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len)
+{
+	if (r->algo != XRL_ALGO_GCRA || r->action != XRL_ACT_LIMIT)
+		snprintf(buf, len, "-");
+	else if (r->unit == XRL_UNIT_PACKETS)
+		snprintf(buf, len, "%u", r->burst);
+	else
+		unit_format(size_words, r->burst, buf, len);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -397,9 +527,59 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return perr(e, i, "%s", xrl_errmsg());
 		return 0;
 	case XRL_ARG_RATE:
-		if (xrl_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.rate_period_ns))
-			return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h)", s);
+		c->rule.r.unit = XRL_UNIT_PACKETS;
+		if (!xrl_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.rate_period_ns))
+			return 0;
+		if (!xrl_byte_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.unit)) {
+			c->rule.r.rate_period_ns = XRL_PERIOD_SEC;
+			return 0;
+		}
+		return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h; or as tc(8): 10mbit, 2mbps)", s);
+	case XRL_ARG_SIZE:
+		/* 0: the rule check says why not */
+		if (!(why = xrl_dec_parse(s, 0, UINT_MAX, &v))) {
+			c->rule.r.burst = v;
+			return 0;
+		}
+		if (!xrl_size_parse(s, &v) && v <= UINT_MAX) {
+			c->rule.r.burst = v;
+			c->burst_sized = true;
+			return 0;
+		}
+		if (!*s || !isalpha((unsigned char)s[strlen(s) - 1]))	/* a number, as before */
+			return perr(e, i, "invalid burst '%s': %s (1 .. 4294967295)", s, why);
+		return perr(e, i, "invalid burst '%s' (1 .. 4294967295; bytes as tc(8): 64kb, 1mb)", s);
+	case XRL_ARG_PROTO: {
+		long long pv;
+
+		c->rule.r.ep = 1;
+		if (!xrl_word_match(xrl_proto_words, s, prefix, &pv)) {
+			c->rule.r.proto = pv;
+			return 0;
+		}
+		if ((why = xrl_dec_parse(s, 0, 255, &v)))
+			return perr(e, i, "invalid proto '%s' (tcp, udp, icmp, icmpv6 or a protocol number 0 .. 255)", s);
+		c->rule.r.proto = v;
 		return 0;
+	}
+	case XRL_ARG_PORTS: {
+		const char *dash = strchr(s, '-');
+		char lo[8];
+		__u64 hi;
+
+		if (dash && (size_t)(dash - s) < sizeof(lo)) {
+			memcpy(lo, s, dash - s);
+			lo[dash - s] = '\0';
+		}
+		if (dash ? (size_t)(dash - s) >= sizeof(lo) || xrl_dec_parse(lo, 0, 65535, &v) ||
+			   xrl_dec_parse(dash + 1, 0, 65535, &hi) || hi < v
+			 : (why = xrl_dec_parse(s, 0, 65535, &v)) != NULL)
+			return perr(e, i, "invalid dport '%s' (N or N-M, 0 .. 65535, N <= M)", s);
+		c->rule.r.dport_lo = v;
+		c->rule.r.dport_hi = dash ? hi : v;
+		c->ports_given = true;
+		return 0;
+	}
 	case XRL_ARG_KEYLEN:
 		if (s[0] != '/')
 			return perr(e, i, "invalid key length '%s' (/LEN)", s);
@@ -471,8 +651,10 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 
 	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++) {
 		at[np++] = -1;
-		if (p->name)
+		if (p->name) {
 			names_add(&kws, p->name, true, p - ps);
+			kws.late[kws.n - 1] = p->late;
+		}
 	}
 	/* positional */
 	for (p = ps; !is_end(p) && !p->name; p++) {
@@ -521,7 +703,43 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 
 /* ---- checks of what no single word says ---- */
 
-enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE };
+enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
+       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN };
+
+/* An endpoint rule's words: proto first, dport and syn with it. */
+static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	struct xrl_rule *r = &c->rule.r;
+
+	if (at[RA_PROTO] < 0 && (at[RA_DPORT] >= 0 || at[RA_SYN] >= 0))
+		return perr(e, at[RA_DPORT] >= 0 ? at[RA_DPORT] - 1 : at[RA_SYN],
+			    "'%s' makes an endpoint rule: it needs 'proto tcp' (or udp for dport)",
+			    at[RA_DPORT] >= 0 ? "dport" : "syn");
+	if (at[RA_DPORT] >= 0 && r->proto != 6 && r->proto != 17)
+		return perr(e, at[RA_DPORT] - 1, "'dport' needs proto tcp or udp: other protocols have no ports");
+	if (at[RA_SYN] >= 0 && r->proto != 6)
+		return perr(e, at[RA_SYN], "'syn' needs proto tcp");
+	return 0;
+}
+
+/* What a window algorithm or a byte rate says about burst (issue 9). */
+static int check_rule_units(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	struct xrl_rule *r = &c->rule.r;
+
+	if (r->action != XRL_ACT_LIMIT) {
+		if (at[RA_ALGO] >= 0)
+			return perr(e, at[RA_ALGO] - 1, "'algo' means nothing with action %s: the rule is never metered (leave it out)",
+				    xrl_word_name(xrl_action_words, r->action));
+		return 0;
+	}
+	if (r->algo != XRL_ALGO_GCRA && at[RA_BURST] >= 0)
+		return perr(e, at[RA_BURST] - 1, "'burst' belongs to the token bucket: %s admits rate per window, no more (leave out burst, or use algo token-bucket)",
+			    xrl_word_name(xrl_algo_words, r->algo));
+	if (c->burst_sized && r->unit == XRL_UNIT_PACKETS)
+		return perr(e, at[RA_BURST], "burst in bytes needs a byte rate (rate 10mbit, rate 2mbps); a packet rate's burst is a number of packets");
+	return 0;
+}
 
 static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
@@ -553,9 +771,11 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	if (r->action == XRL_ACT_LIMIT) {
 		if (at[RA_RATE] < 0)
 			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
-		if (at[RA_BURST] < 0)
+		if (at[RA_BURST] < 0 && r->algo == XRL_ALGO_GCRA)
 			return perr(e, INT_MAX, "missing 'burst N'");
 	}
+	if (check_rule_endpoint(c, at, e) || check_rule_units(c, at, e))
+		return -EINVAL;
 	if (!xrl_rule_check(&c->rule, &bad))
 		return 0;
 	/* blame the word that set the field; a default one, the prefix */
@@ -607,13 +827,18 @@ static const struct xrl_param p_detach[] = {
 static const struct xrl_param p_rule_add[] = {
 	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED },
 	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF },
-	[RA_BURST] = { "burst", XRL_ARG_NUM, "N", .max = UINT_MAX, .range = "1 .. 4294967295",
-		       F(rule.r.burst), .need = XRL_REQUIRED_IF },
+	[RA_BURST] = { "burst", XRL_ARG_SIZE, "N", .need = XRL_REQUIRED_IF },
 	[RA_PER] = { "per", XRL_ARG_KEYLEN, "/LEN" },
 	[RA_ACTION] = { "action", XRL_ARG_WORD, NULL, xrl_action_words, F(rule.r.action) },
 	[RA_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule.r.id) },
 	[RA_ON_FAILURE] = { "on-failure", XRL_ARG_WORD, NULL, xrl_on_failure_words,
 			    F(rule.r.on_failure) },
+	[RA_ALGO] = { "algo", XRL_ARG_WORD, NULL, xrl_algo_words, F(rule.r.algo),
+		      .what = "algorithm", .late = true },	/* "a" stays action */
+	[RA_DRY_RUN] = { "dry-run", XRL_ARG_FLAG, F(rule.r.dry_run), .late = true },
+	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true },
+	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true },
+	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true },
 	END,
 };
 

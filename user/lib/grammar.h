@@ -59,6 +59,8 @@ extern const struct xrl_word xrl_action_words[];	/* limit allow deny */
 extern const struct xrl_word xrl_mode_words[];		/* enforce dry-run ... */
 extern const struct xrl_word xrl_on_failure_words[];	/* open closed */
 extern const struct xrl_word xrl_rate_unit_words[];	/* s min h, and aliases */
+extern const struct xrl_word xrl_algo_words[];		/* token-bucket fixed-window sliding-window */
+extern const struct xrl_word xrl_proto_words[];		/* tcp udp icmp icmpv6 */
 
 /* 0 and *value, or -EINVAL. */
 int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value);
@@ -106,6 +108,9 @@ struct xrl_cmd {
 	/* replay: the capture, and a configuration file ("": the pins' rules) */
 	char capture[PATH_MAX];
 	char config[PATH_MAX];
+	/* rule add: burst was written with a size unit (64kb) */
+	bool burst_sized;
+	bool ports_given;	/* dport */
 };
 
 /* How the words after a keyword (or in a position) are read. */
@@ -122,6 +127,9 @@ enum xrl_arg {
 	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
 	XRL_ARG_STRING,		/* any word that fits the field (size) */
 	XRL_ARG_TOPIC,		/* a command word (a prefix on the CLI): help's */
+	XRL_ARG_SIZE,		/* N, or bytes as tc(8): 64kb: the rule's burst */
+	XRL_ARG_PROTO,		/* tcp|udp|icmp|icmpv6|N: an endpoint rule's */
+	XRL_ARG_PORTS,		/* N|N-M: an endpoint rule's destination ports */
 };
 
 enum xrl_need {
@@ -144,11 +152,14 @@ struct xrl_param {
 	unsigned short size;	/* and its size, for WORD, NUM and STRING */
 	enum xrl_need need;
 	const char *what;	/* its name in messages; NULL: name or meta */
+	/* added after others: on the CLI a prefix that an earlier keyword
+	 * begins keeps meaning that one ("a" is action, not algo) */
+	bool late;
 };
 
 /* Positions of a command's parameters in argv (-1: not given), by index
  * in its params table; what a check needs to blame the right word. */
-#define XRL_MAX_PARAMS	8
+#define XRL_MAX_PARAMS	16
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */
@@ -217,5 +228,17 @@ int xrl_cmd_parse_line(const char *line, unsigned where, struct xrl_cmd *c,
 /* "100/s", "5/min", "1/h" */
 int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns);
 void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);
+/* tc(8)'s rates: "10mbit" (bits/s), "2mbps" (bytes/s): *unit XRL_UNIT_BITS
+ * or XRL_UNIT_BYTES, *count in that unit per second. */
+int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit);
+/* tc(8)'s sizes: "64kb" = 65536 bytes (b, k/kb, m/mb, g/gb) */
+int xrl_size_parse(const char *s, __u64 *bytes);
+/* A rule's rate and burst as the grammar reads them back ("-": none). */
+void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len);
+void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len);
+/* An endpoint rule's "tcp", "udp", "icmp", "icmpv6" or "N", and its
+ * "22", "1000-2000" or "-" (every port). */
+void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len);
+void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len);
 
 #endif

@@ -29,7 +29,7 @@
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
-	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M__COUNT
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -88,5 +88,8 @@ int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_ad
 #define map_max_entries xrl__map_max_entries
 #define rules_install_empty xrl__rules_install_empty
 #define rules_fd xrl__rules_fd
+/* endpoint rules (endpoints.c): read back, appending; build and publish */
+int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
+int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
 
 #endif

@@ -4,6 +4,7 @@
 #include "grammar.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 void jw_init(struct jw *w, FILE *f, bool pretty)
 {
@@ -169,9 +170,14 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 	jw_kstr(w, "prefix", pfx);
 	jw_kstr(w, "action", xrl_action_name(e->r.action));
 	if (e->r.action == XRL_ACT_LIMIT) {
-		xrl_rate_format(e->r.rate_count, e->r.rate_period_ns, rate, sizeof(rate));
+		xrl_rule_rate_format(&e->r, rate, sizeof(rate));
 		jw_kstr(w, "rate", rate);
-		jw_ku64(w, "burst", e->r.burst);
+		if (e->r.algo == XRL_ALGO_GCRA) {
+			jw_ku64(w, "burst", e->r.burst);
+		} else {
+			jw_key(w, "burst");
+			jw_null(w);
+		}
 	} else {
 		jw_key(w, "rate");
 		jw_null(w);
@@ -184,5 +190,35 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_null(w);
 	} else {
 		jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
+	}
+	if (e->r.action == XRL_ACT_LIMIT) {
+		jw_kstr(w, "algo", xrl_word_name(xrl_algo_words, e->r.algo));
+		jw_kstr(w, "unit", e->r.unit == XRL_UNIT_PACKETS ? "packets" : "bytes");
+	} else {
+		jw_key(w, "algo");
+		jw_null(w);
+		jw_key(w, "unit");
+		jw_null(w);
+	}
+	jw_kbool(w, "dry_run", e->r.dry_run);
+	if (e->r.ep) {	/* an endpoint rule */
+		char proto[16], ports[16];
+
+		xrl_rule_proto_format(&e->r, proto, sizeof(proto));
+		xrl_rule_ports_format(&e->r, ports, sizeof(ports));
+		jw_kstr(w, "proto", proto);
+		if (strcmp(ports, "-")) {
+			jw_kstr(w, "dport", ports);
+		} else {
+			jw_key(w, "dport");
+			jw_null(w);
+		}
+		jw_kbool(w, "syn", e->r.syn);
+	} else {
+		jw_key(w, "proto");
+		jw_null(w);
+		jw_key(w, "dport");
+		jw_null(w);
+		jw_kbool(w, "syn", false);
 	}
 }

@@ -111,6 +111,8 @@ enum xrl_rule_field {
 	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
+/* An endpoint rule (proto ...): checked besides the source rule. */
+bool xrl_rule_is_endpoint(const struct xrl_rule *r);
 
 /* The active rule set, sorted by id. Free *out with free(). */
 int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);
@@ -186,6 +188,11 @@ void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
 /* Forgive a key: a fresh, full bucket for the algorithm of its rule r (the
  * counters dropped and last seen kept). -ENOENT when it has no bucket. */
+/* What a key may still pass now under its rule: GCRA tokens, or cost
+ * units left in the window(s); and the most it can have (burst, or the
+ * limit per window). */
+__u64 xrl_bucket_left(const struct xrl_rule *r, const struct xrl_bucket *b, __u64 now_ns);
+__u64 xrl_rule_capacity(const struct xrl_rule *r);
 int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_key *k);
 /* Forget a key: delete its bucket. -ENOENT when it has none. */
 int xrl_bucket_del(struct xrl *x, const struct xrl_key *k);

@@ -29,6 +29,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
 	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
 	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
+	"xrl_ep4", "xrl_ep6", "xrl_ep_class",
 };
 
 static bool is_bpffs(const char *path)
@@ -390,6 +391,9 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 	maps[M_EVENTS_RLD] = x->skel->maps.xrl_events_rld;
 	maps[M_EVENTS_CTL] = x->skel->maps.xrl_events_ctl;
 	maps[M_EVENT_STATS] = x->skel->maps.xrl_event_stats;
+	maps[M_EP4] = x->skel->maps.xrl_ep4;
+	maps[M_EP6] = x->skel->maps.xrl_ep6;
+	maps[M_EP_CLASS] = x->skel->maps.xrl_ep_class;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,87 @@
 
 /* ------------------------------------------------------------------ */
 /* Rules                                                               */
+
+/* An endpoint rule's protocol, ports and SYN; a source rule has none. */
+static int rule_check_endpoint(struct xrl_rule_entry *e, const char *pfx)
+{
+	struct xrl_rule *r = &e->r;
+	/* 0-65535 is what "no dport" is stored as */
+	bool ports = r->dport_lo || (r->dport_hi && r->dport_hi != 65535);
+
+	if (!r->ep) {
+		r->proto = r->syn = 0;
+		r->dport_lo = r->dport_hi = 0;
+		return 0;
+	}
+	if (!ports)
+		r->dport_hi = 65535;	/* every port */
+	if (ports && r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)
+		return fail(EINVAL, "rule %s: dport needs proto tcp or udp", pfx);
+	if (r->dport_lo > r->dport_hi)
+		return fail(EINVAL, "rule %s: dport %u-%u is an empty range", pfx,
+			    r->dport_lo, r->dport_hi);
+	if (r->syn && r->proto != IPPROTO_TCP)
+		return fail(EINVAL, "rule %s: syn needs proto tcp", pfx);
+	return 0;
+}
+
+/* The smallest byte budget: a full-size Ethernet frame must be able to pass. */
+#define XRL_MIN_BYTES	1514
+
+/*
+ * A window algorithm or a byte rate (issue 9): the window rules keep the
+ * window in interval (ns) and the cost units per window in limit; a byte
+ * rate's token bucket charges the frame length against an interval per
+ * byte. Rates in bits per second are metered in bytes.
+ */
+static int rule_check_units(struct xrl_rule_entry *e, const char *pfx,
+			    enum xrl_rule_field *bad)
+{
+	struct xrl_rule *r = &e->r;
+	__u64 per_window, period = r->rate_period_ns;
+	bool bytes = r->unit != XRL_UNIT_PACKETS;
+
+	if (r->algo >= XRL_ALGO_MAX)
+		return fail(EINVAL, "rule %s: unknown algorithm %u", pfx, r->algo);
+	if (r->unit > XRL_UNIT_BITS)
+		return fail(EINVAL, "rule %s: unknown rate unit %u", pfx, r->unit);
+	if (bytes && period != XRL_PERIOD_SEC)
+		return fail(EINVAL, "rule %s: a byte rate is per second", pfx);
+	if (r->algo != XRL_ALGO_GCRA) {
+		per_window = r->unit == XRL_UNIT_BITS ? r->rate_count / 8 : r->rate_count;
+		if (!xrl_rate_interval(1, period) || !per_window)
+			return fail(EINVAL, "rule %s: rate must be at least 1 per window (a second, a minute or an hour)", pfx);
+		if (per_window > XRL_WIN_COUNT_MAX)
+			return fail(EINVAL, "rule %s: rate must be at most %llu per window", pfx,
+				    XRL_WIN_COUNT_MAX);
+		if (bytes && per_window < XRL_MIN_BYTES)
+			return fail(EINVAL, "rule %s: a byte rate under %u bytes per window never passes a full-size frame",
+				    pfx, XRL_MIN_BYTES);
+		*bad = XRL_FIELD_BURST;
+		if (r->burst)
+			return fail(EINVAL, "rule %s: burst belongs to the token bucket; %s admits rate per window",
+				    pfx, r->algo == XRL_ALGO_FIXED_WINDOW ? "fixed-window" : "sliding-window");
+		r->interval = period;
+		r->limit = per_window;
+		return 0;
+	}
+	/* a byte rate's token bucket: bits per second as 1/8 byte per second */
+	r->interval = xrl_rate_interval(r->rate_count,
+					r->unit == XRL_UNIT_BITS ? period * 8 : period);
+	if (!r->interval)
+		return fail(EINVAL, "rule %s: a byte rate must be between 1 byte/s and %llu bytes/s (800mbit)",
+			    pfx, XRL_RATE_MAX_PER_SEC);
+	*bad = XRL_FIELD_BURST;
+	if (r->burst < XRL_MIN_BYTES)
+		return fail(EINVAL, "rule %s: burst of a byte rate must be at least %u bytes (a full-size frame)",
+			    pfx, XRL_MIN_BYTES);
+	r->limit = xrl_burst_limit(r->interval, r->burst);
+	if (!r->limit)
+		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+			    pfx, r->burst);
+	return 0;
+}
 
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 {
@@ -43,6 +125,9 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	mask_bits(mask, r->key_len, maxlen / 8);
 	memcpy(r->key_mask, mask, sizeof(r->key_mask));
 
+	*bad = XRL_FIELD_ACTION;
+	if (rule_check_endpoint(e, pfx))
+		return -EINVAL;
 	if (r->action != XRL_ACT_LIMIT) {
 		/* allow and deny are never metered */
 		r->interval = r->limit = 0;
@@ -51,6 +136,8 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
 		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
+	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS)
+		return rule_check_units(e, pfx, bad);
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
 		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
@@ -224,6 +311,8 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 	err = read_family(x, 4, &v, n, &cap);
 	if (!err)
 		err = read_family(x, 6, &v, n, &cap);
+	if (!err)
+		err = xrl__endpoints_read(x, &v, n, &cap);
 	if (err) {
 		free(v);
 		return err;
@@ -240,7 +329,9 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->key_len == b->key_len && a->on_failure == b->on_failure &&
 	       a->rate_count == b->rate_count &&
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
-	       a->unit == b->unit && a->algo == b->algo;
+	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
+	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */
@@ -253,7 +344,7 @@ static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
 
-		if (v[i].family != family)
+		if (v[i].family != family || v[i].r.ep)	/* endpoint rules: endpoints.c */
 			continue;
 		memcpy(k.addr, v[i].addr, family == 6 ? 16 : 4);
 		if (bpf_map_update_elem(fd, &k, &v[i].r, BPF_NOEXIST)) {
@@ -291,7 +382,14 @@ static int cmp_prefix(const void *a, const void *b)
 		return x->family - y->family;
 	if (x->prefix_len != y->prefix_len)
 		return x->prefix_len - y->prefix_len;
-	return memcmp(x->addr, y->addr, 16);
+	if (memcmp(x->addr, y->addr, 16))
+		return memcmp(x->addr, y->addr, 16);
+	/* an endpoint rule is named by its prefix and what it covers */
+	if (x->r.ep != y->r.ep || x->r.proto != y->r.proto || x->r.syn != y->r.syn)
+		return (x->r.ep - y->r.ep) * 65536 + (x->r.proto - y->r.proto) * 2 + (x->r.syn - y->r.syn);
+	if (x->r.dport_lo != y->r.dport_lo)
+		return x->r.dport_lo - y->r.dport_lo;
+	return x->r.dport_hi - y->r.dport_hi;
 }
 
 static int cmp_id_ptr(const void *a, const void *b)
@@ -530,7 +628,13 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	 * have metered with one before a roll-back */
 	x->ctrl->gen = gen;
 
-	/* 5. publish each family with one update; roll IPv4 back if IPv6
+	/* 5. the endpoint rules first: until their class array is swapped
+	 * in, packets stay on the old endpoint set (endpoints.c) */
+	err = xrl__endpoints_commit(x, v, n);
+	if (err)
+		goto out;
+
+	/* 6. publish each family with one update; roll IPv4 back if IPv6
 	 * cannot follow, so that a failed commit changes nothing */
 	err = rules_publish(x, 4, fd4);
 	if (err) {

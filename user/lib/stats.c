@@ -112,12 +112,29 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 	case XRL_ALGO_GCRA:
 		b.tat = xrl_ns_to_tu(xrl_now_ns(x));
 		break;
+	case XRL_ALGO_FIXED_WINDOW:
+	case XRL_ALGO_SLIDING_WINDOW:	/* both windows empty */
+		b.tat = b.win1 = xrl_win_empty(xrl_now_ns(x), r->interval);
+		break;
 	default:
 		return fail(EOPNOTSUPP, "rule %u: unknown metering algorithm %u", r->id, r->algo);
 	}
 	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST))
 		return errno == ENOENT ? -ENOENT : fail(errno, "cannot reset the bucket: %s", strerror(errno));
 	return 0;
+}
+
+__u64 xrl_rule_capacity(const struct xrl_rule *r)
+{
+	return r->algo == XRL_ALGO_GCRA ? r->burst : r->limit;
+}
+
+__u64 xrl_bucket_left(const struct xrl_rule *r, const struct xrl_bucket *b, __u64 now_ns)
+{
+	if (r->algo == XRL_ALGO_GCRA)
+		return xrl_gcra_tokens(b->tat, xrl_ns_to_tu(now_ns), r->interval, r->limit);
+	return xrl_window_left(r->algo == XRL_ALGO_SLIDING_WINDOW, b->tat, b->win1, now_ns,
+			       r->interval, r->limit);
 }
 
 int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)

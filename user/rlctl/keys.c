@@ -56,7 +56,7 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 	/* a bucket of a rule version no longer in the rule set is skipped */
 	if (!e || e->r.action != XRL_ACT_LIMIT || (l->only && e->r.id != l->only))
 		return 0;
-	tokens = xrl_gcra_tokens(b->tat, xrl_ns_to_tu(l->now), e->r.interval, e->r.limit);
+	tokens = xrl_bucket_left(&e->r, b, l->now);
 	if (l->limited && tokens)
 		return 0;
 	ago = l->now > b->last_ns ? (l->now - b->last_ns) / 1000000 : 0;
@@ -66,14 +66,15 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 		jw_kstr(&jw, "key", key);
 		jw_ku64(&jw, "rule", e->r.id);
 		jw_ku64(&jw, "tokens", tokens);
-		jw_ku64(&jw, "burst", e->r.burst);
+		jw_ku64(&jw, "burst", xrl_rule_capacity(&e->r));
 		jw_ku64(&jw, "dropped_packets", b->dropped);
 		jw_ku64(&jw, "last_seen_ms_ago", ago);
 		jw_obj_end(&jw);
 	} else {
 		char tok[32];
 
-		snprintf(tok, sizeof(tok), "%llu/%u", (unsigned long long)tokens, e->r.burst);
+		snprintf(tok, sizeof(tok), "%llu/%llu", (unsigned long long)tokens,
+			 (unsigned long long)xrl_rule_capacity(&e->r));
 		printf("%-44s %-6u %21s %12llu %9.3f s ago\n", key, e->r.id, tok,
 		       (unsigned long long)b->dropped, ago / 1e3);
 	}
@@ -167,16 +168,17 @@ static int key_op(struct xrl_cmd *c, bool del)
 		jw_ku64(&jw, "rule", e.r.id);
 		jw_kbool(&jw, "tracked", tracked);
 		if (!del)
-			jw_ku64(&jw, "tokens", e.r.burst);
+			jw_ku64(&jw, "tokens", xrl_rule_capacity(&e.r));
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else if (!tracked) {
-		printf("key %s of rule %u is not tracked: its bucket is full (%u tokens)\n", key,
-		       e.r.id, e.r.burst);
+		printf("key %s of rule %u is not tracked: its bucket is full (%llu tokens)\n", key,
+		       e.r.id, (unsigned long long)xrl_rule_capacity(&e.r));
 	} else if (del) {
 		printf("deleted key %s of rule %u\n", key, e.r.id);
 	} else {
-		printf("reset key %s of rule %u: %u tokens\n", key, e.r.id, e.r.burst);
+		printf("reset key %s of rule %u: %llu tokens\n", key, e.r.id,
+		       (unsigned long long)xrl_rule_capacity(&e.r));
 	}
 	xrl_close(x);
 	return 0;

@@ -188,7 +188,7 @@ void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
 {
 	xrl_prefix_format(e, pfx, plen);
 	if (e->r.action == XRL_ACT_LIMIT)
-		xrl_rate_format(e->r.rate_count, e->r.rate_period_ns, rate, rlen);
+		xrl_rule_rate_format(&e->r, rate, rlen);
 	else
 		snprintf(rate, rlen, "-");
 }

@@ -166,10 +166,7 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 		char pfx[64], rate[32], burst[16];
 
 		rule_fields(e, pfx, sizeof(pfx), rate, sizeof(rate));
-		if (e->r.action == XRL_ACT_LIMIT)
-			snprintf(burst, sizeof(burst), "%u", e->r.burst);
-		else
-			snprintf(burst, sizeof(burst), "-");
+		xrl_rule_burst_format(&e->r, burst, sizeof(burst));	/* "-": none */
 		printf("%-6u %-28s %-7s %-9s %10s %12llu %12llu %14llu %14llu %10llu\n",
 		       e->r.id, pfx, xrl_action_name(e->r.action), rate, burst,
 		       (unsigned long long)s->passed_packets, (unsigned long long)s->dropped_packets,

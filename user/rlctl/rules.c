@@ -98,8 +98,9 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, str
 
 	for (size_t i = 0; i < *n; i++) {
 		struct xrl_rule_entry *e = &(*v)[i];
+		/* by prefix: the source rule (an endpoint rule: by its id) */
 		bool hit = c->del_id ? e->r.id == c->del_id :
-			   e->family == c->rule.family && e->prefix_len == c->rule.prefix_len &&
+			   !e->r.ep && e->family == c->rule.family && e->prefix_len == c->rule.prefix_len &&
 			   !memcmp(e->addr, c->rule.addr, 16);
 
 		if (hit) {
@@ -163,17 +164,25 @@ int do_rule_list(struct xrl_cmd *c)
 		jw_arr_end(&jw);
 		jw_finish(&jw);
 	} else {
-		printf("%-6s %-28s %-7s %-12s %-10s %-5s %s\n", "ID", "PREFIX", "ACTION",
-		       "RATE", "BURST", "PER", "ON-FAILURE");
+		printf("%-6s %-28s %-7s %-12s %-10s %-5s %-10s %-14s %-7s %s\n", "ID", "PREFIX", "ACTION",
+		       "RATE", "BURST", "PER", "ON-FAILURE", "ALGO", "DRY-RUN", "ENDPOINT");
 		for (size_t i = 0; i < n; i++) {
-			char pfx[64], rate[32], burst[16];
+			char pfx[64], rate[32], burst[16], proto[16], ports[16], ep[64] = "-";
 
 			rule_fields(&v[i], pfx, sizeof(pfx), rate, sizeof(rate));
-			snprintf(burst, sizeof(burst), "%u", v[i].r.burst);
-			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %s\n", v[i].r.id, pfx,
-			       xrl_action_name(v[i].r.action), rate,
-			       v[i].r.action == XRL_ACT_LIMIT ? burst : "-", v[i].r.key_len,
-			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure));
+			xrl_rule_burst_format(&v[i].r, burst, sizeof(burst));
+			xrl_rule_proto_format(&v[i].r, proto, sizeof(proto));
+			xrl_rule_ports_format(&v[i].r, ports, sizeof(ports));
+			if (v[i].r.ep)	/* as the grammar writes it */
+				snprintf(ep, sizeof(ep), "proto %s%s%s%s", proto,
+					 strcmp(ports, "-") ? " dport " : "",
+					 strcmp(ports, "-") ? ports : "", v[i].r.syn ? " syn" : "");
+			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %-10s %-14s %-7s %s\n", v[i].r.id, pfx,
+			       xrl_action_name(v[i].r.action), rate, burst, v[i].r.key_len,
+			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure),
+			       v[i].r.action == XRL_ACT_LIMIT ?
+			       xrl_word_name(xrl_algo_words, v[i].r.algo) : "-",
+			       v[i].r.dry_run ? "yes" : "no", ep);
 		}
 	}
 	free(v);

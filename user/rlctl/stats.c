@@ -78,6 +78,8 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, "new_keys", rs[i].new_keys);
 			jw_ku64(&jw, "failure_passed_packets", rs[i].failure_passed);
 			jw_ku64(&jw, "failure_dropped_packets", rs[i].failure_dropped);
+			jw_ku64(&jw, "would_drop_packets", rs[i].would_drop_packets);
+			jw_ku64(&jw, "would_drop_bytes", rs[i].would_drop_bytes);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -137,6 +139,11 @@ int do_stats(struct xrl_cmd *c)
 				printf("rule %u on failure: passed %llu, dropped %llu\n", v[i].r.id,
 				       (unsigned long long)rs[i].failure_passed,
 				       (unsigned long long)rs[i].failure_dropped);
+		for (size_t i = 0; i < n; i++)	/* passed, but the rule said drop */
+			if (rs[i].would_drop_packets)
+				printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",
+				       v[i].r.id, (unsigned long long)rs[i].would_drop_packets,
+				       (unsigned long long)rs[i].would_drop_bytes);
 		printf("unmatched %llu, non-ip %llu, malformed %llu\n",
 		       (unsigned long long)g.unmatched_packets,
 		       (unsigned long long)g.non_ip_packets,
@@ -203,8 +210,7 @@ int do_show(struct xrl_cmd *c)
 	now = xrl_now_ns(x);
 	if (e.r.action == XRL_ACT_LIMIT) {
 		tracked = xrl_bucket_get(x, &k, &b) == 0;
-		tokens = tracked ? xrl_gcra_tokens(b.tat, xrl_ns_to_tu(now), e.r.interval, e.r.limit)
-				 : e.r.burst;
+		tokens = tracked ? xrl_bucket_left(&e.r, &b, now) : xrl_rule_capacity(&e.r);
 	}
 	if (opt.json) {
 		jw_obj_start(&jw);
@@ -216,7 +222,8 @@ int do_show(struct xrl_cmd *c)
 		jw_kbool(&jw, "tracked", tracked);
 		if (e.r.action == XRL_ACT_LIMIT) {
 			jw_ku64(&jw, "tokens", tokens);
-			jw_ku64(&jw, "burst", e.r.burst);
+			jw_ku64(&jw, "burst", xrl_rule_capacity(&e.r));
+			jw_kstr(&jw, "algo", xrl_word_name(xrl_algo_words, e.r.algo));
 		}
 		if (tracked) {
 			jw_ku64(&jw, "dropped_packets", b.dropped);
@@ -230,11 +237,13 @@ int do_show(struct xrl_cmd *c)
 		if (e.r.action != XRL_ACT_LIMIT)
 			printf("bucket:    none (%s rules are not metered)\n", xrl_action_name(e.r.action));
 		else if (!tracked)
-			printf("bucket:    not tracked (full: %llu of %u tokens)\n",
-			       (unsigned long long)tokens, e.r.burst);
+			printf("bucket:    not tracked (full: %llu of %llu tokens, %s)\n",
+			       (unsigned long long)tokens, (unsigned long long)xrl_rule_capacity(&e.r),
+			       xrl_word_name(xrl_algo_words, e.r.algo));
 		else
-			printf("tokens:    %llu of %u\ndropped:   %llu\nlast seen: %.3f s ago\n",
-			       (unsigned long long)tokens, e.r.burst, (unsigned long long)b.dropped,
+			printf("tokens:    %llu of %llu (%s)\ndropped:   %llu\nlast seen: %.3f s ago\n",
+			       (unsigned long long)tokens, (unsigned long long)xrl_rule_capacity(&e.r),
+			       xrl_word_name(xrl_algo_words, e.r.algo), (unsigned long long)b.dropped,
 			       now > b.last_ns ? (now - b.last_ns) / 1e9 : 0.0);
 	}
 	xrl_close(x);

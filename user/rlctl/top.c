@@ -26,6 +26,7 @@ struct item {
 	__u64 rate;		/* dropped per second over the sample */
 	__u32 rule;
 	__u8 key_len;
+	__u8 dry_run;		/* its rule's: its drops are would-drops */
 };
 
 struct snap {
@@ -64,7 +65,7 @@ static int collect_cb(const struct xrl_key *k, const struct xrl_bucket *b, void 
 		s->cap = nc;
 	}
 	s->v[s->n++] = (struct item){ .k = *k, .dropped = b->dropped, .rule = e->r.id,
-				      .key_len = e->r.key_len };
+				      .key_len = e->r.key_len, .dry_run = e->r.dry_run };
 	return 0;
 }
 
@@ -128,6 +129,7 @@ int do_top(struct xrl_cmd *c)
 	__u64 t0, t1;
 	struct xrl *x;
 	int err = 0;
+	bool dry;
 
 	if (c->watch)
 		return do_top_watch(c);
@@ -157,6 +159,7 @@ int do_top(struct xrl_cmd *c)
 	xrl_sort(s1.v, s1.n, sizeof(*s1.v), cmp_hot);
 	if (s1.n > c->count)
 		s1.n = c->count;
+	dry = xrl_mode_get(x) == XRL_MODE_DRY_RUN;
 	if (opt.json)
 		jw_arr_start(&jw);
 	else
@@ -172,10 +175,14 @@ int do_top(struct xrl_cmd *c)
 			jw_ku64(&jw, "rule", it->rule);
 			jw_ku64(&jw, "dropped_packets", it->dropped);
 			jw_ku64(&jw, "dropped_per_second", it->rate);
+			/* the key's drops were would-drops: its rule's dry-run or the mode's */
+			jw_kbool(&jw, "dry_run", it->dry_run || dry);
 			jw_obj_end(&jw);
 		} else {
-			printf("%-44s %-6u %12llu %12llu\n", key, it->rule,
-			       (unsigned long long)it->dropped, (unsigned long long)it->rate);
+			/* a would-drop is marked on its line; the header stays */
+			printf("%-44s %-6u %12llu %12llu%s\n", key, it->rule,
+			       (unsigned long long)it->dropped, (unsigned long long)it->rate,
+			       it->dry_run || dry ? " (dry-run: would-drops)" : "");
 		}
 	}
 	if (opt.json) {
@@ -327,8 +334,8 @@ static int frame(struct watch *w)
 	     xrl_pin_dir(w->x), xrl_mode_name(xrl_mode_get(w->x)), n, n == 1 ? "" : "s",
 	     w->cur.tracked, w->cur.tracked == 1 ? "" : "s", w->c->sample_ms / 1e3, hms);
 	LINE("%s", "");
-	LINE("%-6s %-28s %-7s %11s %11s %13s %13s", "RULE", "PREFIX", "ACTION", "PASSED/s",
-	     "DROPPED/s", "PASSED", "DROPPED");
+	LINE("%-6s %-28s %-7s %11s %11s %13s %13s %13s", "RULE", "PREFIX", "ACTION", "PASSED/s",
+	     "DROPPED/s", "PASSED", "DROPPED", "WOULD-DROP");
 	for (size_t i = 0; i < n && lines + 4 < maxl; i++) {
 		struct rule_prev k = { .gen = v[i].r.gen };
 		const struct rule_prev *p = w->nrprev ? bsearch(&k, w->rprev, w->nrprev, sizeof(k), cmp_prev) : NULL;
@@ -338,9 +345,10 @@ static int frame(struct watch *w)
 		xrl_prefix_format(&v[i], pfx, sizeof(pfx));
 		rate_str(have, have ? rs[i].passed_packets - p->s.passed_packets : 0, elapsed, pr, sizeof(pr));
 		rate_str(have, have ? rs[i].dropped_packets - p->s.dropped_packets : 0, elapsed, dr, sizeof(dr));
-		LINE("%-6u %-28s %-7s %11s %11s %13llu %13llu", v[i].r.id, pfx,
+		LINE("%-6u %-28s %-7s %11s %11s %13llu %13llu %13llu%s", v[i].r.id, pfx,
 		     xrl_action_name(v[i].r.action), pr, dr,
-		     (unsigned long long)rs[i].passed_packets, (unsigned long long)rs[i].dropped_packets);
+		     (unsigned long long)rs[i].passed_packets, (unsigned long long)rs[i].dropped_packets,
+		     (unsigned long long)rs[i].would_drop_packets, v[i].r.dry_run ? " dry-run" : "");
 	}
 	LINE("%s", "");
 	LINE("%-44s %-6s %11s %13s", "KEY", "RULE", "DROPPED/s", "DROPPED");

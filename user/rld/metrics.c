@@ -56,7 +56,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	} per_rule[] = {
 		{ "xdp_rl_passed_packets_total", "Packets passed, per rule.",
 		  offsetof(struct xrl_rule_stats, passed_packets) },
-		{ "xdp_rl_dropped_packets_total", "Packets dropped (in dry-run: that would be dropped), per rule.",
+		{ "xdp_rl_dropped_packets_total", "Packets dropped, per rule (never in dry-run: see would_drop).",
 		  offsetof(struct xrl_rule_stats, dropped_packets) },
 		{ "xdp_rl_passed_bytes_total", "Bytes passed, per rule.",
 		  offsetof(struct xrl_rule_stats, passed_bytes) },
@@ -68,6 +68,10 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		  offsetof(struct xrl_rule_stats, failure_dropped) },
 		{ "xdp_rl_new_keys_total", "Keys that started a new bucket, per rule.",
 		  offsetof(struct xrl_rule_stats, new_keys) },
+		{ "xdp_rl_would_drop_packets_total", "Packets passed that the rule would have dropped (its dry-run, or the dry-run mode).",
+		  offsetof(struct xrl_rule_stats, would_drop_packets) },
+		{ "xdp_rl_would_drop_bytes_total", "Bytes passed that the rule would have dropped.",
+		  offsetof(struct xrl_rule_stats, would_drop_bytes) },
 	};
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
@@ -113,6 +117,25 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 				v[i].r.id, pfx, xrl_action_name(v[i].r.action),
 				*(unsigned long long *)((char *)&rs[i] + per_rule[m].off));
 		}
+	}
+	/* what each rule is, as labels to join on rule: the counters' own
+	 * label sets stay as they were (alerts and dashboards select them) */
+	help(f, "xdp_rl_rule_info", "gauge", "A rule's configuration, as labels; always 1.");
+	for (size_t i = 0; i < n; i++) {
+		char pfx[64], rate[32], burst[16], proto[16], ports[16];
+
+		xrl_prefix_format(&v[i], pfx, sizeof(pfx));
+		if (v[i].r.action == XRL_ACT_LIMIT)
+			xrl_rule_rate_format(&v[i].r, rate, sizeof(rate));
+		else
+			snprintf(rate, sizeof(rate), "-");
+		xrl_rule_burst_format(&v[i].r, burst, sizeof(burst));
+		xrl_rule_proto_format(&v[i].r, proto, sizeof(proto));
+		xrl_rule_ports_format(&v[i].r, ports, sizeof(ports));
+		fprintf(f, "xdp_rl_rule_info{rule=\"%u\",prefix=\"%s\",action=\"%s\",algo=\"%s\",rate=\"%s\",burst=\"%s\",dry_run=\"%s\",proto=\"%s\",dport=\"%s\",syn=\"%s\"} 1\n",
+			v[i].r.id, pfx, xrl_action_name(v[i].r.action),
+			v[i].r.action == XRL_ACT_LIMIT ? xrl_word_name(xrl_algo_words, v[i].r.algo) : "",
+			rate, burst, v[i].r.dry_run ? "yes" : "no", proto, ports, v[i].r.syn ? "yes" : "no");
 	}
 	help(f, "xdp_rl_unmatched_packets_total", "counter", "IP packets that matched no rule (passed).");
 	fprintf(f, "xdp_rl_unmatched_packets_total %llu\n", (unsigned long long)g.unmatched_packets);
