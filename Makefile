@@ -98,7 +98,7 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lhiredis -lm -lpthread -o $@
 
 $(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
 	$(call msg,BINARY,$@)

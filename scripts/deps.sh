@@ -11,6 +11,7 @@ PKGS=(
 	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
 	libpcap-dev tcpdump
 	iperf3 dnsmasq-base dnsperf
+	redis-server redis-tools libhiredis-dev
 )
 
 missing=()
@@ -27,7 +28,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Packages with a service (prometheus) must not start it: the tests start
+# Packages with a service (prometheus, redis-server) must not start it: the tests start
 # their own, inside a namespace. A policy-rc.d of ours says so for the
 # length of the install, unless the machine has one already.
 policy=/usr/sbin/policy-rc.d

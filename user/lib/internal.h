@@ -24,7 +24,8 @@
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
-	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M__COUNT
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS,
+	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -42,6 +43,7 @@ struct xrl {
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
+	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet.c) */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 };

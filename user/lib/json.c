@@ -185,4 +185,5 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 	} else {
 		jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
 	}
+	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
 }

@@ -29,6 +29,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
 	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
 	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
+	"xrl_fleet_rules", "xrl_fleet_keys4", "xrl_fleet_keys6", "xrl_leases",
 };
 
 static bool is_bpffs(const char *path)
@@ -333,6 +334,10 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	maps[M_EVENTS_RLD] = x->skel->maps.xrl_events_rld;
 	maps[M_EVENTS_CTL] = x->skel->maps.xrl_events_ctl;
 	maps[M_EVENT_STATS] = x->skel->maps.xrl_event_stats;
+	maps[M_FLEET_RULES] = x->skel->maps.xrl_fleet_rules;
+	maps[M_FLEET_KEYS4] = x->skel->maps.xrl_fleet_keys4;
+	maps[M_FLEET_KEYS6] = x->skel->maps.xrl_fleet_keys6;
+	maps[M_LEASES] = x->skel->maps.xrl_leases;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */
@@ -552,6 +557,8 @@ void xrl_close(struct xrl *x)
 		return;
 	if (x->ctrl)
 		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
+	if (x->leases)
+		munmap(x->leases, XRL_FLEET_SLOTS * sizeof(struct xrl_lease));
 	if (x->skel) {
 		xdp_rl__destroy(x->skel);	/* owns the fds */
 	} else {

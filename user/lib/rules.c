@@ -240,7 +240,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->key_len == b->key_len && a->on_failure == b->on_failure &&
 	       a->rate_count == b->rate_count &&
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
-	       a->unit == b->unit && a->algo == b->algo;
+	       a->unit == b->unit && a->algo == b->algo && a->scope == b->scope;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */

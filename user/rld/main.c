@@ -330,6 +330,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.stats.pins_ok = 1;
+	if (fleet_start(&c)) {
+		xrl_config_free(&c);
+		xrl_close(d.x);
+		return 1;
+	}
 	events_start();
 	if ((err = heartbeat_start()) || arm_timer()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
@@ -402,6 +407,7 @@ int main(int argc, char **argv)
 
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
+	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	heartbeat_stop();	/* before the watchdog is disarmed below */
 	events_read();		/* the last ones, for the log */
 	events_stop();

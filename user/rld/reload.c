@@ -188,6 +188,7 @@ int apply(struct xrl_config *c, const char *what)
 	}
 	free(old);
 	free(cur);
+	fleet_rules();
 	d.last_applied = time(NULL);
 	xrl_sha256_hex(c->sha256, d.config_sha256);
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "fleet.h"
 #include "libxrl.h"
 #include "linkmon.h"
 #include "metrics.h"
@@ -79,6 +80,12 @@ struct rld_state {
 	int stats_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
 	double ev_log_tat;		/* the log's rate: GCRA state, ms */
 	unsigned long long ev_unlogged;	/* since the last "not logged" line */
+	/* fleet-wide rules: the sync thread (fleet.c); NULL: no 'fleet redis' */
+	struct xrl_fleet *fleet;
+	pthread_t fleet_thread;
+	bool fleet_started, fleet_stop;
+	pthread_mutex_t fleet_lock;
+	pthread_cond_t fleet_cond;
 };
 extern struct rld_state d;
 
@@ -129,6 +136,11 @@ int events_start(void);
 void events_read(void);
 void events_tick(void);
 void events_stop(void);
+
+/* fleet.c: the sync thread; fleet_rules() after each commit */
+int fleet_start(const struct xrl_config *c);
+void fleet_rules(void);
+void fleet_stop(bool leave);
 
 /* heartbeat.c */
 void heartbeat(void);

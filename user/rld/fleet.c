@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet's sync thread: one xrl_fleet_sync() every `sync` ms, on a
+ * thread of its own, so that Redis' latency never delays the heartbeat,
+ * the metrics or a reload (libxrl's fleet.c does the work).
+ */
+#include "rld.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *fleet_main(void *arg)
+{
+	struct timespec next;
+	int last = 0;
+
+	pthread_mutex_lock(&d.fleet_lock);
+	while (!d.fleet_stop) {
+		int err;
+
+		pthread_mutex_unlock(&d.fleet_lock);
+		err = xrl_fleet_sync(d.fleet);
+		if (err != last && err != -EAGAIN) {
+			struct xrl_fleet_stats st;
+
+			xrl_fleet_stats_get(d.fleet, &st);
+			if (err)
+				xrl_log(XRL_LOG_WARN, "fleet: sync failed (%s): rules follow on-failure as their leases run out",
+					st.last_error[0] ? st.last_error : strerror(-err));
+			else
+				xrl_log(XRL_LOG_INFO, "fleet: synced with Redis, %u live host(s)", st.hosts);
+			last = err;
+		}
+		pthread_mutex_lock(&d.fleet_lock);
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_nsec += xrl_fleet_sync_ms(d.fleet) * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		if (!d.fleet_stop)
+			pthread_cond_timedwait(&d.fleet_cond, &d.fleet_lock, &next);
+	}
+	pthread_mutex_unlock(&d.fleet_lock);
+	return NULL;
+}
+
+/* The rules in force, to the fleet. */
+void fleet_rules(void)
+{
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	if (!d.fleet || xrl_rules_get(d.x, &v, &n))
+		return;
+	xrl_fleet_rules_set(d.fleet, v, n);
+	free(v);
+}
+
+int fleet_start(const struct xrl_config *c)
+{
+	struct xrl_fleet_cfg fc = { 0 };
+	pthread_condattr_t ca;
+	int err;
+
+	if (!c->fleet_redis[0]) {
+		for (size_t i = 0; i < c->nrules; i++) {
+			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {
+				xrl_log(XRL_LOG_WARN, "rules of scope fleet but no 'fleet redis' line: each host meters them alone, at the whole rate");
+				break;
+			}
+		}
+		return 0;
+	}
+	snprintf(fc.redis, sizeof(fc.redis), "%s", c->fleet_redis);
+	fc.cluster = c->fleet_cluster;
+	fc.sync_ms = c->fleet_sync_ms;
+	fc.timeout_ms = c->fleet_timeout_ms;
+	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
+	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
+	if ((err = xrl_fleet_new(d.x, &fc, &d.fleet))) {
+		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
+		return err;
+	}
+	fleet_rules();
+	pthread_mutex_init(&d.fleet_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d.fleet_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&d.fleet_thread, NULL, fleet_main, NULL);
+	if (err) {
+		xrl_fleet_free(d.fleet);
+		d.fleet = NULL;
+		return -err;
+	}
+	d.fleet_started = true;
+	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
+		fc.cluster ? " Cluster" : "", fc.redis, xrl_fleet_sync_ms(d.fleet),
+		xrl_fleet_lease_ms(xrl_fleet_sync_ms(d.fleet)), fc.host[0] ? fc.host : "(hostname)");
+	return 0;
+}
+
+void fleet_stop(bool leave)
+{
+	if (!d.fleet_started)
+		return;
+	pthread_mutex_lock(&d.fleet_lock);
+	d.fleet_stop = true;
+	pthread_cond_signal(&d.fleet_cond);
+	pthread_mutex_unlock(&d.fleet_lock);
+	pthread_join(d.fleet_thread, NULL);
+	d.fleet_started = false;
+	if (leave)
+		xrl_fleet_leave(d.fleet);
+	xrl_fleet_free(d.fleet);
+	d.fleet = NULL;
+}
