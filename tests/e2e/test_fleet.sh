@@ -142,7 +142,7 @@ fleet_passed() {	# RULE: the sum over the running hosts
 
 # flood_h hN SRC PPS SECONDS: paced UDP from source namespace N (background)
 flood_h() {
-	nsenter --net="/run/netns/$RUN_ID-s${1#h}" "$FLOOD" -s "$2" -d 198.18.0.254 -n $(($3 * $4 + 1)) -r "$3" -t "$(($4 + 5))" \
+	nsenter --net="/run/netns/$RUN_ID-s${1#h}" "$FLOOD" -s "$2" -d 198.18.0.254 -n $(($3 * $4)) -r "$3" -t "$(($4 + 5))" \
 		>/dev/null 2>&1 &
 	BG_PIDS+=($!)
 }
@@ -184,6 +184,188 @@ test_fleet_not_split() {
 	check_match "promoted" "$(hctl h1 stats)" "fleet rule 1: synced, 3 live host\(s\), last sync [0-9]+ ms ago in [0-9.]+ ms, 1 promoted key"
 }
 
+hmetric() {	# hN NAME_WITH_LABELS: one value from that host's /metrics
+	in_h "$1" curl -s "198.18.10.1${1#h}:9437/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+
+# The README's worst case for a window of W seconds (synced, promoted on
+# every host within 2 syncs): 2B + R * (W + lease + 2 sync), lease = 2 sync + 50 ms.
+bound() {	# W_SECONDS
+	echo "2 * $BURST + $RATE * ($1 + (2 * $SYNC + 50) / 1000 + 2 * $SYNC / 1000)" | bc -l
+}
+
+# three hosts up, each seeing the three
+three_hosts() {
+	lab_up || return 1
+	start_redis || return 1
+	local h
+	for h in h1 h2 h3; do start_host $h; done
+	N=3 wait_hosts h1 h2 h3
+}
+
+# 1. one source to all three hosts at 3x the fleet rate, 70/20/10 shifting
+# to 10/20/70 mid-run: the fleet admits 95-102 % of burst + rate * t, and
+# no 1 s window exceeds the README's bound
+accuracy_run() {	# LABEL
+	local t0 t1 i s prev now prev_t now_t w max_w=0 worst=0 total expect
+	local -a hs=(h1 h2 h3)
+	prev=0
+	t0=$(date +%s.%N)
+	flood_h h1 198.18.0.1 2100 5
+	flood_h h2 198.18.0.1 600 5
+	flood_h h3 198.18.0.1 300 5
+	prev_t=$t0
+	for ((i = 1; i <= 10; i++)); do
+		sleep $(echo "$t0 + $i - $(date +%s.%N)" | bc -l | sed 's/^-.*/0/')
+		if ((i == 5)); then	# the split shifts: 10/20/70
+			sleep 0.05
+			flood_h h1 198.18.0.1 300 5
+			flood_h h2 198.18.0.1 600 5
+			flood_h h3 198.18.0.1 2100 5
+		fi
+		now=$(fleet_passed "${hs[@]}")
+		now_t=$(date +%s.%N)
+		w=$((now - prev))
+		# the bound of this window, its own length
+		if (($(echo "$w > $(bound "$(echo "$now_t - $prev_t" | bc -l)")" | bc -l))); then
+			fail "$1: window $i admitted $w, over the bound $(bound "$(echo "$now_t - $prev_t" | bc -l)")"
+		fi
+		((w > max_w)) && max_w=$w
+		prev=$now
+		prev_t=$now_t
+	done
+	sleep 0.5	# the floods' last packets
+	t1=$(date +%s.%N)
+	total=$(fleet_passed "${hs[@]}")
+	# the floods ran 10 s (plus the shift's pause): burst + rate * 10.05
+	expect=$(echo "$BURST + $RATE * 10.05" | bc -l)
+	echo "    $1: admitted $total, B + R*t = ${expect%.*}, ratio $(echo "scale=3; $total / $expect" | bc -l); busiest 1 s window $max_w, bound $(bound 1)" >&2
+	(($(echo "$total >= 0.95 * $expect && $total <= 1.02 * $expect" | bc -l))) ||
+		fail "$1: admitted $total, outside 95-102 % of $expect"
+}
+
+test_fleet_accuracy() {
+	three_hosts || return
+	accuracy_run "single Redis"
+}
+
+# 3. many quiet sources: no Redis call for any of them
+test_fleet_quiet_keys() {
+	three_hosts || return
+	local h a
+	for h in h1 h2 h3; do
+		for a in 2 3 4 5 6 7; do
+			flood_h $h 198.18.0.$a 50 3	# 50/s each, well under the share (333/s)
+		done
+	done
+	sleep 4
+	for h in h1 h2 h3; do
+		check_eq "$h: lease calls" "$(hmetric $h xdp_rl_fleet_lease_calls_total)" 0
+		check_eq "$h: promoted" "$(hmetric $h xdp_rl_fleet_promoted_keys)" 0
+	done
+	# Redis holds the live hosts and nothing else
+	check_eq "Redis keys" "$(rcli --scan | sort | tr '\n' ' ')" "{xrl}:hosts "
+	check_eq "all passed" "$(fleet_passed h1 h2 h3)" $((3 * 6 * 150))
+}
+
+# 4. kill -9 Redis under a flood: each rule follows its policy within lease
+# + timeouts; the data path keeps passing packets; Redis back: resumes
+test_fleet_redis_killed() {
+	three_hosts || return
+	flood_h h1 198.18.0.1 900 8	# rule 1, on-failure open
+	flood_h h1 198.18.0.9 900 8	# rule 2, on-failure closed
+	sleep 1.5
+	check_eq "promoted" "$(hmetric h1 xdp_rl_fleet_promoted_keys)" 2
+	local o1 c1 o2 c2 t
+	kill -9 "${REDIS_OF[6379]}"
+	wait "${REDIS_OF[6379]}" 2>/dev/null
+	t=$(date +%s%N)
+	sleep 0.25	# lease (150 ms) + the timeouts
+	o1=$(passed h1 1)
+	c1=$(passed h1 2)
+	sleep 2
+	o2=$(passed h1 1)
+	c2=$(passed h1 2)
+	# open: back to the share (333/s) after the lease; closed: nothing
+	(($(echo "($o2 - $o1) >= 0.8 * 2 * $RATE / 3 && ($o2 - $o1) <= 1.2 * 2 * $RATE / 3 + $BURST" | bc -l))) ||
+		fail "on-failure open: passed $((o2 - o1)) in 2 s with Redis gone, expected the share (~667)"
+	check_eq "on-failure closed: passed with Redis gone" $((c2 - c1)) 0
+	check_match "state" "$(hctl h1 stats)" "fleet rule 1: fallback-open"
+	check_match "state" "$(hctl h1 stats)" "fleet rule 2: closed"
+	check_eq "breaker" "$(hmetric h1 'xdp_rl_fleet_breaker_state{state="closed"}')" 0
+	start_redis || return
+	sleep 1	# the breaker's back-off is at most 2 s; the hosts register again
+	c1=$(passed h1 2)
+	o1=$(passed h1 1)
+	sleep 2
+	c2=$(passed h1 2)
+	o2=$(passed h1 1)
+	((c2 - c1 >= 1700)) || fail "on-failure closed: passed $((c2 - c1)) in 2 s after Redis came back, expected ~1800"
+	((o2 - o1 >= 1700)) || fail "on-failure open: passed $((o2 - o1)) in 2 s after Redis came back, expected ~1800"
+	check_match "synced again" "$(hctl h1 stats)" "fleet rule 2: synced"
+}
+
+# 5. Redis slow, then hung: the data path never waits; latency shows in the
+# metrics; past the timeout the breaker opens and the policy applies;
+# SIGCONT and it recovers
+test_fleet_redis_slow_and_hung() {
+	three_hosts || return
+	flood_h h1 198.18.0.9 900 9	# rule 2, on-failure closed
+	sleep 1.5
+	local c1 c2 lat
+	# slow, within the timeout: every call waits 10 ms, syncs still good
+	rcli debug set-active-expire 1 >/dev/null
+	rcli client pause 3000 write >/dev/null 2>&1 || true
+	sleep 1
+	lat=$(hmetric h1 xdp_rl_fleet_last_sync_duration_seconds)
+	check_match "paused writes: sync failing or slow" "$lat" "^[0-9.e-]+$"
+	sleep 2.5
+	# hung: SIGSTOP, the calls time out, the breaker opens, closed drops
+	kill -STOP "${REDIS_OF[6379]}"
+	sleep 0.5
+	c1=$(passed h1 2)
+	sleep 1
+	c2=$(passed h1 2)
+	check_eq "hung: on-failure closed passed" $((c2 - c1)) 0
+	check_eq "hung: breaker open" "$(hmetric h1 'xdp_rl_fleet_breaker_state{state="closed"}')" 0
+	check_match "hung: state" "$(hctl h1 stats)" "fleet rule 2: closed"
+	kill -CONT "${REDIS_OF[6379]}"
+	sleep 2.5
+	c1=$(passed h1 2)
+	sleep 1
+	c2=$(passed h1 2)
+	((c2 - c1 >= 800)) || fail "after SIGCONT: passed $((c2 - c1)) in 1 s at 900/s"
+	check_match "recovered" "$(hctl h1 stats)" "fleet rule 2: synced"
+	(($(hmetric h1 'xdp_rl_fleet_syncs_total{result="failed"}') > 0)) || fail "no failed sync counted"
+}
+
+# 6. a host stops cleanly, another is killed: their shares go to the others
+# within the host TTL; a fourth host joins and gets its share
+test_fleet_hosts_come_and_go() {
+	three_hosts || return
+	kill -TERM "${RLD_OF[h3]}"	# a clean stop leaves the set at once
+	wait "${RLD_OF[h3]}" 2>/dev/null
+	N=2 wait_hosts h1 h2 || return
+	kill -9 "${RLD_OF[h2]}"	# gone without a word: the TTL (2 s)
+	wait "${RLD_OF[h2]}" 2>/dev/null
+	N=1 wait_hosts h1 || return
+	# alone: the share is the whole rate
+	local p1
+	flood_h h1 198.18.0.2 800 2	# a quiet key (never over the share of one host)
+	sleep 2.5
+	p1=$(passed h1 1)
+	check_eq "passed alone at 800/s (share 1000/s)" "$p1" 1600
+	check_eq "lease calls: none" "$(hmetric h1 xdp_rl_fleet_lease_calls_total)" 0
+	add_host h4 || { fail "cannot add h4"; return; }
+	start_host h4
+	N=2 wait_hosts h1 h4 || return
+}
+
 selected "${1:-}" >/dev/null
+run_test test_fleet_accuracy
 run_test test_fleet_not_split
+run_test test_fleet_quiet_keys
+run_test test_fleet_redis_killed
+run_test test_fleet_redis_slow_and_hung
+run_test test_fleet_hosts_come_and_go
 summary

@@ -71,6 +71,22 @@ static const char hosts_script[] =
 	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
 	"return redis.call('ZCARD', KEYS[1])\n";
 
+/*
+ * The hot keys of one rule: KEYS[1] {xrl:hot:RULE}, a sorted set scored by
+ * each key's expiry (ms, Redis' clock). ARGV: TTL ms, the keys this host
+ * holds a lease for ("ADDR/LEN ..."). Returns every key not expired: a key
+ * hot on one host is promoted on every host where it has traffic, so that
+ * no host admits it at its share beside the fleet's leases.
+ */
+static const char hot_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"local ttl = tonumber(ARGV[1])\n"
+	"for k in string.gmatch(ARGV[2], '%S+') do redis.call('ZADD', KEYS[1], now + ttl, k) end\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
+	"return redis.call('ZRANGE', KEYS[1], 0, 999)\n";
+
 #define HOSTS_KEY	"{xrl}:hosts"
 
 struct frule {
@@ -97,16 +113,19 @@ struct xrl_fleet {
 	struct xrl_fleet_cfg cfg;
 	struct xrl_redis *r;
 	char user[128], pass[256];
-	pthread_mutex_t lock;		/* rules, st */
-	struct frule *rules;
+	pthread_mutex_t lock;		/* pending, st */
+	struct frule *rules;		/* the sync thread's own */
 	size_t nrules;
+	struct frule *pending;		/* a new rule set, taken at the next sync */
+	size_t npending;
+	bool has_pending;
 	struct fkey keys[XRL_FLEET_SLOTS];
 	unsigned hosts;			/* 0: never heard */
 	bool synced;			/* the last sync went through */
 	int fails;			/* failed syncs in a row */
 	double open_until_ms;
 	long backoff_ms;
-	char sha_lease[48], sha_hosts[48];
+	char sha_lease[48], sha_hosts[48], sha_hot[48];
 	__u64 last_ok_ns;		/* data-path clock */
 	__u64 last_lat_ns;
 	struct xrl_fleet_stats st;
@@ -244,21 +263,29 @@ void xrl_fleet_free(struct xrl_fleet *f)
 	xrl_redis_close(f->r);
 	pthread_mutex_destroy(&f->lock);
 	free(f->rules);
+	free(f->pending);
 	free(f);
 }
 
 /* The share of N hosts, and the state, of each fleet rule: into the map. */
+static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules);
+
 static void write_rules(struct xrl_fleet *f)
+{
+	write_rules_of(f, f->rules, f->nrules);
+}
+
+static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules)
 {
 	unsigned n = f->hosts ? f->hosts : 1;
 	unsigned promoted[64] = { 0 };
 
 	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++)
-		for (size_t i = 0; f->keys[s].used && i < f->nrules && i < 64; i++)
-			if (f->keys[s].gen == f->rules[i].gen)
+		for (size_t i = 0; f->keys[s].used && i < nrules && i < 64; i++)
+			if (f->keys[s].gen == rules[i].gen)
 				promoted[i]++;
-	for (size_t i = 0; i < f->nrules; i++) {
-		struct frule *r = &f->rules[i];
+	for (size_t i = 0; i < nrules; i++) {
+		const struct frule *r = &rules[i];
 		struct xrl_fleet_rule fr = { 0 };
 		__u64 burst = r->burst / n ? r->burst / n : 1;
 
@@ -302,10 +329,11 @@ int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, siz
 		};
 	}
 	pthread_mutex_lock(&f->lock);
-	free(f->rules);
-	f->rules = rules;
-	f->nrules = m;
-	write_rules(f);
+	free(f->pending);
+	f->pending = rules;
+	f->npending = m;
+	f->has_pending = true;
+	write_rules_of(f, rules, m);	/* the shares at once */
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -462,33 +490,60 @@ static void lat_observe(struct xrl_fleet *f, double s)
 
 static int load_scripts(struct xrl_fleet *f)
 {
-	struct xrl_redis_cmd c[2] = {
+	struct xrl_redis_cmd c[3] = {
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", lease_script }, .key = HOSTS_KEY },
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hosts_script }, .key = HOSTS_KEY },
+		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hot_script }, .key = HOSTS_KEY },
 	};
-	int bad = xrl_redis_batch(f->r, c, 2);
+	int bad = xrl_redis_batch(f->r, c, 3);
 
-	if (!bad && c[0].reply->type == REDIS_REPLY_STRING && c[1].reply->type == REDIS_REPLY_STRING) {
+	if (!bad && c[0].reply->type == REDIS_REPLY_STRING && c[1].reply->type == REDIS_REPLY_STRING &&
+	    c[2].reply->type == REDIS_REPLY_STRING) {
 		snprintf(f->sha_lease, sizeof(f->sha_lease), "%s", c[0].reply->str);
 		snprintf(f->sha_hosts, sizeof(f->sha_hosts), "%s", c[1].reply->str);
+		snprintf(f->sha_hot, sizeof(f->sha_hot), "%s", c[2].reply->str);
 	} else {
-		snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", c[0].err[0] ? c[0].err : c[1].err);
+		for (int i = 0; i < 3; i++)
+			if (c[i].err[0])
+				snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", c[i].err);
 		bad = bad ? bad : 1;
 	}
-	xrl_redis_batch_free(c, 2);
+	xrl_redis_batch_free(c, 3);
 	return bad ? -EIO : 0;
 }
 
 /* The batch's calls: the hosts call, then one lease call per promoted key. */
 struct call {
 	struct xrl_redis_cmd c;
-	__u32 slot;
+	__u32 slot;		/* lease calls */
+	const struct frule *rule;	/* hot calls */
+	char *keys;		/* hot calls: "ADDR/LEN ..." */
 	char a[5][40];
 };
 
+/* A key hot elsewhere: promoted here too when it had traffic here lately. */
+static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *s, __u64 now_ns)
+{
+	struct xrl_rule_entry e = { 0 };
+	struct xrl_bucket b;
+	struct xrl_key k;
+	__u32 slot;
+
+	if (xrl_prefix_parse(s, &e))
+		return;
+	if (slot_of(f, e.family, r->gen, e.addr, &slot))
+		return;
+	k.family = e.family;
+	k.gen = r->gen;
+	memcpy(k.addr, e.addr, 16);
+	if (xrl_bucket_get(f->x, &k, &b) || now_ns - b.last_ns > 1000000000ULL)
+		return;
+	promote(f, e.family, r->gen, e.addr, r, r->key_len);
+}
+
 static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 {
-	size_t n = 0, max = 1 + XRL_FLEET_SLOTS;
+	size_t n = 0, max = 1 + f->nrules + XRL_FLEET_SLOTS;
 	struct call *calls = calloc(max, sizeof(*calls));
 	char ttl[16];
 	int bad, err = 0;
@@ -504,12 +559,50 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		.argc = 6, .argv = { "EVALSHA", f->sha_hosts, "1", HOSTS_KEY, f->cfg.host, ttl },
 		.key = HOSTS_KEY, .script = hosts_script,
 	};
+	for (size_t i = 0; i < f->nrules && n < max; i++) {
+		const struct frule *r = &f->rules[i];
+		struct call *cl = &calls[n++];
+		size_t len = 0, cap = 64;
+
+		cl->rule = r;
+		cl->keys = malloc(cap);
+		if (!cl->keys) {
+			n--;
+			continue;
+		}
+		cl->keys[0] = '\0';
+		for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+			struct fkey *k = &f->keys[s];
+			const char *tag;
+
+			if (!k->used || !k->live || k->gen != r->gen)
+				continue;
+			if (len + 80 > cap) {
+				char *p = realloc(cl->keys, cap * 2);
+
+				if (!p)
+					break;
+				cl->keys = p;
+				cap *= 2;
+			}
+			tag = strchr(k->rkey, ':') ? strchr(strchr(k->rkey, ':') + 1, ':') + 1 : "";
+			/* {xrl:RULE:ADDR/LEN} -> ADDR/LEN */
+			len += snprintf(cl->keys + len, cap - len, "%s%.*s", len ? " " : "",
+					(int)strcspn(tag, "}"), tag);
+		}
+		snprintf(cl->a[0], sizeof(cl->a[0]), "{xrl:hot:%u}", r->id);
+		snprintf(cl->a[1], sizeof(cl->a[1]), "%d", XRL_FLEET_HOST_TTL_MS);
+		cl->c = (struct xrl_redis_cmd){
+			.argc = 6, .argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys },
+			.key = cl->a[0], .script = hot_script,
+		};
+	}
 	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
 		struct fkey *k = &f->keys[s];
 		const struct frule *r;
 		struct call *cl;
 
-		if (!k->used || !(r = rule_of_gen(f, k->gen)))
+		if (!k->used || !(r = rule_of_gen(f, k->gen)) || n >= max)
 			continue;
 		cl = &calls[n++];
 		cl->slot = s;
@@ -535,7 +628,6 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		for (size_t i = 0; i < n; i++)
 			cmds[i] = calls[i].c;
 		bad = xrl_redis_batch(f->r, cmds, n);
-		f->st.lease_calls += n - 1;
 		if (!cmds[0].reply || cmds[0].reply->type != REDIS_REPLY_INTEGER) {
 			err = -EIO;
 		} else {
@@ -545,6 +637,17 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 			redisReply *rep = cmds[i].reply;
 			struct fkey *k = &f->keys[calls[i].slot];
 
+			if (calls[i].rule) {	/* the hot keys */
+				if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+					err = -EIO;
+					continue;
+				}
+				for (size_t j = 0; j < rep->elements; j++)
+					if (rep->element[j]->type == REDIS_REPLY_STRING)
+						promote_hot(f, calls[i].rule, rep->element[j]->str, now_ns);
+				continue;
+			}
+			f->st.lease_calls++;
 			if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
 			    rep->element[0]->type != REDIS_REPLY_INTEGER) {
 				/* the call may have gone through: never give the
@@ -565,6 +668,8 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		xrl_redis_batch_free(cmds, n);
 		free(cmds);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(calls[i].keys);
 	free(calls);
 	if (bad && !err)
 		err = -EIO;
@@ -589,6 +694,13 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 	int err;
 
 	pthread_mutex_lock(&f->lock);
+	if (f->has_pending) {
+		free(f->rules);
+		f->rules = f->pending;
+		f->nrules = f->npending;
+		f->pending = NULL;
+		f->has_pending = false;
+	}
 	scan_family(f, 4);
 	scan_family(f, 6);
 	if (f->st.breaker == XRL_BREAKER_OPEN) {

@@ -115,3 +115,76 @@ void fleet_stop(bool leave)
 	xrl_fleet_free(d.fleet);
 	d.fleet = NULL;
 }
+
+void fleet_metrics(FILE *f)
+{
+	static const char *const breaker[] = { "closed", "open", "half-open" };
+	static const char *const states[] = { "unsynced", "synced", "fallback-open", "closed" };
+	struct xrl_rule_entry *v;
+	struct xrl_fleet_stats st;
+	size_t n;
+
+	if (!d.fleet)
+		return;
+	xrl_fleet_stats_get(d.fleet, &st);
+	fprintf(f, "# HELP xdp_rl_fleet_syncs_total Syncs with Redis, by result (skipped: the breaker was open).\n"
+		   "# TYPE xdp_rl_fleet_syncs_total counter\n");
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"ok\"} %llu\n", st.syncs_ok);
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"failed\"} %llu\n", st.syncs_failed);
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"skipped\"} %llu\n", st.syncs_skipped);
+	fprintf(f, "# HELP xdp_rl_fleet_sync_duration_seconds How long each sync (one pipelined batch) took.\n"
+		   "# TYPE xdp_rl_fleet_sync_duration_seconds histogram\n");
+	for (int i = 0; i < XRL_FLEET_LAT_BUCKETS; i++)
+		fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"%g\"} %llu\n",
+			xrl_fleet_lat_bounds[i], st.lat_le[i]);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"} %llu\n", st.lat_count);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_sum %.6f\n", st.lat_sum_s);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_count %llu\n", st.lat_count);
+	fprintf(f, "# HELP xdp_rl_fleet_last_sync_duration_seconds The last sync's duration.\n"
+		   "# TYPE xdp_rl_fleet_last_sync_duration_seconds gauge\n"
+		   "xdp_rl_fleet_last_sync_duration_seconds %.6f\n", st.last_latency_s);
+	fprintf(f, "# HELP xdp_rl_fleet_last_sync_age_seconds Seconds since the last good sync (-1: none yet).\n"
+		   "# TYPE xdp_rl_fleet_last_sync_age_seconds gauge\n"
+		   "xdp_rl_fleet_last_sync_age_seconds %.3f\n",
+		st.last_ok_ms ? (now_ms() - st.last_ok_ms) / 1e3 : -1.0);
+	fprintf(f, "# HELP xdp_rl_fleet_breaker_state The Redis circuit breaker: 1 for its state.\n"
+		   "# TYPE xdp_rl_fleet_breaker_state gauge\n");
+	for (int i = 0; i < 3; i++)
+		fprintf(f, "xdp_rl_fleet_breaker_state{state=\"%s\"} %d\n", breaker[i], st.breaker == i);
+	fprintf(f, "# HELP xdp_rl_fleet_live_hosts Live hosts in the fleet, as last read from Redis.\n"
+		   "# TYPE xdp_rl_fleet_live_hosts gauge\n"
+		   "xdp_rl_fleet_live_hosts %u\n", st.hosts);
+	fprintf(f, "# HELP xdp_rl_fleet_promoted_keys Keys holding a lease.\n"
+		   "# TYPE xdp_rl_fleet_promoted_keys gauge\n"
+		   "xdp_rl_fleet_promoted_keys %u\n", st.promoted);
+	fprintf(f, "# HELP xdp_rl_fleet_tokens_total Lease tokens: granted by Redis, returned unspent, expired unspent.\n"
+		   "# TYPE xdp_rl_fleet_tokens_total counter\n");
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"granted\"} %llu\n", st.granted);
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"returned\"} %llu\n", st.returned);
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"expired\"} %llu\n", st.expired);
+	fprintf(f, "# HELP xdp_rl_fleet_lease_calls_total Lease script calls sent to Redis (one per promoted key per sync).\n"
+		   "# TYPE xdp_rl_fleet_lease_calls_total counter\n"
+		   "xdp_rl_fleet_lease_calls_total %llu\n", st.lease_calls);
+	fprintf(f, "# HELP xdp_rl_fleet_redis_redirects_total Cluster redirections followed, and TRYAGAIN/CLUSTERDOWN failures.\n"
+		   "# TYPE xdp_rl_fleet_redis_redirects_total counter\n");
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"moved\"} %llu\n", st.redis.moved);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"ask\"} %llu\n", st.redis.ask);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"tryagain\"} %llu\n", st.redis.tryagain);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"noscript\"} %llu\n", st.redis.noscript);
+	fprintf(f, "# HELP xdp_rl_fleet_rule_state Each fleet rule's state: 1 for the current one.\n"
+		   "# TYPE xdp_rl_fleet_rule_state gauge\n");
+	if (xrl_rules_get(d.x, &v, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_fleet_rule fr = { 0 };
+
+		if (v[i].r.scope != XRL_SCOPE_FLEET)
+			continue;
+		if (xrl_fleet_rule_get(d.x, v[i].r.slot, &fr) || fr.rule_id != v[i].r.id)
+			fr.state = XRL_FLEET_UNSYNCED;
+		for (int s = 0; s < 4; s++)
+			fprintf(f, "xdp_rl_fleet_rule_state{rule=\"%u\",state=\"%s\"} %d\n", v[i].r.id,
+				states[s], fr.state == (__u32)s);
+	}
+	free(v);
+}

@@ -82,6 +82,8 @@ static int metrics_fill(FILE *f, void *ctx)
 	snprintf(d.stats.config_sha256, sizeof(d.stats.config_sha256), "%s", d.config_sha256);
 	snprintf(d.stats.config_path, sizeof(d.stats.config_path), "%s", opt.config);
 	err = xrl_metrics_write(f, d.x, &d.stats);
+	if (!err)
+		fleet_metrics(f);
 	pthread_mutex_unlock(&d.lock);
 	return err;
 }
@@ -407,11 +409,11 @@ int main(int argc, char **argv)
 
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
-	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	heartbeat_stop();	/* before the watchdog is disarmed below */
 	events_read();		/* the last ones, for the log */
 	events_stop();
 	xrl_metrics_stop(d.metrics);
+	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing

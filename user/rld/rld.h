@@ -141,6 +141,8 @@ void events_stop(void);
 int fleet_start(const struct xrl_config *c);
 void fleet_rules(void);
 void fleet_stop(bool leave);
+/* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
+void fleet_metrics(FILE *f);
 
 /* heartbeat.c */
 void heartbeat(void);
