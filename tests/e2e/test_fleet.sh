@@ -207,7 +207,7 @@ three_hosts() {
 # to 10/20/70 mid-run: the fleet admits 95-102 % of burst + rate * t, and
 # no 1 s window exceeds the README's bound
 accuracy_run() {	# LABEL
-	local t0 t1 i s prev now prev_t now_t w max_w=0 worst=0 total expect
+	local t0 t1 i s prev now prev_t now_t w max_w=0 worst=0 total expect h1_phase1
 	local -a hs=(h1 h2 h3)
 	prev=0
 	t0=$(date +%s.%N)
@@ -218,6 +218,7 @@ accuracy_run() {	# LABEL
 	for ((i = 1; i <= 10; i++)); do
 		sleep $(echo "$t0 + $i - $(date +%s.%N)" | bc -l | sed 's/^-.*/0/')
 		if ((i == 5)); then	# the split shifts: 10/20/70
+			h1_phase1=$(passed h1 1)
 			sleep 0.05
 			flood_h h1 198.18.0.1 300 5
 			flood_h h2 198.18.0.1 600 5
@@ -239,9 +240,13 @@ accuracy_run() {	# LABEL
 	total=$(fleet_passed "${hs[@]}")
 	# the floods ran 10 s (plus the shift's pause): burst + rate * 10.05
 	expect=$(echo "$BURST + $RATE * 10.05" | bc -l)
-	echo "    $1: admitted $total, B + R*t = ${expect%.*}, ratio $(echo "scale=3; $total / $expect" | bc -l); busiest 1 s window $max_w, bound $(bound 1)" >&2
+	echo "    $1: h1 admitted $h1_phase1 in the first 5 s (70 % of the traffic); admitted $total, B + R*t = ${expect%.*}, ratio $(echo "scale=3; $total / $expect" | bc -l); busiest 1 s window $max_w, bound $(bound 1)" >&2
 	(($(echo "$total >= 0.95 * $expect && $total <= 1.02 * $expect" | bc -l))) ||
 		fail "$1: admitted $total, outside 95-102 % of $expect"
+	# the fleet's rate follows the traffic: h1, with 70 % of it, admitted
+	# far more than its share (rate / 3) in the first 5 s
+	(($(echo "$h1_phase1 > 1.5 * ($BURST + $RATE * 5) / 3" | bc -l))) ||
+		fail "$1: h1 admitted $h1_phase1 in 5 s with 70 % of the traffic: held to its share"
 }
 
 test_fleet_accuracy() {
