@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,20 +171,6 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	return 0;
 }
 
-static struct xrl_lease *leases(struct xrl *x)
-{
-	void *p;
-
-	if (x->leases)
-		return x->leases;
-	p = mmap(NULL, XRL_FLEET_SLOTS * sizeof(struct xrl_lease), PROT_READ | PROT_WRITE,
-		 MAP_SHARED, x->map_fd[M_LEASES], 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	x->leases = p;
-	return p;
-}
-
 int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out)
 {
 	struct xrl_fleet *f = calloc(1, sizeof(*f));
@@ -206,7 +191,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 		free(f);
 		return err;
 	}
-	if (!leases(x)) {
+	if (!xrl_fleet_leases(x)) {
 		free(f);
 		return fail(errno, "cannot map the fleet leases: %s", strerror(errno));
 	}
@@ -234,23 +219,25 @@ long xrl_fleet_sync_ms(const struct xrl_fleet *f)
 }
 
 /* Give every slot back: credit gone, keys deleted from the maps. */
+static void key_of(const struct fkey *fk, struct xrl_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = fk->family;
+	k->gen = fk->gen;
+	memcpy(k->addr, fk->addr, 16);
+}
+
 static void key_free(struct xrl_fleet *f, __u32 slot)
 {
-	struct fkey *k = &f->keys[slot];
+	struct fkey *fk = &f->keys[slot];
 	struct xrl_lease *l = f->x->leases;
-	struct xrl_bucket_key4 k4 = { .gen = k->gen };
-	struct xrl_bucket_key6 k6 = { .gen = k->gen };
+	struct xrl_key k;
 
-	if (k->family == 4) {
-		memcpy(&k4.addr, k->addr, 4);
-		bpf_map_delete_elem(f->x->map_fd[M_FLEET_KEYS4], &k4);
-	} else {
-		memcpy(k6.addr, k->addr, 16);
-		bpf_map_delete_elem(f->x->map_fd[M_FLEET_KEYS6], &k6);
-	}
+	key_of(fk, &k);
+	xrl_fleet_key_del(f->x, &k);
 	f->st.expired += __atomic_exchange_n(&l[slot].credit, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&l[slot].expires_ns, 0, __ATOMIC_RELEASE);
-	memset(k, 0, sizeof(*k));
+	memset(fk, 0, sizeof(*fk));
 }
 
 void xrl_fleet_free(struct xrl_fleet *f)
@@ -305,7 +292,7 @@ static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_
 		fr.latency_ns = f->last_lat_ns;
 		fr.promoted = i < 64 ? promoted[i] : 0;
 		fr.rule_id = r->id;
-		bpf_map_update_elem(f->x->map_fd[M_FLEET_RULES], &r->slot, &fr, BPF_ANY);
+		xrl_fleet_rule_put(f->x, r->slot, &fr);
 	}
 }
 
@@ -427,7 +414,7 @@ static void scan_family(struct xrl_fleet *f, int family)
 			if (slot_of(f, family, gen, addr, &s))
 				key_free(f, s);
 			else
-				bpf_map_delete_elem(fd, &next);
+				bpf_map_delete_elem(fd, &next);	/* a candidate */
 			continue;
 		}
 		if (v == XRL_FLEET_PENDING && !slot_of(f, family, gen, addr, &s))
@@ -450,12 +437,10 @@ static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
 	__atomic_store_n(&l->expires_ns, now_ns + lease_ns, __ATOMIC_RELEASE);
 	old = __atomic_exchange_n(&l->credit, grant, __ATOMIC_ACQ_REL);
 	if (!k->live) {
-		__u32 slot = s;
-		int fd = f->x->map_fd[k->family == 4 ? M_FLEET_KEYS4 : M_FLEET_KEYS6];
-		struct xrl_bucket_key6 key = { .gen = k->gen };
+		struct xrl_key key;
 
-		memcpy(key.addr, k->addr, k->family == 4 ? 4 : 16);
-		bpf_map_update_elem(fd, &key, &slot, BPF_ANY);
+		key_of(k, &key);
+		xrl_fleet_key_put(f->x, &key, s);
 		k->live = true;
 		old = 0;
 		used = 0;

@@ -86,6 +86,15 @@ void xrl_fleet_leave(struct xrl_fleet *f);
 void xrl_fleet_stats_get(struct xrl_fleet *f, struct xrl_fleet_stats *s);
 long xrl_fleet_sync_ms(const struct xrl_fleet *f);
 
+/* The maps of the fleet (fleet_map.c): the promoted and candidate keys
+ * (lease_slot XRL_FLEET_PENDING: a candidate), each rule slot's share and
+ * state, and the leases' mmap (NULL on failure). */
+int xrl_fleet_key_put(struct xrl *x, const struct xrl_key *k, __u32 lease_slot);
+int xrl_fleet_key_get(struct xrl *x, const struct xrl_key *k, __u32 *lease_slot);
+int xrl_fleet_key_del(struct xrl *x, const struct xrl_key *k);
+int xrl_fleet_rule_put(struct xrl *x, __u32 slot, const struct xrl_fleet_rule *fr);
+struct xrl_lease *xrl_fleet_leases(struct xrl *x);
+
 /* What the daemon last wrote for the rule in this slot (status, stats):
  * 0, or -ENOENT when nothing was. */
 int xrl_fleet_rule_get(struct xrl *x, __u32 slot, struct xrl_fleet_rule *out);

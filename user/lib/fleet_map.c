@@ -5,10 +5,64 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "fleet.h"
 #include "internal.h"
 #include "json.h"
+
+/* The fleet-keys map of a family, and the key as it is stored. */
+static int fleet_key_raw(struct xrl *x, const struct xrl_key *k, struct xrl_bucket_key6 *raw)
+{
+	memset(raw, 0, sizeof(*raw));
+	raw->gen = k->gen;
+	memcpy(raw->addr, k->addr, k->family == 6 ? 16 : 4);
+	return x->map_fd[k->family == 6 ? M_FLEET_KEYS6 : M_FLEET_KEYS4];
+}
+
+int xrl_fleet_key_put(struct xrl *x, const struct xrl_key *k, __u32 lease_slot)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = fleet_key_raw(x, k, &raw);
+
+	return bpf_map_update_elem(fd, &raw, &lease_slot, BPF_ANY) ? -errno : 0;
+}
+
+int xrl_fleet_key_get(struct xrl *x, const struct xrl_key *k, __u32 *lease_slot)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = fleet_key_raw(x, k, &raw);
+
+	return bpf_map_lookup_elem(fd, &raw, lease_slot) ? -errno : 0;
+}
+
+int xrl_fleet_key_del(struct xrl *x, const struct xrl_key *k)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = fleet_key_raw(x, k, &raw);
+
+	return bpf_map_delete_elem(fd, &raw) ? -errno : 0;
+}
+
+int xrl_fleet_rule_put(struct xrl *x, __u32 slot, const struct xrl_fleet_rule *fr)
+{
+	return bpf_map_update_elem(x->map_fd[M_FLEET_RULES], &slot, fr, BPF_ANY) ? -errno : 0;
+}
+
+struct xrl_lease *xrl_fleet_leases(struct xrl *x)
+{
+	void *p;
+
+	if (x->leases)
+		return x->leases;
+	p = mmap(NULL, XRL_FLEET_SLOTS * sizeof(struct xrl_lease), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, x->map_fd[M_LEASES], 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	x->leases = p;
+	return p;
+}
 
 int xrl_fleet_rule_get(struct xrl *x, __u32 slot, struct xrl_fleet_rule *out)
 {
