@@ -56,12 +56,28 @@ void fleet_rules(void)
 	free(v);
 }
 
+static void fleet_lines(const struct xrl_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%d|%ld|%ld|%s|%s", c->fleet_redis, c->fleet_cluster, c->fleet_sync_ms,
+		 c->fleet_timeout_ms, c->fleet_host, c->fleet_auth);
+}
+
+void fleet_check_reload(const struct xrl_config *c)
+{
+	char now[sizeof(d.fleet_lines)];
+
+	fleet_lines(c, now, sizeof(now));
+	if (strcmp(now, d.fleet_lines))
+		xrl_log(XRL_LOG_WARN, "reload: the fleet lines changed; they take effect at the next start (the rules did now)");
+}
+
 int fleet_start(const struct xrl_config *c)
 {
 	struct xrl_fleet_cfg fc = { 0 };
 	pthread_condattr_t ca;
 	int err;
 
+	fleet_lines(c, d.fleet_lines, sizeof(d.fleet_lines));
 	if (!c->fleet_redis[0]) {
 		for (size_t i = 0; i < c->nrules; i++) {
 			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {

@@ -267,6 +267,7 @@ void reload(const char *why)
 	} else {
 		d.stats.reloads++;
 		metrics_set(c.metrics, "reload");
+		fleet_check_reload(&c);
 		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
 			   d.stats.interfaces_attached);
 	}

@@ -86,6 +86,7 @@ struct rld_state {
 	bool fleet_started, fleet_stop;
 	pthread_mutex_t fleet_lock;
 	pthread_cond_t fleet_cond;
+	char fleet_lines[600];		/* the fleet lines read at start */
 };
 extern struct rld_state d;
 
@@ -140,6 +141,8 @@ void events_stop(void);
 /* fleet.c: the sync thread; fleet_rules() after each commit */
 int fleet_start(const struct xrl_config *c);
 void fleet_rules(void);
+/* a reload's fleet lines: a change is logged, applied at the next start */
+void fleet_check_reload(const struct xrl_config *c);
 void fleet_stop(bool leave);
 /* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
 void fleet_metrics(FILE *f);
