@@ -355,6 +355,7 @@ static __always_inline int fleet_lease(const struct xrl_rule *r, __u32 slot, __u
 		if (__sync_val_compare_and_swap(&l->credit, c, c - 1) == c)
 			return XRL_PASS;
 	}
+	l->denied++;
 	return XRL_DROP;
 }
 

@@ -249,6 +249,9 @@ struct xrl_fleet_rule {
 struct xrl_lease {
 	__u64 credit;
 	__u64 expires_ns;
+	__u64 denied;		/* packets refused for want of credit: the demand the
+				 * next ask adds (a plain increment: an estimate) */
+	__u64 pad;
 };
 
 #endif /* XDP_RL_COMMON_H */

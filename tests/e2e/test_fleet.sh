@@ -11,10 +11,9 @@
 # process a test starts is killed on its way out, failure included.
 source "$(dirname "$0")/lib.sh"
 
-REDIS_BIN=$(command -v redis-server)
+source "$TOP/tests/lib/fleet_lab.sh"
 REDIS_CLI=$(command -v redis-cli)
-RNS="$RUN_ID-redis"
-RADDR=198.18.10.1
+RADDR=$FLEET_RADDR
 RATE=1000	# the fleet rule: 1000/s, burst 100 (per source)
 BURST=100
 SYNC=50		# ms
@@ -23,50 +22,17 @@ HOSTS=()
 declare -A RLD_OF REDIS_OF
 
 in_h() { local h=$1; shift; nsenter --net="/run/netns/$RUN_ID-$h" "$@"; }
-in_s() { local h=$1; shift; nsenter --net="/run/netns/$RUN_ID-s${h#h}" "$@"; }
-in_r() { nsenter --net="/run/netns/$RNS" "$@"; }
+in_r() { nsenter --net="/run/netns/$FLEET_RNS" "$@"; }
 hctl() { local h=$1; shift; in_h "$h" "$CTL_BIN" --pin-dir "$TMPD/bpf-$h/xdp-rl" "$@"; }
-rcli() { REDISCLI_AUTH=$RPASS in_r "$REDIS_CLI" -h $RADDR -p "${RPORT:-6379}" "$@"; }
-# a password: no protected mode, and the daemons read it from a file
-RPASS="xrl-test-$$"
-AUTH="$TMPD/redis.auth"
-(umask 077; echo "$RPASS" >"$AUTH")
+rcli() { REDISCLI_AUTH=$FLEET_PASS in_r "$REDIS_CLI" -h $RADDR -p "${RPORT:-6379}" "$@"; }
 
-# the Redis namespace and its bridge
-lab_redis_ns() {
-	new_ns "$RNS" || return 1
-	ip -n "$RNS" link add br0 type bridge || return 1
-	ip -n "$RNS" link set br0 up
-	ip -n "$RNS" addr add $RADDR/24 dev br0
-}
-
-# add_host hN: its namespace, bpffs, source namespace and Redis link
 add_host() {
-	local h=$1 n=${1#h} ns="$RUN_ID-$1" sns="$RUN_ID-s${1#h}"
-	new_ns "$ns" && new_ns "$sns" || return 1
-	ip -n "$sns" link add s0 type veth peer name d0 netns "$ns" || return 1
-	ip -n "$sns" link set s0 address $SRC_MAC up
-	ip -n "$ns" link set d0 address $DST_MAC up
-	in_h "$h" ethtool -K d0 gro on >/dev/null
-	ip -n "$ns" addr add 198.18.0.254/24 dev d0
-	for a in 1 2 3 4 5 6 7 8 9; do
-		ip -n "$sns" addr add 198.18.0.$a/24 dev s0
-	done
-	ip -n "$sns" neigh add 198.18.0.254 lladdr $DST_MAC dev s0 nud permanent
-	for a in 1 2 3 4 5 6 7 8 9; do
-		ip -n "$ns" neigh add 198.18.0.$a lladdr $SRC_MAC dev d0 nud permanent
-	done
-	ip -n "$ns" link add r0 type veth peer name "r$n" netns "$RNS" || return 1
-	ip -n "$RNS" link set "r$n" master br0 up
-	ip -n "$ns" link set r0 up
-	ip -n "$ns" addr add 198.18.10.1$n/24 dev r0
-	mkdir -p "$TMPD/bpf-$h"
-	mount -t bpf bpf "$TMPD/bpf-$h" || return 1
-	HOSTS+=("$h")
+	fleet_add_host "$1" || return 1
+	HOSTS+=("$1")
 }
 
 lab_up() {
-	lab_redis_ns || { fail "cannot build the lab"; return 1; }
+	fleet_redis_ns || { fail "cannot build the lab"; return 1; }
 	local h
 	for h in h1 h2 h3; do
 		add_host $h || { fail "cannot build host $h"; return 1; }
@@ -80,7 +46,7 @@ host_conf() {
 	write_conf "$TMPD/$h.conf" "interface d0" "heartbeat 100" "watchdog 2000" \
 		"metrics 198.18.10.1${h#h}:9437" \
 		"fleet redis ${FLEET_REDIS:-$RADDR:6379}${FLEET_OPTS:-} sync $SYNC timeout $TIMEOUT" \
-		"fleet host $h" "fleet auth $AUTH" \
+		"fleet host $h" "fleet auth $FLEET_AUTH" \
 		"rule add 198.18.0.0/29 rate $RATE/s burst $BURST scope fleet on-failure open id 1" \
 		"rule add 198.18.0.8/29 rate $RATE/s burst $BURST scope fleet on-failure closed id 2" "$@"
 }
@@ -111,21 +77,13 @@ wait_hosts() {	# N: until every running host's daemon sees N live hosts
 }
 
 start_redis() {	# [PORT [ARGS...]]: redis-server in the Redis namespace
-	local port=${1:-6379}
+	local port=${1:-6379} ok=0
 	shift || true
-	mkdir -p "$TMPD/redis-$port"
-	nsenter --net="/run/netns/$RNS" "$REDIS_BIN" --bind $RADDR --port "$port" --save '' \
-		--appendonly no --requirepass "$RPASS" --dir "$TMPD/redis-$port" \
-		--logfile "$TMPD/redis-$port.log" "$@" </dev/null >/dev/null 2>&1 &
-	REDIS_OF[$port]=$!
-	BG_PIDS+=($!)
-	local i
-	for ((i = 0; i < 100; i++)); do
-		RPORT=$port rcli ping 2>/dev/null | grep -q PONG && return 0
-		sleep 0.05
-	done
-	fail "redis-server on port $port did not start"
-	return 1
+	fleet_redis_start "$port" "$@" && ok=1
+	REDIS_OF[$port]=$FLEET_REDIS_PID
+	BG_PIDS+=($FLEET_REDIS_PID)
+	((ok)) || fail "redis-server on port $port did not start"
+	((ok))
 }
 
 passed() {	# hN RULE: packets the rule passed on that host
@@ -152,7 +110,7 @@ cleanup_fleet() {
 	local h
 	for h in "${HOSTS[@]}"; do
 		hctl "$h" detach dev d0 purge >/dev/null 2>&1
-		umount "$TMPD/bpf-$h" 2>/dev/null
+		fleet_umount "$h"
 	done
 	HOSTS=()
 }
@@ -382,9 +340,9 @@ start_cluster() {
 	local p
 	for p in 7001 7002 7003; do
 		start_redis $p --cluster-enabled yes --cluster-config-file "$TMPD/redis-$p/nodes.conf" \
-			--cluster-node-timeout 2000 --masterauth "$RPASS" || return 1
+			--cluster-node-timeout 2000 --masterauth "$FLEET_PASS" || return 1
 	done
-	REDISCLI_AUTH=$RPASS in_r "$REDIS_CLI" --cluster create $RADDR:7001 $RADDR:7002 $RADDR:7003 \
+	REDISCLI_AUTH=$FLEET_PASS in_r "$REDIS_CLI" --cluster create $RADDR:7001 $RADDR:7002 $RADDR:7003 \
 		--cluster-replicas 0 --cluster-yes >"$TMPD/cluster-create.log" 2>&1 ||
 		{ fail "redis-cli --cluster create: $(tail -n 3 "$TMPD/cluster-create.log")"; return 1; }
 	local i
@@ -412,7 +370,7 @@ migrate_key_slot() {	# KEY
 	did=$(node_id "$dst")
 	RPORT=$dst rcli cluster setslot "$slot" importing "$sid" >/dev/null
 	RPORT=$src rcli cluster setslot "$slot" migrating "$did" >/dev/null
-	RPORT=$src rcli migrate $RADDR "$dst" "" 0 5000 auth "$RPASS" keys "$key" >/dev/null
+	RPORT=$src rcli migrate $RADDR "$dst" "" 0 5000 auth "$FLEET_PASS" keys "$key" >/dev/null
 	sleep 0.5	# ASK: the key is on dst, the slot still src's
 	for p in 7001 7002 7003; do
 		RPORT=$p rcli cluster setslot "$slot" node "$did" >/dev/null

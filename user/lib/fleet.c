@@ -237,6 +237,7 @@ static void key_free(struct xrl_fleet *f, __u32 slot)
 	xrl_fleet_key_del(f->x, &k);
 	f->st.expired += __atomic_exchange_n(&l[slot].credit, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&l[slot].expires_ns, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&l[slot].denied, 0, __ATOMIC_RELEASE);
 	memset(fk, 0, sizeof(*fk));
 }
 
@@ -428,7 +429,7 @@ static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
 	struct xrl_lease *l = &f->x->leases[s];
 	struct fkey *k = &f->keys[s];
 	__u64 lease_ns = (__u64)xrl_fleet_lease_ms(f->cfg.sync_ms) * 1000000ULL;
-	__u64 old_exp = __atomic_load_n(&l->expires_ns, __ATOMIC_ACQUIRE), old, used;
+	__u64 old_exp = __atomic_load_n(&l->expires_ns, __ATOMIC_ACQUIRE), old, used, demand;
 	const struct frule *r = rule_of_gen(f, k->gen);
 
 	/* never new credit on old credit with a later expiry: the expiry
@@ -455,10 +456,14 @@ static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
 	k->ret = old;
 	k->grant = grant;
 	f->st.granted += grant;
+	/* ask for what was spent and what was refused, and a quarter more:
+	 * the grants follow each host's demand, not its past grants */
+	demand = used + __atomic_exchange_n(&l->denied, 0, __ATOMIC_ACQ_REL);
+	demand += demand / 4;
 	if (r) {
 		__u64 lo = want_min(f, r), hi = want_max(f, r);
 
-		k->want = 2 * used < lo ? lo : 2 * used > hi ? hi : 2 * used;
+		k->want = demand < lo ? lo : demand > hi ? hi : demand;
 	}
 	k->idle = used ? 0 : k->idle + 1;
 }
