@@ -50,7 +50,7 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink
 
-.PHONY: all clean check test demo deps install microbench bench FORCE
+.PHONY: all clean check test demo demo-fleet deps install microbench bench FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
@@ -169,6 +169,12 @@ demo:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
+
+# two hosts sharing one limit through Redis
+demo-fleet:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo-fleet.sh
 
 # The unit goes under the prefix, where systemd looks for it; the alerting
 # rules beside the other data, in $(PREFIX)/share/xdp-rl.
