@@ -73,6 +73,9 @@ wait_hosts() {	# N: until every running host's daemon sees N live hosts
 		sleep 0.1
 	done
 	fail "the hosts $* never saw $N live hosts"
+	for h in "$@"; do
+		echo "    $h: $(hctl "$h" stats 2>&1 | grep fleet | head -n 1); log: $(tail -n 3 "$TMPD/$h.log" | tr '\n' '|')" >&2
+	done
 	return 1
 }
 
@@ -257,7 +260,16 @@ test_fleet_redis_killed() {
 	check_match "state" "$(hctl h1 stats)" "fleet rule 2: closed"
 	check_eq "breaker" "$(hmetric h1 'xdp_rl_fleet_breaker_state{state="closed"}')" 0
 	start_redis || return
-	sleep 1	# the breaker's back-off is at most 2 s; the hosts register again
+	# back within a second: the breaker's back-off is at most 800 ms
+	t=$(date +%s%N)
+	until hctl h1 stats | grep -q "fleet rule 2: synced"; do
+		(($(date +%s%N) - t < 3000000000)) || break
+		sleep 0.02
+	done
+	t=$((($(date +%s%N) - t) / 1000000))
+	echo "    synced again $t ms after Redis answered" >&2
+	((t <= 1000)) || fail "synced again only after $t ms"
+	sleep 0.5
 	c1=$(passed h1 2)
 	o1=$(passed h1 1)
 	sleep 2
@@ -279,17 +291,19 @@ test_fleet_redis_slow_and_hung() {
 	three_hosts || return
 	flood_h h1 198.18.0.9 900 12	# rule 2, on-failure closed
 	sleep 1.5
-	local c1 c2 s1 s2 f1 f2
+	local c1 c2 s1 s2 f1 f2 lat
 	# slow: writes paused for 1.5 s, every sync waits out its timeout
 	f1=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="failed"}')
 	s1=$(seen h1 2)
 	rcli client pause 1500 write >/dev/null
 	sleep 1
 	s2=$(seen h1 2)
+	lat=$(hmetric h1 xdp_rl_fleet_last_sync_duration_seconds)
 	f2=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="failed"}')
 	((f2 > f1)) || fail "paused: no failed sync counted ($f1 -> $f2)"
-	(($(echo "$(hmetric h1 xdp_rl_fleet_sync_duration_seconds_sum) > 0" | bc -l))) ||
-		fail "no sync latency in the metrics"
+	# a sync that waited out its timeout shows it
+	(($(echo "$lat >= 0.75 * $TIMEOUT / 1000" | bc -l))) ||
+		fail "paused: the last sync took $lat s, not its timeout ($TIMEOUT ms)"
 	(($(echo "$s2 - $s1 >= 0.9 * 900" | bc -l))) || fail "paused: the data path saw $((s2 - s1)) packets in 1 s at 900/s"
 	sleep 2
 	# hung: SIGSTOP, the calls time out, the breaker opens, closed drops
@@ -305,7 +319,7 @@ test_fleet_redis_slow_and_hung() {
 	check_eq "hung: breaker closed" "$(hmetric h1 'xdp_rl_fleet_breaker_state{state="closed"}')" 0
 	check_match "hung: state" "$(hctl h1 stats)" "fleet rule 2: closed"
 	kill -CONT "${REDIS_OF[6379]}"
-	sleep 2.5	# the breaker's back-off: at most 2 s
+	sleep 1.5	# the breaker's back-off: at most 800 ms
 	c1=$(passed h1 2)
 	sleep 1
 	c2=$(passed h1 2)
@@ -322,7 +336,11 @@ test_fleet_hosts_come_and_go() {
 	N=2 wait_hosts h1 h2 || return
 	kill -9 "${RLD_OF[h2]}"	# gone without a word: the TTL (2 s)
 	wait "${RLD_OF[h2]}" 2>/dev/null
+	local t=$(date +%s%N)
 	N=1 wait_hosts h1 || return
+	t=$((($(date +%s%N) - t) / 1000000))
+	echo "    h1 alone $t ms after h2 was killed (host TTL 2000 ms)" >&2
+	((t <= 2000 + 2 * SYNC + 200)) || fail "h2's share came back after $t ms: over the host TTL"
 	# alone: the share is the whole rate
 	local p1
 	flood_h h1 198.18.0.2 800 2	# a quiet key (never over the share of one host)

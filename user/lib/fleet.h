@@ -16,7 +16,7 @@
  *   5. write each fleet rule's share (rate / N, burst / N) and state.
  * All calls of one sync are one pipelined batch. Calls time out after
  * `timeout` ms; three failed syncs in a row open the breaker: no calls
- * until a back-off (100 ms, doubling to 2 s) has passed, then one probe.
+ * until a back-off (100 ms, doubling to 800 ms) has passed, then one probe.
  */
 #ifndef XRL_FLEET_H
 #define XRL_FLEET_H
@@ -31,7 +31,7 @@
 #define XRL_FLEET_HOST_TTL_MS	2000	/* a host not heard of for this long is gone */
 #define XRL_FLEET_BREAKER_FAILS	3
 #define XRL_FLEET_BACKOFF_MIN_MS 100
-#define XRL_FLEET_BACKOFF_MAX_MS 2000
+#define XRL_FLEET_BACKOFF_MAX_MS 800	/* Redis back: leases resume within a second */
 #define XRL_FLEET_IDLE_SYNCS	20	/* a promoted key spending nothing this long goes back */
 #define XRL_FLEET_LAT_BUCKETS	10
 
