@@ -431,6 +431,34 @@ test_fleet_cluster() {
 	check_match "synced" "$(hctl h1 stats)" "fleet rule 1: synced"
 }
 
+# credentials: from a file only, refused when anyone may read it (before
+# anything is attached); a wrong password is a failing sync, not a crash
+test_fleet_auth() {
+	lab_up || return
+	start_redis || return
+	local bad="$TMPD/bad.auth" rc
+	echo "$FLEET_PASS" >"$bad"
+	chmod 644 "$bad"
+	host_conf h1
+	sed -i "s|^fleet auth .*|fleet auth $bad|" "$TMPD/h1.conf"
+	in_h h1 timeout 20 "$RLD_BIN" --pin-dir "$TMPD/bpf-h1/xdp-rl" --config "$TMPD/h1.conf" \
+		>"$TMPD/h1.log" 2>&1
+	rc=$?
+	check_eq "world-readable credentials: exit" $rc 1
+	check_match "said why" "$(cat "$TMPD/h1.log")" "readable by everyone: chmod o-r it"
+	ip -n "$RUN_ID-h1" link show d0 | grep -q xdp && fail "attached although it refused to start"
+	# a wrong password: running, every sync refused, rules on their policy
+	(umask 077; echo "not-$FLEET_PASS" >"$bad")
+	chmod 600 "$bad"
+	nsenter --net="/run/netns/$RUN_ID-h1" "$RLD_BIN" --pin-dir "$TMPD/bpf-h1/xdp-rl" \
+		--config "$TMPD/h1.conf" >>"$TMPD/h1.log" 2>&1 &
+	RLD_OF[h1]=$!
+	BG_PIDS+=($!)
+	wait_log "$TMPD/h1.log" "fleet: sync failed .*AUTH" || return
+	check_match "state" "$(hctl h1 stats)" "fleet rule 1: unsynced|fleet rule 1: fallback-open"
+	check_match "state" "$(hctl h1 stats)" "fleet rule 2: unsynced|fleet rule 2: closed"
+}
+
 selected "${1:-}" >/dev/null
 run_test test_fleet_accuracy
 run_test test_fleet_not_split
@@ -439,4 +467,5 @@ run_test test_fleet_redis_killed
 run_test test_fleet_redis_slow_and_hung
 run_test test_fleet_hosts_come_and_go
 run_test test_fleet_cluster
+run_test test_fleet_auth
 summary

@@ -326,17 +326,20 @@ int main(int argc, char **argv)
 		xrl_log(XRL_LOG_WARN, "no link notifications (%s): interfaces that reappear are not re-attached",
 		     strerror(-err));
 
-	if (apply(&c, "start")) {
-		xrl_config_free(&c);
-		xrl_close(d.x);
-		return 1;
-	}
-	d.stats.pins_ok = 1;
+	/* before anything is attached: a fleet line that cannot work (its
+	 * credentials unreadable) stops the start with nothing changed */
 	if (fleet_start(&c)) {
 		xrl_config_free(&c);
 		xrl_close(d.x);
 		return 1;
 	}
+	if (apply(&c, "start")) {
+		fleet_stop(false);
+		xrl_config_free(&c);
+		xrl_close(d.x);
+		return 1;
+	}
+	d.stats.pins_ok = 1;
 	events_start();
 	if ((err = heartbeat_start()) || arm_timer()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
