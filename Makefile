@@ -59,7 +59,7 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers FORCE
+.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
@@ -107,7 +107,7 @@ $(CLI): $(CLI_OBJS) $(LIBXRL)
 
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lcap-ng -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lcap-ng -lhiredis -lm -lpthread -o $@
 
 $(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
 	$(call msg,BINARY,$@)
@@ -214,6 +214,12 @@ demo:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
+
+# two hosts sharing one limit through Redis
+demo-fleet:
+	$(Q)scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo-fleet.sh
 
 # The unit goes under the prefix, where systemd looks for it; the alerting
 # rules beside the other data, in $(PREFIX)/share/xdp-rl.

@@ -133,6 +133,37 @@ struct {
 	__type(value, struct xrl_event_stats);
 } xrl_event_stats SEC(".maps");
 
+/* Fleet-wide rules (xdp_rl_common.h): the shares, the promoted keys, the
+ * leases. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_fleet_rule);
+} xrl_fleet_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_FLEET_KEYS);
+	__type(key, struct xrl_bucket_key4);
+	__type(value, __u32);
+} xrl_fleet_keys4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_FLEET_KEYS);
+	__type(key, struct xrl_bucket_key6);
+	__type(value, __u32);
+} xrl_fleet_keys6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_FLEET_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_lease);
+} xrl_leases SEC(".maps");
+
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 
 /* A compare-and-swap that keeps losing means other CPUs keep admitting
@@ -497,12 +528,96 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	return bucket_dropped(b, r, addr, family, now_ns);
 }
 
+/*
+ * Fleet: spend the key's lease when it has a live one; else meter at the
+ * local share (an expired lease: only under on-failure open). A key the
+ * share drops becomes a candidate for a lease. One inlined step per family,
+ * for the same reason as meter_bucket's.
+ */
+static __always_inline int fleet_lease(const struct xrl_rule *r, __u32 slot, __u64 now_ns,
+				       __u64 cost)
+{
+	struct xrl_lease *l = bpf_map_lookup_elem(&xrl_leases, &slot);
+	__u64 c;
+	int i;
+
+	if (!l)
+		return -1;
+	if ((__s64)(READ_ONCE(l->expires_ns) - now_ns) <= 0)
+		/* run out: Redis unreachable or the daemon gone */
+		return r->on_failure == XRL_FAIL_CLOSED ? XRL_DROP : -1;
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		c = READ_ONCE(l->credit);
+		if (c < cost)
+			break;
+		if (__sync_val_compare_and_swap(&l->credit, c, c - cost) == c)
+			return XRL_PASS;
+	}
+	l->denied += cost;
+	return XRL_DROP;
+}
+
+static __always_inline int fleet_meter(void *keys, const void *key, void *buckets,
+				       const __u32 *addr, __u32 family,
+				       const struct xrl_rule *r, __u64 now_ns,
+				       struct xrl_rule_stats *rs, __u64 cost)
+{
+	struct xrl_fleet_rule *fr = bpf_map_lookup_elem(&xrl_fleet_rules, &r->slot);
+	__u32 pending = XRL_FLEET_PENDING, *slot;
+	struct xrl_rule share;
+	int res;
+
+	if (!fr || !fr->interval)	/* no share written: the rule as it is */
+		return meter_bucket(buckets, key, addr, family, r, now_ns, rs, cost);
+	slot = bpf_map_lookup_elem(keys, key);
+	if (slot && *slot != XRL_FLEET_PENDING) {
+		res = fleet_lease(r, *slot, now_ns, cost);
+		if (res >= 0)
+			return res;
+	}
+	__builtin_memcpy(&share, r, sizeof(share));
+	share.interval = fr->interval;
+	share.limit = fr->limit;
+	res = meter_bucket(buckets, key, addr, family, &share, now_ns, rs, cost);
+	if (res == XRL_DROP && !slot)
+		bpf_map_update_elem(keys, key, &pending, BPF_NOEXIST);
+	return res;
+}
+
+static __always_inline int meter_fleet(const struct xrl_rule *r,
+				       const struct xrl_pkt *p, __u64 now_ns,
+				       struct xrl_rule_stats *rs, __u64 cost)
+{
+	if (p->family == 4) {
+		struct xrl_bucket_key4 k4 = {
+			.gen = r->gen,
+			.addr = p->saddr[0] & r->key_mask[0],
+		};
+
+		return fleet_meter(&xrl_fleet_keys4, &k4, &xrl_buckets4, &k4.addr, 4, r,
+				   now_ns, rs, cost);
+	} else {
+		struct xrl_bucket_key6 k6 = {
+			.gen = r->gen,
+			.addr = {
+				p->saddr[0] & r->key_mask[0], p->saddr[1] & r->key_mask[1],
+				p->saddr[2] & r->key_mask[2], p->saddr[3] & r->key_mask[3],
+			},
+		};
+
+		return fleet_meter(&xrl_fleet_keys6, &k6, &xrl_buckets6, k6.addr, 6, r,
+				   now_ns, rs, cost);
+	}
+}
+
 static __always_inline int meter(const struct xrl_rule *r,
 				 const struct xrl_pkt *p, __u64 now_ns,
 				 struct xrl_rule_stats *rs)
 {
 	__u64 cost = r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
 
+	if (r->scope == XRL_SCOPE_FLEET)
+		return meter_fleet(r, p, now_ns, rs, cost);
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,

@@ -130,6 +130,8 @@ struct xrl_rule {
 	__u8 proto;		/* IPPROTO_* */
 	__u8 syn;		/* TCP: SYNs (without ACK) only */
 	__u16 dport_lo, dport_hi;	/* host order; 0-65535: any port */
+	__u8 scope;		/* enum xrl_scope */
+	__u8 pad2[7];
 };
 
 /*
@@ -291,6 +293,60 @@ struct xrl_global_stats {
 	__u64 malformed_packets;
 	__u64 passed_packets[XRL_MODE_MAX];	/* verdicts by mode */
 	__u64 dropped_packets[XRL_MODE_MAX];
+};
+
+/*
+ * Fleet-wide rules (README, "Fleet-wide limits"). A rule of scope fleet has
+ * one rate and burst across the live hosts. Each host meters a key of it
+ * locally at its share (rate / N, burst / N; xrl_fleet_rules, written by the
+ * daemon when N changes). A key that the share drops is a candidate: the data
+ * path inserts it in xrl_fleet_keys4/6 as XRL_FLEET_PENDING. The daemon then
+ * promotes it: it leases tokens for it from the fleet bucket in Redis into
+ * one slot of xrl_leases and points the key at that slot. A promoted key
+ * spends its lease's credit (a compare-and-swap per packet, exact across
+ * CPUs) until the lease expires; the daemon swaps credit and expiry at each
+ * sync with atomics on the mmap. An expired lease (Redis unreachable, the
+ * daemon gone) follows the rule's on-failure: open meters at the share,
+ * closed drops.
+ */
+enum xrl_scope {
+	XRL_SCOPE_HOST = 0,
+	XRL_SCOPE_FLEET = 1,
+};
+
+#define XRL_FLEET_SLOTS		4096	/* promoted keys per host */
+#define XRL_FLEET_KEYS		(2 * XRL_FLEET_SLOTS)	/* promoted + candidates, per family */
+#define XRL_FLEET_PENDING	0xffffffffu	/* a candidate, no lease yet */
+
+/* What the daemon says of a fleet rule (status, stats). */
+enum xrl_fleet_state {
+	XRL_FLEET_UNSYNCED = 0,		/* no sync yet: metered at the share of N = 1 */
+	XRL_FLEET_SYNCED = 1,
+	XRL_FLEET_FALLBACK_OPEN = 2,	/* Redis unreachable: leases run out to the share */
+	XRL_FLEET_CLOSED = 3,		/* Redis unreachable: promoted keys dropped */
+};
+
+/* Per rule slot, written by the daemon. */
+struct xrl_fleet_rule {
+	__u64 interval;		/* the local share's emission interval (rate / N) */
+	__u64 limit;		/* and tolerance (burst / N) */
+	__u32 state;		/* enum xrl_fleet_state */
+	__u32 hosts;		/* N, live hosts as last known */
+	__u64 sync_ns;		/* data-path clock of the last good sync; 0: none */
+	__u64 latency_ns;	/* of that sync */
+	__u32 promoted;		/* keys holding a lease slot */
+	__u32 rule_id;		/* the rule this slot held when written */
+};
+
+/* One lease: tokens the data path may spend until expires_ns (data-path
+ * clock). An mmap-able array: the daemon swaps credit with an atomic
+ * exchange, the data path takes tokens with compare-and-swap. */
+struct xrl_lease {
+	__u64 credit;
+	__u64 expires_ns;
+	__u64 denied;		/* packets refused for want of credit: the demand the
+				 * next ask adds (a plain increment: an estimate) */
+	__u64 pad;
 };
 
 #endif /* XDP_RL_COMMON_H */

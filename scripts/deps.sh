@@ -12,6 +12,7 @@ PKGS=(
 	libpcap-dev tcpdump libcap-ng-dev systemd
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
+	redis-server redis-tools libhiredis-dev
 )
 
 missing=()
@@ -28,7 +29,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Packages with a service (prometheus) must not start it: the tests start
+# Packages with a service (prometheus, redis-server) must not start it: the tests start
 # their own, inside a namespace. A policy-rc.d of ours says so for the
 # length of the install, unless the machine has one already.
 policy=/usr/sbin/policy-rc.d

@@ -24,6 +24,8 @@
 #include "pkt.h"
 #include "grammar.h"
 #include "libxrl.h"
+#include "fleet.h"
+#include "xrl_meter.h"
 #include "xrl_test_progs.skel.h"
 
 struct bcase {
@@ -48,6 +50,37 @@ static int add_rule(struct xrl *x, struct xrl_rule_entry *v, size_t *n, const ch
 	}
 	v[(*n)++] = c.rule;
 	return 0;
+}
+
+/* The fleet rules as a daemon of one host leaves them: the share written,
+ * the key of 198.18.4.1 promoted with a lease that lasts the run. */
+static int fleet_setup(struct xrl *x)
+{
+	struct xrl_rule_entry *v;
+	struct xrl_lease *l = xrl_fleet_leases(x);
+	size_t n;
+	int err = l ? 0 : -ENOMEM;
+
+	if (err || (err = xrl_rules_get(x, &v, &n)))
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct xrl_fleet_rule fr = { .interval = v[i].r.interval, .limit = v[i].r.limit,
+					     .hosts = 1, .state = XRL_FLEET_SYNCED, .rule_id = v[i].r.id };
+		struct xrl_key k;
+		__u8 a[16] = { 198, 18, 10, 1 };
+
+		if (v[i].r.scope != XRL_SCOPE_FLEET)
+			continue;
+		err = xrl_fleet_rule_put(x, v[i].r.slot, &fr);
+		if (!err && v[i].prefix_len == 24 && v[i].addr[2] == 10) {
+			l[0].credit = 1ULL << 62;
+			l[0].expires_ns = xrl_now_ns(x) + 3600 * XRL_NSEC_PER_SEC;
+			xrl_key_of(&k, &v[i].r, 4, a);
+			err = xrl_fleet_key_put(x, &k, 0);
+		}
+	}
+	free(v);
+	return err;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -81,6 +114,8 @@ int main(int argc, char **argv)
 		 * more than with no endpoint rule at all), and a hit */
 		{ "xdp-rl steady hit, endpoint rules but none on its port", 3, { .src = "198.18.0.1", .payload = 18 } },
 		{ "xdp-rl steady hit + endpoint rule hit", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5353 },
+		{ "xdp-rl fleet rule, local share", 0, { .src = "198.18.9.1", .payload = 18 } },
+		{ "xdp-rl fleet rule, leased key", 0, { .src = "198.18.10.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -146,7 +181,9 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
-	    xrl_rules_commit(x, v, n)) {
+	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
+	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
+	    xrl_rules_commit(x, v, n) || fleet_setup(x)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}

@@ -119,6 +119,19 @@ static const struct pcase cases[] = {
 	{ "heartbeat 1000", CONF, -1 },
 	{ "watchdog 0", CONF, -1 },
 	{ "metrics 127.0.0.1:9437", CONF, -1 },
+	{ "fleet redis 198.18.10.1:6379,198.18.10.2:6379 cluster sync 50 timeout 5", CONF, -1 },
+	{ "fleet host h1", CONF, -1 },
+	{ "fleet auth /etc/xdp-rl/redis.auth", CONF, -1 },
+	{ "rule add 198.18.0.0/24 rate 5/s burst 1 scope fleet", CLI, -1 },
+	{ "rule add 198.18.0.0/24 rate 5/s burst 1 scope host", CONF, -1 },
+	{ "rule add 198.18.0.0/24 action deny scope fleet", CLI, 5, "'scope fleet' means nothing with action deny" },
+	{ "rule add 198.18.0.0/24 rate 5/s algo fixed-window scope fleet", CLI, 7, "'scope fleet' takes a token bucket" },
+	{ "rule add 198.18.0.0/24 proto udp rate 5/s burst 1 scope fleet", CLI, 9, "'scope fleet' takes a source rule" },
+	{ "rule add 198.18.0.0/24 rate 10mbit burst 64kb scope fleet", CLI, 7, "'scope fleet' counts packets" },
+	{ "rule add 198.18.0.0/24 rate 5/s burst 1 scope world", CLI, 8, "invalid scope 'world' (host, fleet)" },
+	{ "fleet redis 198.18.10.1:6379 sync 5", CONF, 4, "invalid sync '5'" },
+	{ "fleet redis 198.18.10.1:6379 timeout 0", CONF, 4, "invalid timeout '0'" },
+	{ "fleet redis", CONF, 2, "missing HOST:PORT[,HOST:PORT...]" },
 	{ "metrics [::1]:9437", CONF, -1 },
 	{ "metrics off", CONF, -1 },
 
@@ -136,7 +149,7 @@ static const struct pcase cases[] = {
 	{ "", CLI, 0, "missing command" },
 	{ "frobnicate", CLI, 0, "unknown command 'frobnicate'" },
 	{ "interface eth1", CLI, 0, "it belongs in xdp-rl.conf" },
-	{ "attach dev eth1", CONF, 0, "'attach' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics)" },
+	{ "attach dev eth1", CONF, 0, "'attach' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics, fleet redis, fleet host, fleet auth)" },
 	{ "rule del 3", CONF, 0, "'rule del' is not a configuration command" },
 	{ "attach", CLI, 1, "missing 'dev IFACE'" },
 	{ "attach dev", CLI, 1, "missing value after 'dev'" },
@@ -157,7 +170,7 @@ static const struct pcase cases[] = {
 	{ "rule add ::ffff:198.18.0.1 rate 1/s burst 1", CLI, 2, "did you mean 198.18.0.1?" },
 	{ "rule add 198.18.0.0/24 rate 1/s", CLI, 5, "missing 'burst N'" },
 	{ "rule add 198.18.0.0/24 burst 1", CLI, 5, "missing 'rate N/s|N/min|N/h'" },
-	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn)" },
+	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn, scope)" },
 	{ "rule add 198.18.0.0/24 rate 1/fortnight burst 1", CLI, 4, "invalid rate '1/fortnight'" },
 	{ "rule add 198.18.0.0/24 rate 0/s burst 1", CLI, 4, "rate must be at least 1" },
 	{ "rule add 198.18.0.0/24 burst 1 rate 200000000/s", CLI, 6, "rate must be between 1/h and 100000000/s" },
@@ -809,7 +822,14 @@ static bool man_has(const char *man, const char *syn)
 
 		snprintf(line, sizeof(line), "%.*s", (int)(e ? e - s : (long)strlen(s)), s);
 		detroff(line, text, sizeof(text));
-		for (char *tok = strtok(text, ","); tok; tok = strtok(NULL, ",")) {
+		/* entries are separated by ", " (a comma inside a word, as in
+		 * HOST:PORT[,HOST:PORT...], is part of it) */
+		for (char *tok = text, *next; tok; tok = next) {
+			next = strstr(tok, ", ");
+			if (next) {
+				*next = '\0';
+				next += 2;
+			}
 			while (*tok == ' ')
 				tok++;
 			if (!strcmp(tok, syn))

@@ -204,6 +204,27 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		strcpy(c->metrics, cmd.hostport);
 		c->metrics_line = line;
 		return 0;
+	case XRL_CMD_FLEET_REDIS:
+		if (c->fleet_redis_line)
+			return twice(errs, nerrs, line, cols[0], "fleet redis", c->fleet_redis_line);
+		strcpy(c->fleet_redis, cmd.fleet_redis);
+		c->fleet_cluster = cmd.fleet_cluster;
+		c->fleet_sync_ms = cmd.fleet_sync_ms;
+		c->fleet_timeout_ms = cmd.fleet_timeout_ms;
+		c->fleet_redis_line = line;
+		return 0;
+	case XRL_CMD_FLEET_HOST:
+		if (c->fleet_host_line)
+			return twice(errs, nerrs, line, cols[0], "fleet host", c->fleet_host_line);
+		strcpy(c->fleet_host, cmd.fleet_host);
+		c->fleet_host_line = line;
+		return 0;
+	case XRL_CMD_FLEET_AUTH:
+		if (c->fleet_auth_line)
+			return twice(errs, nerrs, line, cols[0], "fleet auth", c->fleet_auth_line);
+		strcpy(c->fleet_auth, cmd.fleet_auth);
+		c->fleet_auth_line = line;
+		return 0;
 	default:
 		/* the table lets only configuration commands through */
 		return add_err(errs, nerrs, line, cols[0], "'%s' is not a configuration command",

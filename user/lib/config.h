@@ -11,6 +11,7 @@
 #ifndef XRL_CONFIG_H
 #define XRL_CONFIG_H
 
+#include <limits.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include "libxrl.h"
@@ -32,8 +33,15 @@ struct xrl_config {
 	long heartbeat_ms;		/* -1: not set */
 	long watchdog_ms;		/* -1: not set */
 	char metrics[80];		/* "": not set */
+	/* fleet redis, fleet host, fleet auth ("": not written) */
+	char fleet_redis[256];
+	bool fleet_cluster;
+	long fleet_sync_ms, fleet_timeout_ms;	/* 0: the default */
+	char fleet_host[64];
+	char fleet_auth[PATH_MAX];
 	/* where the single-valued lines were written (0: not written) */
 	int mode_line, heartbeat_line, watchdog_line, metrics_line;
+	int fleet_redis_line, fleet_host_line, fleet_auth_line;
 	unsigned char sha256[32];	/* of the text parsed */
 };
 

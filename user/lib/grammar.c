@@ -40,6 +40,11 @@ const struct xrl_word xrl_on_failure_words[] = {
 	{ NULL, 0 },
 };
 
+const struct xrl_word xrl_scope_words[] = {
+	{ "host", XRL_SCOPE_HOST }, { "fleet", XRL_SCOPE_FLEET },
+	{ NULL, 0 },
+};
+
 const struct xrl_word xrl_algo_words[] = {
 	{ "token-bucket", XRL_ALGO_GCRA }, { "fixed-window", XRL_ALGO_FIXED_WINDOW },
 	{ "sliding-window", XRL_ALGO_SLIDING_WINDOW },
@@ -704,7 +709,7 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 /* ---- checks of what no single word says ---- */
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
-       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN };
+       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE };
 
 /* An endpoint rule's words: proto first, dport and syn with it. */
 static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -768,6 +773,19 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	/* an allow rule passes whether the daemon heartbeats or not */
 	if (r->action == XRL_ACT_ALLOW && at[RA_ON_FAILURE] >= 0)
 		return perr(e, at[RA_ON_FAILURE] - 1, "'on-failure' means nothing with action allow: an allow rule always passes, daemon or not (leave it out)");
+	/* only a limit rule has a rate to share across the fleet */
+	if (r->action != XRL_ACT_LIMIT && r->scope == XRL_SCOPE_FLEET)
+		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' means nothing with action %s: only a limit rule has a rate to share across hosts (leave out scope)",
+			    xrl_word_name(xrl_action_words, r->action));
+	/* the fleet bucket in Redis is a GCRA of packets of source keys: a
+	 * window algorithm, a byte rate or an endpoint rule has no fleet
+	 * counterpart (README, "Fleet-wide limits") */
+	if (r->scope == XRL_SCOPE_FLEET && r->algo != XRL_ALGO_GCRA)
+		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' takes a token bucket: the fleet bucket in Redis is a GCRA (leave out algo, or scope)");
+	if (r->scope == XRL_SCOPE_FLEET && r->unit != XRL_UNIT_PACKETS)
+		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' counts packets: the fleet bucket's clock is in microseconds, too coarse for a byte rate (use N/s, or leave out scope)");
+	if (r->scope == XRL_SCOPE_FLEET && at[RA_PROTO] >= 0)
+		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' takes a source rule: endpoint rules (proto) are metered per host (leave out scope, or proto)");
 	if (r->action == XRL_ACT_LIMIT) {
 		if (at[RA_RATE] < 0)
 			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
@@ -839,6 +857,7 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true },
 	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true },
 	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true },
+	[RA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope), .late = true },
 	END,
 };
 
@@ -918,6 +937,28 @@ static const struct xrl_param p_metrics[] = {
 	END,
 };
 
+static const struct xrl_param p_fleet_redis[] = {
+	{ NULL, XRL_ARG_STRING, "HOST:PORT[,HOST:PORT...]", F(fleet_redis), .need = XRL_REQUIRED,
+	  .what = "Redis address" },
+	{ "cluster", XRL_ARG_FLAG, F(fleet_cluster) },
+	{ "sync", XRL_ARG_NUM, "MS", .min = 10, .max = 10000, .range = "milliseconds, 10 .. 10000",
+	  F(fleet_sync_ms) },
+	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
+	  F(fleet_timeout_ms) },
+	END,
+};
+
+static const struct xrl_param p_fleet_host[] = {
+	{ NULL, XRL_ARG_STRING, "NAME", F(fleet_host), .need = XRL_REQUIRED, .what = "host name" },
+	END,
+};
+
+static const struct xrl_param p_fleet_auth[] = {
+	{ NULL, XRL_ARG_STRING, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
+	  .what = "credentials file" },
+	END,
+};
+
 #define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
 
 const struct xrl_command xrl_commands[] = {
@@ -970,6 +1011,12 @@ const struct xrl_command xrl_commands[] = {
 	  "ms without a heartbeat before rules follow on-failure (default 5000; 0: never)" },
 	{ "metrics", XRL_CMD_METRICS, XRL_IN_CONFIG, p_metrics, NULL,
 	  "where to serve Prometheus metrics (default 127.0.0.1:9437)" },
+	{ "fleet redis", XRL_CMD_FLEET_REDIS, XRL_IN_CONFIG, p_fleet_redis, NULL,
+	  "share scope fleet rules through Redis (cluster: a Redis Cluster); sync, timeout in ms" },
+	{ "fleet host", XRL_CMD_FLEET_HOST, XRL_IN_CONFIG, p_fleet_host, NULL,
+	  "this host's name in the fleet (default: the hostname)" },
+	{ "fleet auth", XRL_CMD_FLEET_AUTH, XRL_IN_CONFIG, p_fleet_auth, NULL,
+	  "Redis credentials: FILE holds PASSWORD or USER PASSWORD on one line" },
 };
 
 const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);

@@ -42,6 +42,9 @@ enum xrl_cmd_kind {
 	XRL_CMD_HEARTBEAT,
 	XRL_CMD_WATCHDOG,
 	XRL_CMD_METRICS,
+	XRL_CMD_FLEET_REDIS,
+	XRL_CMD_FLEET_HOST,
+	XRL_CMD_FLEET_AUTH,
 };
 
 /* Where a command may be written. */
@@ -61,6 +64,7 @@ extern const struct xrl_word xrl_on_failure_words[];	/* open closed */
 extern const struct xrl_word xrl_rate_unit_words[];	/* s min h, and aliases */
 extern const struct xrl_word xrl_algo_words[];		/* token-bucket fixed-window sliding-window */
 extern const struct xrl_word xrl_proto_words[];		/* tcp udp icmp icmpv6 */
+extern const struct xrl_word xrl_scope_words[];		/* host fleet */
 
 /* 0 and *value, or -EINVAL. */
 int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value);
@@ -103,6 +107,12 @@ struct xrl_cmd {
 	__u32 ms;
 	/* metrics */
 	char hostport[80];
+	/* fleet redis, fleet host, fleet auth */
+	char fleet_redis[256];	/* HOST:PORT[,HOST:PORT...] */
+	bool fleet_cluster;
+	__u32 fleet_sync_ms, fleet_timeout_ms;	/* 0: not given */
+	char fleet_host[64];
+	char fleet_auth[PATH_MAX];
 	/* help */
 	char topic[32];
 	/* replay: the capture, and a configuration file ("": the pins' rules) */

@@ -29,7 +29,8 @@
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
-	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS, M__COUNT
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS,
+	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -47,6 +48,7 @@ struct xrl {
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
+	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet.c) */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */

@@ -221,4 +221,5 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_null(w);
 		jw_kbool(w, "syn", false);
 	}
+	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
 }

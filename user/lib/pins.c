@@ -30,6 +30,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
 	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
 	"xrl_ep4", "xrl_ep6", "xrl_ep_class",
+	"xrl_fleet_rules", "xrl_fleet_keys4", "xrl_fleet_keys6", "xrl_leases",
 };
 
 static bool is_bpffs(const char *path)
@@ -394,6 +395,10 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 	maps[M_EP4] = x->skel->maps.xrl_ep4;
 	maps[M_EP6] = x->skel->maps.xrl_ep6;
 	maps[M_EP_CLASS] = x->skel->maps.xrl_ep_class;
+	maps[M_FLEET_RULES] = x->skel->maps.xrl_fleet_rules;
+	maps[M_FLEET_KEYS4] = x->skel->maps.xrl_fleet_keys4;
+	maps[M_FLEET_KEYS6] = x->skel->maps.xrl_fleet_keys6;
+	maps[M_LEASES] = x->skel->maps.xrl_leases;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */
@@ -646,6 +651,8 @@ void xrl_close(struct xrl *x)
 		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
 	if (x->own_prog_fd && x->prog_fd >= 0)
 		close(x->prog_fd);	/* adopted after an upgrade */
+	if (x->leases)
+		munmap(x->leases, XRL_FLEET_SLOTS * sizeof(struct xrl_lease));
 	if (x->skel) {
 		xdp_rl__destroy(x->skel);	/* owns the fds */
 	} else {

@@ -331,7 +331,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
 	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
-	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi;
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */

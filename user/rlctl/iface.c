@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include "fleet.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -256,6 +257,7 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
 		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
 		jw_obj_end(&jw);
+		xrl_fleet_json(&jw, x);
 		jw_key(&jw, "program_run");
 		jw_obj_start(&jw);
 		jw_kbool(&jw, "stats_enabled", rt.enabled);
@@ -304,6 +306,7 @@ int do_status(struct xrl_cmd *c)
 			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
 			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
+		xrl_fleet_print(stdout, x);
 		char by[32];
 
 		snprintf(by, sizeof(by), rt.holder_pid ? "pid %d" : "sysctl", rt.holder_pid);

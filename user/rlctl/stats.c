@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "xrl_meter.h"
+#include "fleet.h"
 
 /* The other attached interfaces whose ifindexes share i's counter slot
  * (ifindex % XRL_IF_SLOTS): "d1, d2"; false when none does. */
@@ -83,6 +84,7 @@ int do_stats(struct xrl_cmd *c)
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
+		xrl_fleet_json(&jw, x);
 		jw_key(&jw, "global");
 		jw_obj_start(&jw);
 		jw_ku64(&jw, "unmatched_packets", g.unmatched_packets);
@@ -144,6 +146,7 @@ int do_stats(struct xrl_cmd *c)
 				printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",
 				       v[i].r.id, (unsigned long long)rs[i].would_drop_packets,
 				       (unsigned long long)rs[i].would_drop_bytes);
+		xrl_fleet_print(stdout, x);
 		printf("unmatched %llu, non-ip %llu, malformed %llu\n",
 		       (unsigned long long)g.unmatched_packets,
 		       (unsigned long long)g.non_ip_packets,

@@ -85,6 +85,8 @@ static int metrics_fill(FILE *f, void *ctx)
 	snprintf(d.stats.config_sha256, sizeof(d.stats.config_sha256), "%s", d.config_sha256);
 	snprintf(d.stats.config_path, sizeof(d.stats.config_path), "%s", opt.config);
 	err = xrl_metrics_write(f, d.x, &d.stats);
+	if (!err)
+		fleet_metrics(f);
 	pthread_mutex_unlock(&d.lock);
 	caps_effective(false);
 	return err;
@@ -331,7 +333,15 @@ int main(int argc, char **argv)
 		xrl_log(XRL_LOG_WARN, "no link notifications (%s): interfaces that reappear are not re-attached",
 		     strerror(-err));
 
+	/* before anything is attached: a fleet line that cannot work (its
+	 * credentials unreadable) stops the start with nothing changed */
+	if (fleet_start(&c)) {
+		xrl_config_free(&c);
+		xrl_close(d.x);
+		return 1;
+	}
 	if (apply(&c, "start")) {
+		fleet_stop(false);
 		xrl_config_free(&c);
 		xrl_close(d.x);
 		return 1;
@@ -422,6 +432,7 @@ int main(int argc, char **argv)
 	events_read();		/* the last ones, for the log */
 	events_stop();
 	xrl_metrics_stop(d.metrics);
+	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing

@@ -190,6 +190,7 @@ int apply(struct xrl_config *c, const char *what)
 	}
 	free(old);
 	free(cur);
+	fleet_rules();
 	d.last_applied = time(NULL);
 	xrl_sha256_hex(c->sha256, d.config_sha256);
 
@@ -268,6 +269,7 @@ void reload(const char *why)
 	} else {
 		d.stats.reloads++;
 		metrics_set(c.metrics, "reload");
+		fleet_check_reload(&c);
 		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
 			   d.stats.interfaces_attached);
 	}

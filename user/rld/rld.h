@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "fleet.h"
 #include "libxrl.h"
 #include "linkmon.h"
 #include "metrics.h"
@@ -79,6 +80,13 @@ struct rld_state {
 	int stats_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
 	double ev_log_tat;		/* the log's rate: GCRA state, ms */
 	unsigned long long ev_unlogged;	/* since the last "not logged" line */
+	/* fleet-wide rules: the sync thread (fleet.c); NULL: no 'fleet redis' */
+	struct xrl_fleet *fleet;
+	pthread_t fleet_thread;
+	bool fleet_started, fleet_stop;
+	pthread_mutex_t fleet_lock;
+	pthread_cond_t fleet_cond;
+	char fleet_lines[600];		/* the fleet lines read at start */
 };
 extern struct rld_state d;
 
@@ -136,6 +144,15 @@ int events_start(void);
 void events_read(void);
 void events_tick(void);
 void events_stop(void);
+
+/* fleet.c: the sync thread; fleet_rules() after each commit */
+int fleet_start(const struct xrl_config *c);
+void fleet_rules(void);
+/* a reload's fleet lines: a change is logged, applied at the next start */
+void fleet_check_reload(const struct xrl_config *c);
+void fleet_stop(bool leave);
+/* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
+void fleet_metrics(FILE *f);
 
 /* heartbeat.c */
 void heartbeat(void);

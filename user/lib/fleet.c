@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Fleet-wide limits: the shares, the promotions, the leases and the Redis
+ * scripts (fleet.h says how one sync goes).
+ */
+#include "fleet.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS] = {
+	0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
+};
+
+/*
+ * The fleet GCRA of one key. KEYS[1] {xrl:RULE:KEY} (a hash: tat, and each
+ * host's last ask); ARGV: emission interval (us), burst, tokens given back,
+ * tokens wanted, host, the key's expiry beyond its TAT (ms). Redis' TIME is
+ * the only clock. The leftover goes back first; the grant is what is
+ * available, split in proportion to what the hosts asked lately when they
+ * ask for more together. Returns {grant, available}.
+ */
+static const char lease_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+	"local T = tonumber(ARGV[1])\n"
+	"local L = tonumber(ARGV[2]) * T\n"
+	"local ret, want, host = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]\n"
+	"local ttl = tonumber(ARGV[6])\n"
+	"local tat = tonumber(redis.call('HGET', KEYS[1], 'tat')) or now\n"
+	"if tat < now then tat = now end\n"
+	"if ret > 0 then tat = math.max(now, tat - ret * T) end\n"
+	"local avail = math.floor((now + L - tat) / T + 1e-6)\n"
+	"if avail < 0 then avail = 0 end\n"
+	"local others = 0\n"
+	"local h = redis.call('HGETALL', KEYS[1])\n"
+	"for i = 1, #h, 2 do\n"
+	"  local f = h[i]\n"
+	"  if string.sub(f, 1, 2) == 'a:' and string.sub(f, 3) ~= host then\n"
+	"    local at = tonumber(redis.call('HGET', KEYS[1], 'w:' .. string.sub(f, 3))) or 0\n"
+	"    if now - at < ttl * 1000 then others = others + tonumber(h[i + 1]) end\n"
+	"  end\n"
+	"end\n"
+	"local g = want\n"
+	"if want + others > avail and want > 0 then g = math.floor(avail * want / (want + others)) end\n"
+	"if g > avail then g = avail end\n"
+	"tat = tat + g * T\n"
+	"redis.call('HSET', KEYS[1], 'tat', string.format('%.3f', tat), 'a:' .. host, want, 'w:' .. host, now)\n"
+	"redis.call('PEXPIRE', KEYS[1], math.ceil((tat - now) / 1000) + ttl)\n"
+	"return {g, avail}\n";
+
+/* The live hosts: KEYS[1] a sorted set scored by each host's expiry (ms,
+ * Redis' clock). ARGV: host, TTL ms (0: leave). Returns N. */
+static const char hosts_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"local ttl = tonumber(ARGV[2])\n"
+	"if ttl == 0 then return redis.call('ZREM', KEYS[1], ARGV[1]) end\n"
+	"redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
+	"return redis.call('ZCARD', KEYS[1])\n";
+
+/*
+ * The hot keys of one rule: KEYS[1] {xrl:hot:RULE}, a sorted set scored by
+ * each key's expiry (ms, Redis' clock). ARGV: TTL ms, the keys this host
+ * holds a lease for ("ADDR/LEN ..."). Returns every key not expired: a key
+ * hot on one host is promoted on every host where it has traffic, so that
+ * no host admits it at its share beside the fleet's leases.
+ */
+static const char hot_script[] =
+	"local t = redis.call('TIME')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"local ttl = tonumber(ARGV[1])\n"
+	"for k in string.gmatch(ARGV[2], '%S+') do redis.call('ZADD', KEYS[1], now + ttl, k) end\n"
+	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
+	"return redis.call('ZRANGE', KEYS[1], 0, 999)\n";
+
+#define HOSTS_KEY	"{xrl}:hosts"
+
+struct frule {
+	__u32 id, slot, gen;
+	__u8 on_failure, key_len;
+	__u64 count, period_ns, burst, interval;
+};
+
+struct fkey {
+	bool used;
+	bool live;		/* the map points the key at this slot */
+	int family;
+	__u8 addr[16];
+	__u32 gen, rule_id, key_len;
+	__u64 grant;		/* the credit given at the last swap */
+	__u64 ret;		/* the leftover to give back at the next call */
+	__u64 want;
+	int idle;
+	char rkey[96];		/* {xrl:RULE:ADDR/LEN} */
+};
+
+struct xrl_fleet {
+	struct xrl *x;
+	struct xrl_fleet_cfg cfg;
+	struct xrl_redis *r;
+	char user[128], pass[256];
+	pthread_mutex_t lock;		/* pending, st */
+	struct frule *rules;		/* the sync thread's own */
+	size_t nrules;
+	struct frule *pending;		/* a new rule set, taken at the next sync */
+	size_t npending;
+	bool has_pending;
+	struct fkey keys[XRL_FLEET_SLOTS];
+	unsigned hosts;			/* 0: never heard */
+	bool synced;			/* the last sync went through */
+	int fails;			/* failed syncs in a row */
+	double open_until_ms;
+	long backoff_ms;
+	char sha_lease[48], sha_hosts[48], sha_hot[48];
+	__u64 last_ok_ns;		/* data-path clock */
+	__u64 last_lat_ns;
+	struct xrl_fleet_stats st;
+};
+
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int read_auth(struct xrl_fleet *f, const char *path)
+{
+	char line[512], *nl, *sp;
+	struct stat sb;
+	FILE *fp;
+
+	fp = fopen(path, "r");
+	if (!fp)
+		return fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
+	if (fstat(fileno(fp), &sb) == 0 && (sb.st_mode & 0004)) {
+		fclose(fp);
+		return fail(EPERM, "the Redis credentials %s are readable by everyone: chmod o-r it", path);
+	}
+	if (!fgets(line, sizeof(line), fp)) {
+		fclose(fp);
+		return fail(EINVAL, "the Redis credentials %s are empty", path);
+	}
+	fclose(fp);
+	if ((nl = strpbrk(line, "\r\n")))
+		*nl = '\0';
+	sp = strchr(line, ' ');
+	if (sp) {
+		*sp = '\0';
+		snprintf(f->user, sizeof(f->user), "%s", line);
+		snprintf(f->pass, sizeof(f->pass), "%s", sp + 1);
+	} else {
+		snprintf(f->pass, sizeof(f->pass), "%s", line);
+	}
+	if (!f->pass[0])
+		return fail(EINVAL, "the Redis credentials %s hold no password", path);
+	return 0;
+}
+
+int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out)
+{
+	struct xrl_fleet *f = calloc(1, sizeof(*f));
+	struct xrl_redis_opts ro = { 0 };
+	int err;
+
+	if (!f)
+		return fail(ENOMEM, "out of memory");
+	f->x = x;
+	f->cfg = *cfg;
+	if (!f->cfg.sync_ms)
+		f->cfg.sync_ms = XRL_FLEET_SYNC_MS;
+	if (!f->cfg.timeout_ms)
+		f->cfg.timeout_ms = XRL_FLEET_TIMEOUT_MS;
+	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
+		snprintf(f->cfg.host, sizeof(f->cfg.host), "unknown");
+	if (f->cfg.auth_file[0] && (err = read_auth(f, f->cfg.auth_file))) {
+		free(f);
+		return err;
+	}
+	if (!xrl_fleet_leases(x)) {
+		free(f);
+		return fail(errno, "cannot map the fleet leases: %s", strerror(errno));
+	}
+	ro.addrs = f->cfg.redis;
+	ro.cluster = f->cfg.cluster;
+	ro.timeout_ms = f->cfg.timeout_ms;
+	ro.user = f->user;
+	ro.pass = f->pass;
+	err = xrl_redis_open(&ro, &f->r);
+	memset(f->pass, 0, sizeof(f->pass));
+	if (err) {
+		free(f);
+		return fail(EINVAL, "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...])",
+			    cfg->redis);
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	f->backoff_ms = XRL_FLEET_BACKOFF_MIN_MS;
+	*out = f;
+	return 0;
+}
+
+long xrl_fleet_sync_ms(const struct xrl_fleet *f)
+{
+	return f->cfg.sync_ms;
+}
+
+/* Give every slot back: credit gone, keys deleted from the maps. */
+static void key_of(const struct fkey *fk, struct xrl_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = fk->family;
+	k->gen = fk->gen;
+	memcpy(k->addr, fk->addr, 16);
+}
+
+static void key_free(struct xrl_fleet *f, __u32 slot)
+{
+	struct fkey *fk = &f->keys[slot];
+	struct xrl_lease *l = f->x->leases;
+	struct xrl_key k;
+
+	key_of(fk, &k);
+	xrl_fleet_key_del(f->x, &k);
+	f->st.expired += __atomic_exchange_n(&l[slot].credit, 0, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&l[slot].expires_ns, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&l[slot].denied, 0, __ATOMIC_RELEASE);
+	memset(fk, 0, sizeof(*fk));
+}
+
+void xrl_fleet_free(struct xrl_fleet *f)
+{
+	if (!f)
+		return;
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++)
+		if (f->keys[s].used)
+			key_free(f, s);
+	xrl_redis_close(f->r);
+	pthread_mutex_destroy(&f->lock);
+	free(f->rules);
+	free(f->pending);
+	free(f);
+}
+
+/* The share of N hosts, and the state, of each fleet rule: into the map. */
+static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules);
+
+static void write_rules(struct xrl_fleet *f)
+{
+	write_rules_of(f, f->rules, f->nrules);
+}
+
+static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules)
+{
+	unsigned n = f->hosts ? f->hosts : 1;
+	unsigned promoted[64] = { 0 };
+
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++)
+		for (size_t i = 0; f->keys[s].used && i < nrules && i < 64; i++)
+			if (f->keys[s].gen == rules[i].gen)
+				promoted[i]++;
+	for (size_t i = 0; i < nrules; i++) {
+		const struct frule *r = &rules[i];
+		struct xrl_fleet_rule fr = { 0 };
+		__u64 burst = r->burst / n ? r->burst / n : 1;
+
+		fr.interval = r->interval * n;
+		fr.limit = xrl_burst_limit(fr.interval, burst);
+		if (!fr.limit)	/* out of range: the rule as it is */
+			fr.interval = 0;
+		if (!f->hosts)
+			fr.state = XRL_FLEET_UNSYNCED;
+		else if (f->synced)
+			fr.state = XRL_FLEET_SYNCED;
+		else
+			fr.state = r->on_failure == XRL_FAIL_CLOSED ? XRL_FLEET_CLOSED :
+								    XRL_FLEET_FALLBACK_OPEN;
+		fr.hosts = n;
+		fr.sync_ns = f->last_ok_ns;
+		fr.latency_ns = f->last_lat_ns;
+		fr.promoted = i < 64 ? promoted[i] : 0;
+		fr.rule_id = r->id;
+		xrl_fleet_rule_put(f->x, r->slot, &fr);
+	}
+}
+
+int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, size_t n)
+{
+	struct frule *rules = calloc(n ? n : 1, sizeof(*rules));
+	size_t m = 0;
+
+	if (!rules)
+		return fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct xrl_rule *r = &v[i].r;
+
+		if (r->scope != XRL_SCOPE_FLEET || r->action != XRL_ACT_LIMIT)
+			continue;
+		rules[m++] = (struct frule){
+			.id = r->id, .slot = r->slot, .gen = r->gen, .on_failure = r->on_failure,
+			.key_len = r->key_len,
+			.count = r->rate_count, .period_ns = r->rate_period_ns,
+			.burst = r->burst, .interval = r->interval,
+		};
+	}
+	pthread_mutex_lock(&f->lock);
+	free(f->pending);
+	f->pending = rules;
+	f->npending = m;
+	f->has_pending = true;
+	write_rules_of(f, rules, m);	/* the shares at once */
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static const struct frule *rule_of_gen(struct xrl_fleet *f, __u32 gen)
+{
+	for (size_t i = 0; i < f->nrules; i++)
+		if (f->rules[i].gen == gen)
+			return &f->rules[i];
+	return NULL;
+}
+
+/* Per sync, the tokens a key at rate R over N hosts needs at least. */
+static __u64 want_min(const struct xrl_fleet *f, const struct frule *r)
+{
+	double per_sync = (double)r->count * f->cfg.sync_ms * 1e6 / r->period_ns;
+	unsigned n = f->hosts ? f->hosts : 1;
+
+	return (__u64)ceil(per_sync / n) + 1;
+}
+
+static __u64 want_max(const struct xrl_fleet *f, const struct frule *r)
+{
+	double per_lease = (double)r->count * xrl_fleet_lease_ms(f->cfg.sync_ms) * 1e6 / r->period_ns;
+
+	return (__u64)ceil(per_lease) + r->burst;
+}
+
+/* A candidate of the data path: a slot for it (the map still says pending
+ * until its first grant). */
+static void promote(struct xrl_fleet *f, int family, const __u32 gen, const __u8 *addr,
+		    const struct frule *r, __u32 key_len)
+{
+	char a[64];
+
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+
+		if (k->used)
+			continue;
+		memset(k, 0, sizeof(*k));
+		k->used = true;
+		k->family = family;
+		k->gen = gen;
+		k->rule_id = r->id;
+		k->key_len = key_len;
+		memcpy(k->addr, addr, family == 4 ? 4 : 16);
+		k->want = want_max(f, r);	/* the first grant may hold the burst */
+		xrl_addr_format(family, addr, a, sizeof(a));
+		snprintf(k->rkey, sizeof(k->rkey), "{xrl:%u:%s/%u}", r->id, a, key_len);
+		return;
+	}
+	f->st.candidates_full++;
+}
+
+static bool slot_of(struct xrl_fleet *f, int family, __u32 gen, const __u8 *addr, __u32 *slot)
+{
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+
+		if (k->used && k->family == family && k->gen == gen &&
+		    !memcmp(k->addr, addr, family == 4 ? 4 : 16)) {
+			*slot = s;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Walk the candidates and promoted keys of one family's map: promote the
+ * new ones, forget those of rules gone. */
+static void scan_family(struct xrl_fleet *f, int family)
+{
+	int fd = f->x->map_fd[family == 4 ? M_FLEET_KEYS4 : M_FLEET_KEYS6];
+	struct xrl_bucket_key6 cur, next;
+	bool first = true;
+	__u32 v, s;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &cur, &next)) {
+		const struct frule *r;
+		__u8 addr[16] = { 0 };
+		__u32 gen = next.gen;
+
+		first = false;
+		cur = next;
+		memcpy(addr, next.addr, family == 4 ? 4 : 16);
+		if (bpf_map_lookup_elem(fd, &next, &v))
+			continue;
+		r = rule_of_gen(f, gen);
+		if (!r) {	/* its rule changed or went */
+			if (slot_of(f, family, gen, addr, &s))
+				key_free(f, s);
+			else
+				bpf_map_delete_elem(fd, &next);	/* a candidate */
+			continue;
+		}
+		if (v == XRL_FLEET_PENDING && !slot_of(f, family, gen, addr, &s))
+			promote(f, family, gen, addr, r, r->key_len);
+	}
+}
+
+/* Swap the lease of slot s for a grant; returns the credit left of it. */
+static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
+{
+	struct xrl_lease *l = &f->x->leases[s];
+	struct fkey *k = &f->keys[s];
+	__u64 lease_ns = (__u64)xrl_fleet_lease_ms(f->cfg.sync_ms) * 1000000ULL;
+	__u64 old_exp = __atomic_load_n(&l->expires_ns, __ATOMIC_ACQUIRE), old, used, demand;
+	const struct frule *r = rule_of_gen(f, k->gen);
+
+	/* never new credit on old credit with a later expiry: the expiry
+	 * first (old credit may be spent a little longer, never re-counted),
+	 * then the credit replaced, its leftover kept to give back */
+	__atomic_store_n(&l->expires_ns, now_ns + lease_ns, __ATOMIC_RELEASE);
+	old = __atomic_exchange_n(&l->credit, grant, __ATOMIC_ACQ_REL);
+	if (!k->live) {
+		struct xrl_key key;
+
+		key_of(k, &key);
+		xrl_fleet_key_put(f->x, &key, s);
+		k->live = true;
+		old = 0;
+		used = 0;
+		k->idle = 0;
+	} else if ((__s64)(old_exp - now_ns) <= 0) {
+		f->st.expired += old;	/* run out: never spendable again */
+		used = k->grant - (old < k->grant ? old : k->grant);
+		old = 0;
+	} else {
+		used = k->grant - (old < k->grant ? old : k->grant);
+	}
+	k->ret = old;
+	k->grant = grant;
+	f->st.granted += grant;
+	/* ask for what was spent and what was refused, and a quarter more:
+	 * the grants follow each host's demand, not its past grants */
+	demand = used + __atomic_exchange_n(&l->denied, 0, __ATOMIC_ACQ_REL);
+	demand += demand / 4;
+	if (r) {
+		__u64 lo = want_min(f, r), hi = want_max(f, r);
+
+		k->want = demand < lo ? lo : demand > hi ? hi : demand;
+	}
+	k->idle = used ? 0 : k->idle + 1;
+}
+
+static void lat_observe(struct xrl_fleet *f, double s)
+{
+	for (int i = 0; i < XRL_FLEET_LAT_BUCKETS; i++)
+		if (s <= xrl_fleet_lat_bounds[i])
+			f->st.lat_le[i]++;
+	f->st.lat_count++;
+	f->st.lat_sum_s += s;
+	f->st.last_latency_s = s;
+}
+
+static int load_scripts(struct xrl_fleet *f)
+{
+	struct xrl_redis_cmd c[3] = {
+		{ .argc = 3, .argv = { "SCRIPT", "LOAD", lease_script }, .key = HOSTS_KEY },
+		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hosts_script }, .key = HOSTS_KEY },
+		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hot_script }, .key = HOSTS_KEY },
+	};
+	int bad = xrl_redis_batch(f->r, c, 3);
+
+	if (!bad && c[0].reply->type == REDIS_REPLY_STRING && c[1].reply->type == REDIS_REPLY_STRING &&
+	    c[2].reply->type == REDIS_REPLY_STRING) {
+		snprintf(f->sha_lease, sizeof(f->sha_lease), "%s", c[0].reply->str);
+		snprintf(f->sha_hosts, sizeof(f->sha_hosts), "%s", c[1].reply->str);
+		snprintf(f->sha_hot, sizeof(f->sha_hot), "%s", c[2].reply->str);
+	} else {
+		for (int i = 0; i < 3; i++)
+			if (c[i].err[0])
+				snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", c[i].err);
+		bad = bad ? bad : 1;
+	}
+	xrl_redis_batch_free(c, 3);
+	return bad ? -EIO : 0;
+}
+
+/* The batch's calls: the hosts call, then one lease call per promoted key. */
+struct call {
+	struct xrl_redis_cmd c;
+	__u32 slot;		/* lease calls */
+	const struct frule *rule;	/* hot calls */
+	char *keys;		/* hot calls: "ADDR/LEN ..." */
+	char a[5][40];
+};
+
+/* A key hot elsewhere: promoted here too when it had traffic here lately. */
+static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *s, __u64 now_ns)
+{
+	struct xrl_rule_entry e = { 0 };
+	struct xrl_bucket b;
+	struct xrl_key k;
+	__u32 slot;
+
+	if (xrl_prefix_parse(s, &e))
+		return;
+	if (slot_of(f, e.family, r->gen, e.addr, &slot))
+		return;
+	k.family = e.family;
+	k.gen = r->gen;
+	memcpy(k.addr, e.addr, 16);
+	if (xrl_bucket_get(f->x, &k, &b) || now_ns - b.last_ns > 1000000000ULL)
+		return;
+	promote(f, e.family, r->gen, e.addr, r, r->key_len);
+}
+
+static int run_sync(struct xrl_fleet *f, __u64 now_ns)
+{
+	size_t n = 0, max = 1 + f->nrules + XRL_FLEET_SLOTS;
+	struct call *calls = calloc(max, sizeof(*calls));
+	char ttl[16];
+	int bad, err = 0;
+
+	if (!calls)
+		return -ENOMEM;
+	if (!f->sha_lease[0] && load_scripts(f)) {
+		free(calls);
+		return -EIO;
+	}
+	snprintf(ttl, sizeof(ttl), "%d", XRL_FLEET_HOST_TTL_MS);
+	calls[n++].c = (struct xrl_redis_cmd){
+		.argc = 6, .argv = { "EVALSHA", f->sha_hosts, "1", HOSTS_KEY, f->cfg.host, ttl },
+		.key = HOSTS_KEY, .script = hosts_script,
+	};
+	for (size_t i = 0; i < f->nrules && n < max; i++) {
+		const struct frule *r = &f->rules[i];
+		struct call *cl = &calls[n++];
+		size_t len = 0, cap = 64;
+
+		cl->rule = r;
+		cl->keys = malloc(cap);
+		if (!cl->keys) {
+			n--;
+			continue;
+		}
+		cl->keys[0] = '\0';
+		for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+			struct fkey *k = &f->keys[s];
+			const char *tag;
+
+			if (!k->used || !k->live || k->gen != r->gen)
+				continue;
+			if (len + 80 > cap) {
+				char *p = realloc(cl->keys, cap * 2);
+
+				if (!p)
+					break;
+				cl->keys = p;
+				cap *= 2;
+			}
+			tag = strchr(k->rkey, ':') ? strchr(strchr(k->rkey, ':') + 1, ':') + 1 : "";
+			/* {xrl:RULE:ADDR/LEN} -> ADDR/LEN */
+			len += snprintf(cl->keys + len, cap - len, "%s%.*s", len ? " " : "",
+					(int)strcspn(tag, "}"), tag);
+		}
+		snprintf(cl->a[0], sizeof(cl->a[0]), "{xrl:hot:%u}", r->id);
+		snprintf(cl->a[1], sizeof(cl->a[1]), "%d", XRL_FLEET_HOST_TTL_MS);
+		cl->c = (struct xrl_redis_cmd){
+			.argc = 6, .argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys },
+			.key = cl->a[0], .script = hot_script,
+		};
+	}
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+		const struct frule *r;
+		struct call *cl;
+
+		if (!k->used || !(r = rule_of_gen(f, k->gen)) || n >= max)
+			continue;
+		cl = &calls[n++];
+		cl->slot = s;
+		snprintf(cl->a[0], sizeof(cl->a[0]), "%.6f", r->period_ns / 1e3 / r->count);
+		snprintf(cl->a[1], sizeof(cl->a[1]), "%llu", (unsigned long long)r->burst);
+		snprintf(cl->a[2], sizeof(cl->a[2]), "%llu", (unsigned long long)k->ret);
+		snprintf(cl->a[3], sizeof(cl->a[3]), "%llu", (unsigned long long)k->want);
+		snprintf(cl->a[4], sizeof(cl->a[4]), "%d", XRL_FLEET_HOST_TTL_MS);
+		cl->c = (struct xrl_redis_cmd){
+			.argc = 10,
+			.argv = { "EVALSHA", f->sha_lease, "1", k->rkey, cl->a[0], cl->a[1], cl->a[2],
+				  cl->a[3], f->cfg.host, cl->a[4] },
+			.key = k->rkey, .script = lease_script,
+		};
+	}
+	{
+		struct xrl_redis_cmd *cmds = calloc(n, sizeof(*cmds));
+
+		if (!cmds) {
+			free(calls);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			cmds[i] = calls[i].c;
+		bad = xrl_redis_batch(f->r, cmds, n);
+		if (!cmds[0].reply || cmds[0].reply->type != REDIS_REPLY_INTEGER) {
+			err = -EIO;
+		} else {
+			f->hosts = cmds[0].reply->integer > 0 ? cmds[0].reply->integer : 1;
+		}
+		for (size_t i = 1; i < n; i++) {
+			redisReply *rep = cmds[i].reply;
+			struct fkey *k = &f->keys[calls[i].slot];
+
+			if (calls[i].rule) {	/* the hot keys */
+				if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+					err = -EIO;
+					continue;
+				}
+				for (size_t j = 0; j < rep->elements; j++)
+					if (rep->element[j]->type == REDIS_REPLY_STRING)
+						promote_hot(f, calls[i].rule, rep->element[j]->str, now_ns);
+				continue;
+			}
+			f->st.lease_calls++;
+			if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+			    rep->element[0]->type != REDIS_REPLY_INTEGER) {
+				/* the call may have gone through: never give the
+				 * leftover back twice */
+				k->ret = 0;
+				err = -EIO;
+				continue;
+			}
+			f->st.returned += k->ret;
+			swap_lease(f, calls[i].slot, rep->element[0]->integer, now_ns);
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (cmds[i].err[0]) {
+				snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", cmds[i].err);
+				break;
+			}
+		}
+		xrl_redis_batch_free(cmds, n);
+		free(cmds);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(calls[i].keys);
+	free(calls);
+	if (bad && !err)
+		err = -EIO;
+	return err;
+}
+
+/* A key that spent nothing for a while goes back to its share. */
+static void demote_idle(struct xrl_fleet *f)
+{
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+
+		if (k->used && (k->idle >= XRL_FLEET_IDLE_SYNCS || !rule_of_gen(f, k->gen)))
+			key_free(f, s);
+	}
+}
+
+int xrl_fleet_sync(struct xrl_fleet *f)
+{
+	double t0 = mono_ms();
+	__u64 now_ns;
+	int err;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->has_pending) {
+		free(f->rules);
+		f->rules = f->pending;
+		f->nrules = f->npending;
+		f->pending = NULL;
+		f->has_pending = false;
+	}
+	scan_family(f, 4);
+	scan_family(f, 6);
+	if (f->st.breaker == XRL_BREAKER_OPEN) {
+		if (t0 < f->open_until_ms) {
+			f->st.syncs_skipped++;
+			f->synced = false;
+			write_rules(f);
+			pthread_mutex_unlock(&f->lock);
+			return -EAGAIN;
+		}
+		f->st.breaker = XRL_BREAKER_HALF_OPEN;	/* one probe */
+	}
+	pthread_mutex_unlock(&f->lock);
+
+	/* Redis' I/O outside the lock: stats and rules stay readable */
+	now_ns = xrl_now_ns(f->x);
+	err = run_sync(f, now_ns);
+
+	pthread_mutex_lock(&f->lock);
+	lat_observe(f, (mono_ms() - t0) / 1e3);
+	if (!err) {
+		f->st.syncs_ok++;
+		f->fails = 0;
+		f->synced = true;
+		f->st.breaker = XRL_BREAKER_CLOSED;
+		f->backoff_ms = XRL_FLEET_BACKOFF_MIN_MS;
+		f->last_ok_ns = now_ns;
+		f->last_lat_ns = (mono_ms() - t0) * 1e6;
+		f->st.last_ok_ms = mono_ms();
+		demote_idle(f);
+	} else {
+		f->st.syncs_failed++;
+		f->synced = false;
+		if (f->st.breaker == XRL_BREAKER_HALF_OPEN || ++f->fails >= XRL_FLEET_BREAKER_FAILS) {
+			if (f->st.breaker == XRL_BREAKER_HALF_OPEN)
+				f->backoff_ms = f->backoff_ms * 2 > XRL_FLEET_BACKOFF_MAX_MS ?
+							XRL_FLEET_BACKOFF_MAX_MS : f->backoff_ms * 2;
+			f->st.breaker = XRL_BREAKER_OPEN;
+			f->open_until_ms = mono_ms() + f->backoff_ms;
+		}
+		f->sha_lease[0] = '\0';	/* a restarted Redis lost them: load again */
+	}
+	write_rules(f);
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+void xrl_fleet_leave(struct xrl_fleet *f)
+{
+	struct xrl_redis_cmd c = {
+		.argc = 6, .argv = { "EVAL", hosts_script, "1", HOSTS_KEY, f->cfg.host, "0" },
+		.key = HOSTS_KEY,
+	};
+
+	xrl_redis_batch(f->r, &c, 1);
+	xrl_redis_batch_free(&c, 1);
+}
+
+void xrl_fleet_stats_get(struct xrl_fleet *f, struct xrl_fleet_stats *s)
+{
+	unsigned promoted = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (__u32 i = 0; i < XRL_FLEET_SLOTS; i++)
+		promoted += f->keys[i].used && f->keys[i].live;
+	f->st.promoted = promoted;
+	f->st.hosts = f->hosts;
+	*s = f->st;
+	pthread_mutex_unlock(&f->lock);
+	/* the client's counters: only the sync thread writes them */
+	xrl_redis_stats_get(f->r, &s->redis);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Fleet-wide limits (README, "Fleet-wide limits"): the daemon's side.
+ *
+ * One sync (xrl_fleet_sync(), every `sync` ms, from a thread of its own):
+ *   1. register this host in the set of live hosts (a sorted set whose
+ *      scores are each host's expiry, by Redis' clock) and read N;
+ *   2. promote the candidates the data path inserted (keys its share
+ *      dropped) to a lease slot;
+ *   3. for each promoted key, one call of the lease script (EVALSHA, hash-
+ *      tagged key {xrl:RULE:KEY}): give back the leftover of the lease
+ *      before last, take a new grant from the fleet GCRA, by Redis' TIME;
+ *   4. swap each lease: the new expiry, then the new credit by an atomic
+ *      exchange whose old value is the leftover to give back next time
+ *      (an expired one is gone, not given back: it was never spendable);
+ *   5. write each fleet rule's share (rate / N, burst / N) and state.
+ * All calls of one sync are one pipelined batch. Calls time out after
+ * `timeout` ms; three failed syncs in a row open the breaker: no calls
+ * until a back-off (100 ms, doubling to 800 ms) has passed, then one probe.
+ */
+#ifndef XRL_FLEET_H
+#define XRL_FLEET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "libxrl.h"
+#include "redis_cluster.h"
+
+#define XRL_FLEET_SYNC_MS	100	/* default sync interval */
+#define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */
+#define XRL_FLEET_HOST_TTL_MS	2000	/* a host not heard of for this long is gone */
+#define XRL_FLEET_BREAKER_FAILS	3
+#define XRL_FLEET_BACKOFF_MIN_MS 100
+#define XRL_FLEET_BACKOFF_MAX_MS 800	/* Redis back: leases resume within a second */
+#define XRL_FLEET_IDLE_SYNCS	20	/* a promoted key spending nothing this long goes back */
+#define XRL_FLEET_LAT_BUCKETS	10
+
+struct xrl_fleet_cfg {
+	char redis[256];
+	bool cluster;
+	long sync_ms, timeout_ms;	/* 0: the defaults */
+	char host[64];			/* "": the hostname */
+	char auth_file[4096];		/* "": no AUTH */
+};
+
+/* The lease: what a grant may be spent for. Worst-case overshoot (README):
+ * B + R * (W + lease) + B + R * promote, promote <= 2 sync. */
+static inline long xrl_fleet_lease_ms(long sync_ms)
+{
+	return 2 * sync_ms + 50;
+}
+
+enum xrl_breaker { XRL_BREAKER_CLOSED, XRL_BREAKER_OPEN, XRL_BREAKER_HALF_OPEN };
+
+struct xrl_fleet_stats {
+	unsigned long long syncs_ok, syncs_failed, syncs_skipped;
+	unsigned long long lat_le[XRL_FLEET_LAT_BUCKETS];	/* cumulative, le xrl_fleet_lat_bounds */
+	unsigned long long lat_count;
+	double lat_sum_s;
+	double last_latency_s;
+	double last_ok_ms;		/* CLOCK_MONOTONIC ms of the last good sync; 0: never */
+	int breaker;			/* enum xrl_breaker */
+	unsigned hosts;
+	unsigned promoted, candidates_full;
+	unsigned long long lease_calls;	/* lease script calls sent */
+	unsigned long long granted, returned, expired;
+	struct xrl_redis_stats redis;
+	char last_error[96];
+};
+
+extern const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS];	/* seconds */
+
+struct xrl_fleet;
+
+/* Read the credentials and open the client (no connection yet). */
+int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out);
+void xrl_fleet_free(struct xrl_fleet *f);
+/* The active rule set (after a commit): its fleet rules are synced, their
+ * shares written at once. */
+int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, size_t n);
+/* One sync: 0, or a negative errno when Redis failed it (or the breaker
+ * skipped it). */
+int xrl_fleet_sync(struct xrl_fleet *f);
+/* Leave the set of live hosts (a clean stop). */
+void xrl_fleet_leave(struct xrl_fleet *f);
+void xrl_fleet_stats_get(struct xrl_fleet *f, struct xrl_fleet_stats *s);
+long xrl_fleet_sync_ms(const struct xrl_fleet *f);
+
+/* The maps of the fleet (fleet_map.c): the promoted and candidate keys
+ * (lease_slot XRL_FLEET_PENDING: a candidate), each rule slot's share and
+ * state, and the leases' mmap (NULL on failure). */
+int xrl_fleet_key_put(struct xrl *x, const struct xrl_key *k, __u32 lease_slot);
+int xrl_fleet_key_get(struct xrl *x, const struct xrl_key *k, __u32 *lease_slot);
+int xrl_fleet_key_del(struct xrl *x, const struct xrl_key *k);
+int xrl_fleet_rule_put(struct xrl *x, __u32 slot, const struct xrl_fleet_rule *fr);
+struct xrl_lease *xrl_fleet_leases(struct xrl *x);
+
+/* What the daemon last wrote for the rule in this slot (status, stats):
+ * 0, or -ENOENT when nothing was. */
+int xrl_fleet_rule_get(struct xrl *x, __u32 slot, struct xrl_fleet_rule *out);
+const char *xrl_fleet_state_name(__u32 state);
+/* Each fleet rule's state, live hosts, last sync's age and latency and
+ * promoted keys: a "fleet" array of JSON, or one line per rule. */
+struct jw;
+void xrl_fleet_json(struct jw *w, struct xrl *x);
+void xrl_fleet_print(FILE *f, struct xrl *x);
+
+#endif

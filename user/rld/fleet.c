@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet's sync thread: one xrl_fleet_sync() every `sync` ms, on a
+ * thread of its own, so that Redis' latency never delays the heartbeat,
+ * the metrics or a reload (libxrl's fleet.c does the work).
+ */
+#include "rld.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *fleet_main(void *arg)
+{
+	struct timespec next;
+	int last = 0;
+
+	pthread_mutex_lock(&d.fleet_lock);
+	while (!d.fleet_stop) {
+		int err;
+
+		pthread_mutex_unlock(&d.fleet_lock);
+		err = xrl_fleet_sync(d.fleet);
+		if (err != last && err != -EAGAIN) {
+			struct xrl_fleet_stats st;
+
+			xrl_fleet_stats_get(d.fleet, &st);
+			if (err)
+				xrl_log(XRL_LOG_WARN, "fleet: sync failed (%s): rules follow on-failure as their leases run out",
+					st.last_error[0] ? st.last_error : strerror(-err));
+			else
+				xrl_log(XRL_LOG_INFO, "fleet: synced with Redis, %u live host(s)", st.hosts);
+			last = err;
+		}
+		pthread_mutex_lock(&d.fleet_lock);
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_nsec += xrl_fleet_sync_ms(d.fleet) * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		if (!d.fleet_stop)
+			pthread_cond_timedwait(&d.fleet_cond, &d.fleet_lock, &next);
+	}
+	pthread_mutex_unlock(&d.fleet_lock);
+	return NULL;
+}
+
+/* The rules in force, to the fleet. */
+void fleet_rules(void)
+{
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	if (!d.fleet || xrl_rules_get(d.x, &v, &n))
+		return;
+	xrl_fleet_rules_set(d.fleet, v, n);
+	free(v);
+}
+
+static void fleet_lines(const struct xrl_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%d|%ld|%ld|%s|%s", c->fleet_redis, c->fleet_cluster, c->fleet_sync_ms,
+		 c->fleet_timeout_ms, c->fleet_host, c->fleet_auth);
+}
+
+void fleet_check_reload(const struct xrl_config *c)
+{
+	char now[sizeof(d.fleet_lines)];
+
+	fleet_lines(c, now, sizeof(now));
+	if (strcmp(now, d.fleet_lines))
+		xrl_log(XRL_LOG_WARN, "reload: the fleet lines changed; they take effect at the next start (the rules did now)");
+}
+
+int fleet_start(const struct xrl_config *c)
+{
+	struct xrl_fleet_cfg fc = { 0 };
+	pthread_condattr_t ca;
+	int err;
+
+	fleet_lines(c, d.fleet_lines, sizeof(d.fleet_lines));
+	if (!c->fleet_redis[0]) {
+		for (size_t i = 0; i < c->nrules; i++) {
+			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {
+				xrl_log(XRL_LOG_WARN, "rules of scope fleet but no 'fleet redis' line: each host meters them alone, at the whole rate");
+				break;
+			}
+		}
+		return 0;
+	}
+	snprintf(fc.redis, sizeof(fc.redis), "%s", c->fleet_redis);
+	fc.cluster = c->fleet_cluster;
+	fc.sync_ms = c->fleet_sync_ms;
+	fc.timeout_ms = c->fleet_timeout_ms;
+	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
+	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
+	if ((err = xrl_fleet_new(d.x, &fc, &d.fleet))) {
+		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
+		return err;
+	}
+	fleet_rules();
+	pthread_mutex_init(&d.fleet_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d.fleet_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&d.fleet_thread, NULL, fleet_main, NULL);
+	if (err) {
+		xrl_fleet_free(d.fleet);
+		d.fleet = NULL;
+		return -err;
+	}
+	d.fleet_started = true;
+	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
+		fc.cluster ? " Cluster" : "", fc.redis, xrl_fleet_sync_ms(d.fleet),
+		xrl_fleet_lease_ms(xrl_fleet_sync_ms(d.fleet)), fc.host[0] ? fc.host : "(hostname)");
+	return 0;
+}
+
+void fleet_stop(bool leave)
+{
+	if (!d.fleet_started)
+		return;
+	pthread_mutex_lock(&d.fleet_lock);
+	d.fleet_stop = true;
+	pthread_cond_signal(&d.fleet_cond);
+	pthread_mutex_unlock(&d.fleet_lock);
+	pthread_join(d.fleet_thread, NULL);
+	d.fleet_started = false;
+	if (leave)
+		xrl_fleet_leave(d.fleet);
+	xrl_fleet_free(d.fleet);
+	d.fleet = NULL;
+}
+
+void fleet_metrics(FILE *f)
+{
+	static const char *const breaker[] = { "closed", "open", "half-open" };
+	static const char *const states[] = { "unsynced", "synced", "fallback-open", "closed" };
+	struct xrl_rule_entry *v;
+	struct xrl_fleet_stats st;
+	size_t n;
+
+	if (!d.fleet)
+		return;
+	xrl_fleet_stats_get(d.fleet, &st);
+	fprintf(f, "# HELP xdp_rl_fleet_syncs_total Syncs with Redis, by result (skipped: the breaker was open).\n"
+		   "# TYPE xdp_rl_fleet_syncs_total counter\n");
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"ok\"} %llu\n", st.syncs_ok);
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"failed\"} %llu\n", st.syncs_failed);
+	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"skipped\"} %llu\n", st.syncs_skipped);
+	fprintf(f, "# HELP xdp_rl_fleet_sync_duration_seconds How long each sync (one pipelined batch) took.\n"
+		   "# TYPE xdp_rl_fleet_sync_duration_seconds histogram\n");
+	for (int i = 0; i < XRL_FLEET_LAT_BUCKETS; i++)
+		fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"%g\"} %llu\n",
+			xrl_fleet_lat_bounds[i], st.lat_le[i]);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"} %llu\n", st.lat_count);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_sum %.6f\n", st.lat_sum_s);
+	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_count %llu\n", st.lat_count);
+	fprintf(f, "# HELP xdp_rl_fleet_last_sync_duration_seconds The last sync's duration.\n"
+		   "# TYPE xdp_rl_fleet_last_sync_duration_seconds gauge\n"
+		   "xdp_rl_fleet_last_sync_duration_seconds %.6f\n", st.last_latency_s);
+	fprintf(f, "# HELP xdp_rl_fleet_last_sync_age_seconds Seconds since the last good sync (-1: none yet).\n"
+		   "# TYPE xdp_rl_fleet_last_sync_age_seconds gauge\n"
+		   "xdp_rl_fleet_last_sync_age_seconds %.3f\n",
+		st.last_ok_ms ? (now_ms() - st.last_ok_ms) / 1e3 : -1.0);
+	fprintf(f, "# HELP xdp_rl_fleet_breaker_state The Redis circuit breaker: 1 for its state.\n"
+		   "# TYPE xdp_rl_fleet_breaker_state gauge\n");
+	for (int i = 0; i < 3; i++)
+		fprintf(f, "xdp_rl_fleet_breaker_state{state=\"%s\"} %d\n", breaker[i], st.breaker == i);
+	fprintf(f, "# HELP xdp_rl_fleet_live_hosts Live hosts in the fleet, as last read from Redis.\n"
+		   "# TYPE xdp_rl_fleet_live_hosts gauge\n"
+		   "xdp_rl_fleet_live_hosts %u\n", st.hosts);
+	fprintf(f, "# HELP xdp_rl_fleet_promoted_keys Keys holding a lease.\n"
+		   "# TYPE xdp_rl_fleet_promoted_keys gauge\n"
+		   "xdp_rl_fleet_promoted_keys %u\n", st.promoted);
+	fprintf(f, "# HELP xdp_rl_fleet_tokens_total Lease tokens: granted by Redis, returned unspent, expired unspent.\n"
+		   "# TYPE xdp_rl_fleet_tokens_total counter\n");
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"granted\"} %llu\n", st.granted);
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"returned\"} %llu\n", st.returned);
+	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"expired\"} %llu\n", st.expired);
+	fprintf(f, "# HELP xdp_rl_fleet_lease_calls_total Lease script calls sent to Redis (one per promoted key per sync).\n"
+		   "# TYPE xdp_rl_fleet_lease_calls_total counter\n"
+		   "xdp_rl_fleet_lease_calls_total %llu\n", st.lease_calls);
+	fprintf(f, "# HELP xdp_rl_fleet_redis_redirects_total Cluster redirections followed, and TRYAGAIN/CLUSTERDOWN failures.\n"
+		   "# TYPE xdp_rl_fleet_redis_redirects_total counter\n");
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"moved\"} %llu\n", st.redis.moved);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"ask\"} %llu\n", st.redis.ask);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"tryagain\"} %llu\n", st.redis.tryagain);
+	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"noscript\"} %llu\n", st.redis.noscript);
+	fprintf(f, "# HELP xdp_rl_fleet_rule_state Each fleet rule's state: 1 for the current one.\n"
+		   "# TYPE xdp_rl_fleet_rule_state gauge\n");
+	if (xrl_rules_get(d.x, &v, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_fleet_rule fr = { 0 };
+
+		if (v[i].r.scope != XRL_SCOPE_FLEET)
+			continue;
+		if (xrl_fleet_rule_get(d.x, v[i].r.slot, &fr) || fr.rule_id != v[i].r.id)
+			fr.state = XRL_FLEET_UNSYNCED;
+		for (int s = 0; s < 4; s++)
+			fprintf(f, "xdp_rl_fleet_rule_state{rule=\"%u\",state=\"%s\"} %d\n", v[i].r.id,
+				states[s], fr.state == (__u32)s);
+	}
+	free(v);
+}
