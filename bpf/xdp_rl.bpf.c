@@ -106,6 +106,22 @@ struct {
 	__type(value, struct xrl_event_stats);
 } xrl_event_stats SEC(".maps");
 
+/* Shared per-rule state: the aggregate's and the new-key budget's GCRA. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_shared);
+} xrl_rule_shared SEC(".maps");
+
+/* The hot-key drop cache (xdp_rl_common.h, struct xrl_hot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_HOT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_hot);
+} xrl_hot SEC(".maps");
+
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 
 /* A compare-and-swap that keeps losing means other CPUs keep admitting
@@ -115,6 +131,7 @@ struct {
 enum xrl_decision {
 	XRL_PASS = 0,
 	XRL_DROP = 1,
+	XRL_NO_BUDGET = 2,	/* meter_bucket: a new key found no new-key budget */
 };
 
 /*
@@ -250,6 +267,170 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 }
 
 /*
+ * One token of a shared GCRA (the aggregate, the new-key budget), taken in
+ * chunks: a CPU takes `chunk` tokens with one compare-and-swap and spends
+ * them from its own per-CPU counter, so that far from the limit the shared
+ * cache line is written once per chunk, not once per packet. Near the
+ * limit a whole chunk is not there: take one token.
+ */
+static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
+				       __u64 interval, __u64 limit, __u32 chunk)
+{
+	__u64 old, next, cost;
+	int i;
+
+	if (*tokens) {
+		(*tokens)--;
+		return 1;
+	}
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		old = READ_ONCE(*tat);
+		cost = chunk;
+		if (!xrl_gcra(old, now, interval, limit, cost, &next)) {
+			cost = 1;
+			if (!xrl_gcra(old, now, interval, limit, 1, &next))
+				return 0;
+		}
+		if (__sync_val_compare_and_swap(tat, old, next) == old) {
+			*tokens = cost - 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The rule's aggregate: 1 when it admits the packet (or there is none). */
+static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
+					    struct xrl_rule_stats *rs)
+{
+	struct xrl_rule_shared *sh;
+	__u64 none = 0;
+
+	if (!r->agg_interval)
+		return 1;
+	sh = bpf_map_lookup_elem(&xrl_rule_shared, &r->slot);
+	if (!sh)
+		return 0;
+	if (take_shared(&sh->agg_tat, rs ? &rs->agg_tokens : &none, now,
+			r->agg_interval, r->agg_limit, rs ? r->agg_chunk : 1))
+		return 1;
+	if (rs)
+		rs->agg_dropped++;
+	return 0;
+}
+
+/* May a new key of this rule get a bucket now? */
+static __always_inline int newkey_admits(const struct xrl_rule *r, __u64 now,
+					 struct xrl_rule_stats *rs)
+{
+	struct xrl_rule_shared *sh;
+	__u64 none = 0;
+
+	if (!r->nk_interval)
+		return 1;
+	sh = bpf_map_lookup_elem(&xrl_rule_shared, &r->slot);
+	if (!sh)
+		return 0;
+	if (take_shared(&sh->nk_tat, rs ? &rs->nk_tokens : &none, now,
+			r->nk_interval, r->nk_limit, rs ? r->nk_chunk : 1))
+		return 1;
+	if (rs)
+		rs->nk_refused++;
+	return 0;
+}
+
+/* Hash of the source into the hot-key cache. */
+static __always_inline __u32 hot_index(const struct xrl_pkt *p)
+{
+	__u32 h = p->saddr[0];
+
+	if (p->family == 6)
+		h ^= p->saddr[1] * 0x85ebca6bU ^ p->saddr[2] * 0xc2b2ae35U ^
+		     p->saddr[3] * 0x27d4eb2fU;
+	return (h * 0x9e3779b1U) >> 20 & (XRL_HOT_SLOTS - 1);
+}
+
+/* Add an entry's pending drops to its key's bucket. Out of line: once per
+ * XRL_HOT_FLUSH cached drops, and when an entry is replaced. */
+static __noinline int hot_flush(struct xrl_hot *e)
+{
+	struct xrl_bucket *b = NULL;
+	__u32 n = e->pending;
+
+	if (!n)
+		return 0;
+	e->pending = 0;
+	if (e->family == 4) {
+		struct xrl_bucket_key4 k4 = { .gen = e->gen, .addr = e->kaddr[0] };
+
+		b = bpf_map_lookup_elem(&xrl_buckets4, &k4);
+	} else if (e->family == 6) {
+		struct xrl_bucket_key6 k6 = { .gen = e->gen };
+
+		__builtin_memcpy(k6.addr, e->kaddr, 16);
+		b = bpf_map_lookup_elem(&xrl_buckets6, &k6);
+	}
+	if (b)
+		__sync_fetch_and_add(&b->dropped, n);
+	return 0;
+}
+
+/*
+ * The hot-key drop path, right after parsing: 1 when the cache knows this
+ * source over its limit under the current rule set (and has counted the
+ * drop), 0 to take the whole path.
+ */
+static __always_inline int hot_drop(const struct xrl_pkt *p, __u32 epoch, __u64 now_ns)
+{
+	__u32 idx = hot_index(p);
+	struct xrl_rule_stats *rs;
+	struct xrl_hot *e;
+
+	e = bpf_map_lookup_elem(&xrl_hot, &idx);
+	if (!e || e->family != p->family || e->epoch != epoch || e->src[0] != p->saddr[0])
+		return 0;
+	if (p->family == 6 && (e->src[1] != p->saddr[1] || e->src[2] != p->saddr[2] ||
+			       e->src[3] != p->saddr[3]))
+		return 0;
+	if (!xrl_before(xrl_ns_to_tu(now_ns), e->until))
+		return 0;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
+	if (rs) {
+		rs->hot_dropped++;
+		rs->dropped_packets++;
+		rs->dropped_bytes += p->len;
+	}
+	if (++e->pending >= XRL_HOT_FLUSH)
+		hot_flush(e);
+	return 1;
+}
+
+/* Remember a refusal of the key's bucket until it may admit again. */
+static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_rule *r,
+				     const __u32 *kaddr, __u64 until, __u32 epoch)
+{
+	__u32 idx = hot_index(p);
+	struct xrl_hot *e;
+
+	e = bpf_map_lookup_elem(&xrl_hot, &idx);
+	if (!e)
+		return;
+	if (e->pending)
+		hot_flush(e);
+	__builtin_memcpy(e->src, p->saddr, 16);
+	if (p->family == 4) {
+		e->kaddr[0] = kaddr[0];
+	} else {
+		__builtin_memcpy(e->kaddr, kaddr, 16);
+	}
+	e->until = until;
+	e->epoch = epoch;
+	e->gen = r->gen;
+	e->slot = r->slot;
+	e->family = p->family;
+}
+
+/*
  * Meter: GCRA on the (rule, key) bucket, exact across CPUs. Inlined once per
  * family with a constant map: the verifier inlines a hash look-up only where
  * the map is known (a map chosen by a branch cost 8-14 ns a packet here).
@@ -257,7 +438,7 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 static __always_inline int meter_bucket(void *map, const void *key,
 					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
-					struct xrl_rule_stats *rs)
+					struct xrl_rule_stats *rs, __u64 *until)
 {
 	struct xrl_bucket *b;
 	__u64 now = xrl_ns_to_tu(now_ns);
@@ -271,6 +452,8 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		 * existing key in a full LRU may evict another entry. */
 		struct xrl_bucket nb = { .last_ns = now_ns };
 
+		if (!newkey_admits(r, now, rs))
+			return XRL_NO_BUDGET;
 		if (xrl_gcra(now, now, r->interval, r->limit, 1, &nb.tat) &&
 		    bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
 			if (rs)
@@ -286,8 +469,10 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	b->last_ns = now_ns;
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(b->tat);
-		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat))
+		if (!xrl_gcra(old, now, r->interval, r->limit, 1, &tat)) {
+			*until = xrl_gcra_refused_until(old, r->interval, r->limit);
 			break;
+		}
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
 			if (b->limited)		/* the steady path reads one word */
 				key_passed(b, r, addr, family, now_ns, old, now);
@@ -300,17 +485,41 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	return XRL_DROP;
 }
 
+/* The key's verdict, then the aggregate's: a packet passes only when both
+ * admit. A refusal of the key's bucket goes into the hot-key cache. */
+static __always_inline int meter_done(const struct xrl_pkt *p, const struct xrl_rule *r,
+				      const __u32 *kaddr, int res, __u64 until,
+				      __u64 now_ns, __u32 epoch, struct xrl_rule_stats *rs)
+{
+	if (res == XRL_DROP) {
+		if (until)
+			hot_fill(p, r, kaddr, until, epoch);
+		return XRL_DROP;
+	}
+	/* a new key without budget: the aggregate alone, or nothing */
+	if (res == XRL_NO_BUDGET && !r->agg_interval)
+		return XRL_DROP;
+	return aggregate_admits(r, xrl_ns_to_tu(now_ns), rs) ? XRL_PASS : XRL_DROP;
+}
+
 static __always_inline int meter(const struct xrl_rule *r,
 				 const struct xrl_pkt *p, __u64 now_ns,
-				 struct xrl_rule_stats *rs)
+				 struct xrl_rule_stats *rs, __u32 epoch)
 {
+	__u64 until = 0;
+	int res;
+
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
 			.addr = p->saddr[0] & r->key_mask[0],
 		};
+		/* the key as 16 bytes: the compiler may merge the two
+		 * families' tails, and the verifier then reads 16 */
+		__u32 a4[4] = { k4.addr };
 
-		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs);
+		res = meter_bucket(&xrl_buckets4, &k4, a4, 4, r, now_ns, rs, &until);
+		return meter_done(p, r, a4, res, until, now_ns, epoch, rs);
 	} else {
 		struct xrl_bucket_key6 k6 = {
 			.gen = r->gen,
@@ -320,27 +529,31 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs);
+		res = meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, &until);
+		return meter_done(p, r, k6.addr, res, until, now_ns, epoch, rs);
 	}
 }
 
-/* Decide for a matched rule under the current mode. The clock is read at
- * most once: for the watchdog (armed while a daemon runs) and the meter. */
+/* The daemon stopped heartbeating: its watchdog time has passed. */
+static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 now_ns)
+{
+	__u64 wd = ctrl->watchdog_ns;
+
+	return wd && now_ns - ctrl->heartbeat_ns > wd;
+}
+
+/* Decide for a matched rule under the current mode. The clock was read
+ * once, before the hot-key cache: for the watchdog and the meter. */
 static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 				  const struct xrl_pkt *p,
 				  const struct xrl_control *ctrl,
-				  struct xrl_rule_stats *rs)
+				  struct xrl_rule_stats *rs, __u64 now_ns, __u32 epoch)
 {
-	__u64 wd = ctrl->watchdog_ns, now_ns = 0;
-
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
 	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
 		return XRL_DROP;
-	if (wd)
-		now_ns = clock_ns(ctrl);
-	/* the daemon stopped heartbeating: its watchdog time has passed */
-	if (wd && now_ns - ctrl->heartbeat_ns > wd) {
+	if (watchdog_fired(ctrl, now_ns)) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
@@ -355,7 +568,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_DROP;
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
-	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
+	return meter(r, p, now_ns, rs, epoch);
 }
 
 static __always_inline void count_rule(struct xrl_rule_stats *rs,
@@ -398,8 +611,9 @@ int xdp_rl(struct xdp_md *ctx)
 	struct xrl_if_stats *is;
 	struct xrl_rule_stats *rs;
 	struct xrl_rule *rule;
-	__u32 zero = 0, mode, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
+	__u32 zero = 0, mode, epoch, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
 	int res, decision;
+	__u64 now_ns;
 
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
 	gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
@@ -422,6 +636,14 @@ int xdp_rl(struct xdp_md *ctx)
 		return verdict(gs, is, mode, XRL_DROP);
 	}
 
+	/* The epoch before the rule set: a rule published after this read
+	 * is followed by a bump that voids what this packet caches. */
+	epoch = READ_ONCE(ctrl->cache_epoch);
+	now_ns = clock_ns(ctrl);
+	if (mode <= XRL_MODE_DRY_RUN && !watchdog_fired(ctrl, now_ns) &&
+	    hot_drop(&pkt, epoch, now_ns))
+		return verdict(gs, is, mode, XRL_DROP);
+
 	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
@@ -430,7 +652,7 @@ int xdp_rl(struct xdp_md *ctx)
 	}
 
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
-	decision = decide(rule, mode, &pkt, ctrl, rs);
+	decision = decide(rule, mode, &pkt, ctrl, rs, now_ns, epoch);
 	count_rule(rs, &pkt, decision);
 	return verdict(gs, is, mode, decision);
 }

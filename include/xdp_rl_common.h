@@ -84,6 +84,81 @@ struct xrl_rule {
 	__u32 burst;
 	__u8 unit;		/* enum xrl_unit */
 	__u8 pad[3];
+	/*
+	 * Aggregate: one GCRA for all keys of the rule together, checked after
+	 * the key's own bucket admitted the packet (both must admit). Shared
+	 * state in xrl_rule_shared[slot]; each CPU takes agg_chunk tokens at a
+	 * time (xrl_chunk()). agg_interval 0: no aggregate.
+	 */
+	__u64 agg_interval;
+	__u64 agg_limit;
+	__u64 agg_rate_count;	/* as configured; 0: none */
+	__u64 agg_rate_period_ns;
+	__u32 agg_burst;
+	__u32 agg_chunk;
+	/*
+	 * New keys: at most this many new buckets per second for the rule, a
+	 * GCRA of burst nk_burst shared like the aggregate. A key not in the
+	 * table that finds no budget is metered against the aggregate alone
+	 * (dropped without one) and does not enter the table.
+	 * nk_rate_count 0: the default, computed at commit from the table size
+	 * (XRL_NEWKEYS_DEFAULT_DIV).
+	 */
+	__u64 nk_interval;
+	__u64 nk_limit;
+	__u64 nk_rate_count;
+	__u64 nk_rate_period_ns;
+	__u32 nk_burst;
+	__u32 nk_chunk;
+};
+
+/* Rules without new-keys: table size / XRL_NEWKEYS_DEFAULT_DIV new keys a
+ * second after a burst of half the table (README, "New keys under
+ * pressure"). */
+#define XRL_NEWKEYS_DEFAULT_DIV	16
+
+/* Shared per-rule state (xrl_rule_shared, indexed by slot), one cache line
+ * per GCRA so that the aggregate and the new-key budget do not share one;
+ * zeroed by libxrl for a fresh slot before it is published. */
+struct xrl_rule_shared {
+	__u64 agg_tat;
+	__u64 pad1[7];
+	__u64 nk_tat;
+	__u64 pad2[7];
+};
+
+/*
+ * The hot-key drop cache: per CPU, direct-mapped by a hash of the source
+ * address (XRL_HOT_SLOTS entries). An entry says "packets from src are
+ * refused by rule slot/gen until `until` (time units)": with GCRA a key
+ * refused at TAT cannot pass before TAT - limit + interval and TAT only
+ * grows, so the answer is exact until then. It is valid only while `epoch`
+ * equals the control block's cache_epoch, which libxrl bumps after every
+ * rule-set commit, mode change and key reset; the watchdog is checked before
+ * the cache on every packet. Drops answered here go to the rule's counters
+ * at once and to the key's bucket (its `dropped`) every XRL_HOT_FLUSH drops
+ * and when the entry is replaced.
+ *
+ * Room for later: another algorithm sets `until` to its own "refused until"
+ * (a fixed window's end, a sliding window's time its count falls below the
+ * limit) or leaves the entry alone when it has none; an endpoint rule puts
+ * its class (proto, dport) in `klass`, which is part of the match and of
+ * the hash.
+ */
+#define XRL_HOT_SLOTS	4096	/* a power of two */
+#define XRL_HOT_FLUSH	16
+
+struct xrl_hot {
+	__u32 src[4];		/* the packet's source, as parsed */
+	__u32 kaddr[4];		/* the bucket's key: source masked by key_len */
+	__u64 until;		/* refused until (time units) */
+	__u32 epoch;		/* xrl_control.cache_epoch at the fill */
+	__u32 gen;		/* the rule's generation: the bucket key */
+	__u32 slot;		/* the rule's counters */
+	__u32 pending;		/* drops not yet added to the bucket */
+	__u8 family;		/* 4 or 6; 0: empty */
+	__u8 klass;		/* endpoint class; 0 today */
+	__u8 pad[6];
 };
 
 /*
@@ -168,6 +243,9 @@ struct xrl_control {
 	__u64 watchdog_ns;	/* heartbeat older than this: failure; 0 = none */
 	__u32 rules;		/* rules in the active set (for status) */
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
+	__u32 cache_epoch;	/* bumped after a commit, mode change, key reset:
+				 * every xrl_hot entry of an older epoch is void */
+	__u32 pad_epoch;
 };
 
 struct xrl_rule_stats {
@@ -178,6 +256,11 @@ struct xrl_rule_stats {
 	__u64 new_keys;
 	__u64 failure_passed;	/* passed by on-failure open (watchdog fired) */
 	__u64 failure_dropped;	/* dropped by on-failure closed */
+	__u64 hot_dropped;	/* drops answered by the hot-key cache (in dropped_packets) */
+	__u64 agg_dropped;	/* refused by the aggregate (in dropped_packets) */
+	__u64 nk_refused;	/* new keys refused a bucket by the new-key budget */
+	__u64 agg_tokens;	/* this CPU's chunk of the aggregate, not a counter */
+	__u64 nk_tokens;	/* this CPU's chunk of the new-key budget, not a counter */
 };
 
 /* Verdicts per interface: a per-CPU array indexed by the receiving

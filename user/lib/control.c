@@ -21,7 +21,16 @@ int xrl_mode_set(struct xrl *x, enum xrl_mode mode)
 	if (mode >= XRL_MODE_MAX)
 		return fail(EINVAL, "unknown mode %d", mode);
 	__atomic_store_n(&x->ctrl->mode, mode, __ATOMIC_RELEASE);
+	xrl__cache_bump(x);
 	return 0;
+}
+
+/* After the change it follows is visible to the data path: a packet that
+ * reads the new epoch sees the change (the epoch is read before the rules
+ * and the buckets). */
+void xrl__cache_bump(struct xrl *x)
+{
+	__atomic_fetch_add(&x->ctrl->cache_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
 enum xrl_mode xrl_mode_get(struct xrl *x)

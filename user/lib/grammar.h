@@ -121,6 +121,7 @@ enum xrl_arg {
 	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
 	XRL_ARG_STRING,		/* any word that fits the field (size) */
 	XRL_ARG_TOPIC,		/* a command word (a prefix on the CLI): help's */
+	XRL_ARG_RATE_AT,	/* N/unit into the __u64 count, period_ns at off */
 };
 
 enum xrl_need {
@@ -143,11 +144,17 @@ struct xrl_param {
 	unsigned short size;	/* and its size, for WORD, NUM and STRING */
 	enum xrl_need need;
 	const char *what;	/* its name in messages; NULL: name or meta */
+	/* a keyword that may follow this one's value and belongs to it:
+	 * "aggregate RATE burst N" (the aggregate's burst, not the key's) */
+	const struct xrl_param *then;
+	/* came after the command's first keywords: a prefix it shares with
+	 * one of them is theirs ("a" stays action's, not aggregate's) */
+	bool late;
 };
 
 /* Positions of a command's parameters in argv (-1: not given), by index
  * in its params table; what a check needs to blame the right word. */
-#define XRL_MAX_PARAMS	8
+#define XRL_MAX_PARAMS	10
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */

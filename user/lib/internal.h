@@ -24,7 +24,7 @@
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
-	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M__COUNT
+	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_RULE_SHARED, M_HOT, M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -57,6 +57,10 @@ int xrl__fail(int err, const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void xrl__warn(const char *fmt, ...);
 #define fail xrl__fail
+
+/* Void every hot-key cache entry (control.c): after a commit, a mode
+ * change, a key reset. */
+void xrl__cache_bump(struct xrl *x);
 #define warn xrl__warn
 #define map_names xrl__map_names
 

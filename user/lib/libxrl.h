@@ -89,6 +89,7 @@ int xrl_rule_prepare(struct xrl_rule_entry *e);
  * each field was written). */
 enum xrl_rule_field {
 	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
+	XRL_FIELD_AGGREGATE, XRL_FIELD_NEWKEYS,
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 

@@ -28,7 +28,7 @@
 const char *const xrl__map_names[M__COUNT] = {
 	"xrl_control", "xrl_rules4", "xrl_rules6", "xrl_buckets4",
 	"xrl_buckets6", "xrl_rule_stats", "xrl_global_stats", "xrl_if_stats",
-	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
+	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats", "xrl_rule_shared", "xrl_hot",
 };
 
 static bool is_bpffs(const char *path)
@@ -333,6 +333,8 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o)
 	maps[M_EVENTS_RLD] = x->skel->maps.xrl_events_rld;
 	maps[M_EVENTS_CTL] = x->skel->maps.xrl_events_ctl;
 	maps[M_EVENT_STATS] = x->skel->maps.xrl_event_stats;
+	maps[M_RULE_SHARED] = x->skel->maps.xrl_rule_shared;
+	maps[M_HOT] = x->skel->maps.xrl_hot;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

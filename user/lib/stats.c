@@ -117,6 +117,7 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 	}
 	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST))
 		return errno == ENOENT ? -ENOENT : fail(errno, "cannot reset the bucket: %s", strerror(errno));
+	xrl__cache_bump(x);	/* its TAT went back: "refused until" is void */
 	return 0;
 }
 
@@ -127,6 +128,7 @@ int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)
 
 	if (bpf_map_delete_elem(fd, &raw))
 		return errno == ENOENT ? -ENOENT : fail(errno, "cannot delete the bucket: %s", strerror(errno));
+	xrl__cache_bump(x);
 	return 0;
 }
 
