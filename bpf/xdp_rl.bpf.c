@@ -456,6 +456,12 @@ static __always_inline int meter_bucket(void *map, const void *key,
 			return XRL_NO_BUDGET;
 		if (xrl_gcra(now, now, r->interval, r->limit, 1, &nb.tat) &&
 		    bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
+			struct xrl_global_stats *gs;
+			__u32 zero = 0;
+
+			gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
+			if (gs)
+				gs->keys_inserted++;
 			if (rs)
 				rs->new_keys++;
 			return XRL_PASS;

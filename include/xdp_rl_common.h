@@ -279,6 +279,8 @@ struct xrl_global_stats {
 	__u64 malformed_packets;
 	__u64 passed_packets[XRL_MODE_MAX];	/* verdicts by mode */
 	__u64 dropped_packets[XRL_MODE_MAX];
+	__u64 keys_inserted;	/* buckets created, every rule: less the keys
+				 * tracked, an estimate of the evicted ones */
 };
 
 #endif /* XDP_RL_COMMON_H */

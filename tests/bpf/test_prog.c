@@ -1625,6 +1625,8 @@ static void test_new_keys(void)
 	CHECK_EQ(st.agg_dropped, 75);
 	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
 	CHECK_EQ(keys, 20);
+	CHECK_EQ(gstats().keys_inserted, 20);
+	CHECK_EQ(xrl_keys_evicted_estimate(&(struct xrl_global_stats){ .keys_inserted = 20 }, keys), 0);
 	/* a second later: 10 more new keys */
 	xrl_test_clock_set(X, T0 + SEC);
 	passed = 0;

@@ -198,6 +198,12 @@ int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
 	return walk_table(x, family, count_cb, n);
 }
 
+unsigned long long xrl_keys_evicted_estimate(const struct xrl_global_stats *g,
+					     unsigned long long tracked)
+{
+	return g->keys_inserted > tracked ? g->keys_inserted - tracked : 0;
+}
+
 __u32 xrl_keys_capacity_family(struct xrl *x, int family)
 {
 	int cap = map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
