@@ -148,6 +148,14 @@ static __always_inline __u64 clock_ns(const struct xrl_control *ctrl)
 	return bpf_ktime_get_coarse_ns();
 }
 
+/* The daemon stopped heartbeating: its watchdog time has passed. */
+static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 now_ns)
+{
+	__u64 wd = ctrl->watchdog_ns;
+
+	return wd && now_ns - ctrl->heartbeat_ns > wd;
+}
+
 /* Classify: the most specific source prefix of the published rule set. No
  * inner map (nothing published yet) is no rule: unmatched. */
 static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
@@ -375,12 +383,31 @@ static __noinline int hot_flush(struct xrl_hot *e)
 	return 0;
 }
 
+/* Is the entry's source still refused, the watchdog quiet? The clock only
+ * for a known source, and once a tick (struct xrl_hot). */
+static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl_control *ctrl)
+{
+	__u64 now_ns, j = 0;
+
+	if (!use_test_clock) {
+		j = bpf_jiffies64();
+		if (j == e->checked_j)
+			return 1;
+	}
+	now_ns = clock_ns(ctrl);
+	if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
+		return 0;
+	e->checked_j = j;
+	return 1;
+}
+
 /*
  * The hot-key drop path, right after parsing: 1 when the cache knows this
  * source over its limit under the current rule set (and has counted the
  * drop), 0 to take the whole path.
  */
-static __always_inline int hot_drop(const struct xrl_pkt *p, __u32 epoch, __u64 now_ns)
+static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_control *ctrl,
+				    __u32 epoch)
 {
 	__u32 idx = hot_index(p);
 	struct xrl_rule_stats *rs;
@@ -392,7 +419,7 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, __u32 epoch, __u64 
 	if (p->family == 6 && (e->src[1] != p->saddr[1] || e->src[2] != p->saddr[2] ||
 			       e->src[3] != p->saddr[3]))
 		return 0;
-	if (!xrl_before(xrl_ns_to_tu(now_ns), e->until))
+	if (!hot_still_refused(e, ctrl))
 		return 0;
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
 	if (rs) {
@@ -424,6 +451,7 @@ static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_r
 		__builtin_memcpy(e->kaddr, kaddr, 16);
 	}
 	e->until = until;
+	e->checked_j = 0;
 	e->epoch = epoch;
 	e->gen = r->gen;
 	e->slot = r->slot;
@@ -540,26 +568,22 @@ static __always_inline int meter(const struct xrl_rule *r,
 	}
 }
 
-/* The daemon stopped heartbeating: its watchdog time has passed. */
-static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 now_ns)
-{
-	__u64 wd = ctrl->watchdog_ns;
-
-	return wd && now_ns - ctrl->heartbeat_ns > wd;
-}
-
-/* Decide for a matched rule under the current mode. The clock was read
- * once, before the hot-key cache: for the watchdog and the meter. */
+/* Decide for a matched rule under the current mode. The clock is read at
+ * most once: for the watchdog (armed while a daemon runs) and the meter. */
 static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 				  const struct xrl_pkt *p,
 				  const struct xrl_control *ctrl,
-				  struct xrl_rule_stats *rs, __u64 now_ns, __u32 epoch)
+				  struct xrl_rule_stats *rs, __u32 epoch)
 {
+	__u64 wd = ctrl->watchdog_ns, now_ns = 0;
+
 	if (r->action == XRL_ACT_ALLOW)
 		return XRL_PASS;
 	if (mode == XRL_MODE_FAIL_CLOSED)	/* the operator's word first */
 		return XRL_DROP;
-	if (watchdog_fired(ctrl, now_ns)) {
+	if (wd)
+		now_ns = clock_ns(ctrl);
+	if (wd && watchdog_fired(ctrl, now_ns)) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
@@ -574,7 +598,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_DROP;
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
-	return meter(r, p, now_ns, rs, epoch);
+	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs, epoch);
 }
 
 static __always_inline void count_rule(struct xrl_rule_stats *rs,
@@ -619,7 +643,6 @@ int xdp_rl(struct xdp_md *ctx)
 	struct xrl_rule *rule;
 	__u32 zero = 0, mode, epoch, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
 	int res, decision;
-	__u64 now_ns;
 
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
 	gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
@@ -645,9 +668,7 @@ int xdp_rl(struct xdp_md *ctx)
 	/* The epoch before the rule set: a rule published after this read
 	 * is followed by a bump that voids what this packet caches. */
 	epoch = READ_ONCE(ctrl->cache_epoch);
-	now_ns = clock_ns(ctrl);
-	if (mode <= XRL_MODE_DRY_RUN && !watchdog_fired(ctrl, now_ns) &&
-	    hot_drop(&pkt, epoch, now_ns))
+	if (mode <= XRL_MODE_DRY_RUN && hot_drop(&pkt, ctrl, epoch))
 		return verdict(gs, is, mode, XRL_DROP);
 
 	rule = classify(&pkt);
@@ -658,7 +679,7 @@ int xdp_rl(struct xdp_md *ctx)
 	}
 
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
-	decision = decide(rule, mode, &pkt, ctrl, rs, now_ns, epoch);
+	decision = decide(rule, mode, &pkt, ctrl, rs, epoch);
 	count_rule(rs, &pkt, decision);
 	return verdict(gs, is, mode, decision);
 }

@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 		{ "xdp-rl QinQ-tagged hit", 0, { .src = "198.18.0.1", .vlans = 2, .payload = 18 } },
 		{ "xdp-rl allow rule", 0, { .src = "198.18.2.1", .payload = 18 } },
 		{ "xdp-rl unmatched", 0, { .src = "203.0.113.1", .payload = 18 } },
+		{ "xdp-rl aggregate far from its limit, passed", 0, { .src = "198.18.3.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -126,6 +127,7 @@ int main(int argc, char **argv)
 	if (add_rule(x, v, &n, "rule add 198.18.0.0/24 rate 100000000/s burst 4000000000") ||
 	    add_rule(x, v, &n, "rule add 198.18.1.0/24 rate 1/h burst 1") ||
 	    add_rule(x, v, &n, "rule add 198.18.2.0/24 action allow") ||
+	    add_rule(x, v, &n, "rule add 198.18.3.0/24 rate 100000000/s burst 4000000000 aggregate 100000000/s burst 4000000000") ||
 	    add_rule(x, v, &n, "rule add 2001:db8::/32 rate 100000000/s burst 4000000000") ||
 	    xrl_rules_commit(x, v, n)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());

@@ -54,7 +54,8 @@ void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns)
 {
 	__atomic_store_n(&x->ctrl->heartbeat_interval_ms, interval_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->heartbeat_ns, xrl_now_ns(x), __ATOMIC_RELEASE);
-	__atomic_store_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_ACQ_REL) != watchdog_ns)
+		xrl__cache_bump(x);	/* the hot-key cache checks it once a tick */
 }
 
 bool xrl_heartbeating(struct xrl *x)
