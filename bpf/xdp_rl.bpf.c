@@ -282,7 +282,7 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
  * limit a whole chunk is not there: take one token.
  */
 static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
-				       __u64 interval, __u64 limit, __u32 chunk)
+				       __u64 interval, __u64 limit, __u32 chunk, __u64 *until)
 {
 	__u64 old, next, cost;
 	int i;
@@ -296,8 +296,10 @@ static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
 		cost = chunk;
 		if (!xrl_gcra(old, now, interval, limit, cost, &next)) {
 			cost = 1;
-			if (!xrl_gcra(old, now, interval, limit, 1, &next))
+			if (!xrl_gcra(old, now, interval, limit, 1, &next)) {
+				*until = xrl_gcra_refused_until(old, interval, limit);
 				return 0;
+			}
 		}
 		if (__sync_val_compare_and_swap(tat, old, next) == old) {
 			*tokens = cost - 1;
@@ -312,7 +314,7 @@ static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
 					    struct xrl_rule_stats *rs)
 {
 	struct xrl_rule_shared *sh;
-	__u64 none = 0;
+	__u64 none = 0, until = 0;
 
 	if (!r->agg_interval)
 		return 1;
@@ -320,11 +322,28 @@ static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
 	if (!sh)
 		return 0;
 	if (take_shared(&sh->agg_tat, rs ? &rs->agg_tokens : &none, now,
-			r->agg_interval, r->agg_limit, rs ? r->agg_chunk : 1))
+			r->agg_interval, r->agg_limit, rs ? r->agg_chunk : 1, &until))
 		return 1;
-	if (rs)
+	if (rs) {
 		rs->agg_dropped++;
+		rs->agg_until = until;
+	}
 	return 0;
+}
+
+/*
+ * The aggregate is known exhausted on this CPU (its shared GCRA refused
+ * one token, and TAT only grows): every packet of the rule is dropped until
+ * then, before its key is looked up; no key's bucket or new-key budget is
+ * charged. What a spoofed flood costs once the aggregate is spent.
+ */
+static __always_inline int aggregate_closed(const struct xrl_rule *r, __u64 now,
+					    struct xrl_rule_stats *rs)
+{
+	if (!r->agg_interval || !rs || !xrl_before(now, rs->agg_until))
+		return 0;
+	rs->agg_dropped++;
+	return 1;
 }
 
 /* May a new key of this rule get a bucket now? */
@@ -332,7 +351,7 @@ static __always_inline int newkey_admits(const struct xrl_rule *r, __u64 now,
 					 struct xrl_rule_stats *rs)
 {
 	struct xrl_rule_shared *sh;
-	__u64 none = 0;
+	__u64 none = 0, until;
 
 	if (!r->nk_interval)
 		return 1;
@@ -340,7 +359,7 @@ static __always_inline int newkey_admits(const struct xrl_rule *r, __u64 now,
 	if (!sh)
 		return 0;
 	if (take_shared(&sh->nk_tat, rs ? &rs->nk_tokens : &none, now,
-			r->nk_interval, r->nk_limit, rs ? r->nk_chunk : 1))
+			r->nk_interval, r->nk_limit, rs ? r->nk_chunk : 1, &until))
 		return 1;
 	if (rs)
 		rs->nk_refused++;
@@ -543,6 +562,8 @@ static __always_inline int meter(const struct xrl_rule *r,
 	__u64 until = 0;
 	int res;
 
+	if (aggregate_closed(r, xrl_ns_to_tu(now_ns), rs))
+		return XRL_DROP;
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,

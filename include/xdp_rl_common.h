@@ -271,6 +271,9 @@ struct xrl_rule_stats {
 	__u64 nk_refused;	/* new keys refused a bucket by the new-key budget */
 	__u64 agg_tokens;	/* this CPU's chunk of the aggregate, not a counter */
 	__u64 nk_tokens;	/* this CPU's chunk of the new-key budget, not a counter */
+	__u64 agg_until;	/* the aggregate refused on this CPU until (time
+				 * units), not a counter: till then every packet of
+				 * the rule is dropped before its key is looked up */
 };
 
 /* Verdicts per interface: a per-CPU array indexed by the receiving

@@ -1488,6 +1488,7 @@ static void test_hot_cache_invalidated(void)
 /* aggregate: one bucket for all keys of the rule, after each key's own. */
 static void test_aggregate(void)
 {
+	unsigned long long keys;
 	char src[32];
 	int passed = 0;
 
@@ -1501,6 +1502,16 @@ static void test_aggregate(void)
 	}
 	CHECK_EQ(passed, 5);
 	CHECK_EQ(rstats(1).agg_dropped, 15);
+	/* once refused, the rule drops before the keys: 5 passed and the
+	 * first refused have a bucket, the 14 after it none */
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
+	CHECK_EQ(keys, 6);
+	/* 10/s, burst 5: the aggregate refuses until exactly T0 + 100 ms */
+	xrl_test_clock_set(X, T0 + SEC / 10 - 1);
+	CHECK_EQ(run_from("198.18.0.30"), DROP);
+	xrl_test_clock_set(X, T0 + SEC / 10);
+	CHECK_EQ(run_from("198.18.0.31"), PASS);
+	CHECK_EQ(run_from("198.18.0.32"), DROP);
 	/* a key refused by its own bucket costs the aggregate nothing */
 	xrl_test_clock_set(X, T0 + SEC);	/* full again: 5 */
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
@@ -1612,7 +1623,8 @@ static void test_new_keys(void)
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
-	/* with an aggregate: 10 new keys, then 15 more through the aggregate */
+	/* with an aggregate: 10 new keys, then 15 more through the aggregate;
+	 * once it refused, the rest never reach the table or the budget */
 	passed = 0;
 	for (int i = 0; i < 100; i++) {
 		snprintf(src, sizeof(src), "198.19.0.%d", i + 1);
@@ -1621,7 +1633,7 @@ static void test_new_keys(void)
 	st = rstats(2);
 	CHECK_EQ(passed, 25);
 	CHECK_EQ(st.new_keys, 10);
-	CHECK_EQ(st.nk_refused, 90);
+	CHECK_EQ(st.nk_refused, 16);
 	CHECK_EQ(st.agg_dropped, 75);
 	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
 	CHECK_EQ(keys, 20);
