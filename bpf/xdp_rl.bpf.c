@@ -327,6 +327,7 @@ static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
 	if (rs) {
 		rs->agg_dropped++;
 		rs->agg_until = until;
+		rs->agg_checked_j = 0;
 	}
 	return 0;
 }
@@ -335,13 +336,28 @@ static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
  * The aggregate is known exhausted on this CPU (its shared GCRA refused
  * one token, and TAT only grows): every packet of the rule is dropped until
  * then, before its key is looked up; no key's bucket or new-key budget is
- * charged. What a spoofed flood costs once the aggregate is spent.
+ * charged. What a spoofed flood costs once the aggregate is spent. The
+ * clock is read once a tick, as for the hot-key cache (struct xrl_hot).
  */
-static __always_inline int aggregate_closed(const struct xrl_rule *r, __u64 now,
+static __always_inline int aggregate_closed(const struct xrl_rule *r,
+					    const struct xrl_control *ctrl,
 					    struct xrl_rule_stats *rs)
 {
-	if (!r->agg_interval || !rs || !xrl_before(now, rs->agg_until))
+	__u64 j = 0;
+
+	if (!r->agg_interval || !rs || !rs->agg_until)
 		return 0;
+	if (!use_test_clock) {
+		j = bpf_jiffies64();
+		if (j == rs->agg_checked_j)
+			goto closed;
+	}
+	if (!xrl_before(xrl_ns_to_tu(clock_ns(ctrl)), rs->agg_until)) {
+		rs->agg_until = 0;	/* open again: no more checks */
+		return 0;
+	}
+	rs->agg_checked_j = j;
+closed:
 	rs->agg_dropped++;
 	return 1;
 }
@@ -374,7 +390,19 @@ static __always_inline __u32 hot_index(const struct xrl_pkt *p)
 	if (p->family == 6)
 		h ^= p->saddr[1] * 0x85ebca6bU ^ p->saddr[2] * 0xc2b2ae35U ^
 		     p->saddr[3] * 0x27d4eb2fU;
-	return (h * 0x9e3779b1U) >> 20 & (XRL_HOT_SLOTS - 1);
+	/* the product's top bits name the set (XRL_HOT_SLOTS / 2 of them);
+	 * the first of its two ways */
+	return (h * 0x9e3779b1U) >> (32 - XRL_HOT_SET_BITS) << 1;
+}
+
+/* Is this entry the packet's source under the current epoch? */
+static __always_inline int hot_match(const struct xrl_hot *e, const struct xrl_pkt *p,
+				     __u32 epoch)
+{
+	if (e->family != p->family || e->epoch != epoch || e->src[0] != p->saddr[0])
+		return 0;
+	return p->family == 4 || (e->src[1] == p->saddr[1] && e->src[2] == p->saddr[2] &&
+				  e->src[3] == p->saddr[3]);
 }
 
 /* Add an entry's pending drops to its key's bucket. Out of line: once per
@@ -433,11 +461,14 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 	struct xrl_hot *e;
 
 	e = bpf_map_lookup_elem(&xrl_hot, &idx);
-	if (!e || e->family != p->family || e->epoch != epoch || e->src[0] != p->saddr[0])
+	if (!e)
 		return 0;
-	if (p->family == 6 && (e->src[1] != p->saddr[1] || e->src[2] != p->saddr[2] ||
-			       e->src[3] != p->saddr[3]))
-		return 0;
+	if (!hot_match(e, p, epoch)) {
+		idx++;
+		e = bpf_map_lookup_elem(&xrl_hot, &idx);
+		if (!e || !hot_match(e, p, epoch))
+			return 0;
+	}
 	if (!hot_still_refused(e, ctrl))
 		return 0;
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
@@ -451,16 +482,22 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 	return 1;
 }
 
-/* Remember a refusal of the key's bucket until it may admit again. */
+/* Remember a refusal of the key's bucket until it may admit again: in
+ * the way that holds the source already, else in one whose answer is void
+ * (another epoch, or past its time), else in the second way. */
 static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_rule *r,
-				     const __u32 *kaddr, __u64 until, __u32 epoch)
+				     const __u32 *kaddr, __u64 until, __u32 epoch, __u64 now)
 {
-	__u32 idx = hot_index(p);
-	struct xrl_hot *e;
+	__u32 idx = hot_index(p), idx1 = idx + 1;
+	struct xrl_hot *e, *e1;
 
 	e = bpf_map_lookup_elem(&xrl_hot, &idx);
-	if (!e)
+	e1 = bpf_map_lookup_elem(&xrl_hot, &idx1);
+	if (!e || !e1)
 		return;
+	if (!hot_match(e, p, epoch) &&
+	    (hot_match(e1, p, epoch) || (e->epoch == epoch && xrl_before(now, e->until))))
+		e = e1;
 	if (e->pending)
 		hot_flush(e);
 	__builtin_memcpy(e->src, p->saddr, 16);
@@ -546,7 +583,7 @@ static __always_inline int meter_done(const struct xrl_pkt *p, const struct xrl_
 {
 	if (res == XRL_DROP) {
 		if (until)
-			hot_fill(p, r, kaddr, until, epoch);
+			hot_fill(p, r, kaddr, until, epoch, xrl_ns_to_tu(now_ns));
 		return XRL_DROP;
 	}
 	/* a new key without budget: the aggregate alone, or nothing */
@@ -562,8 +599,6 @@ static __always_inline int meter(const struct xrl_rule *r,
 	__u64 until = 0;
 	int res;
 
-	if (aggregate_closed(r, xrl_ns_to_tu(now_ns), rs))
-		return XRL_DROP;
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
@@ -619,6 +654,8 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_DROP;
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
+	if (aggregate_closed(r, ctrl, rs))
+		return XRL_DROP;
 	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs, epoch);
 }
 

@@ -1437,6 +1437,44 @@ static void test_hot_cache_ipv6_prefix(void)
 	teardown();
 }
 
+/* A thousand random sources over their limit keep their entries (two ways
+ * a set): 987 of them here; a direct-mapped cache of as many entries, 904. */
+static void test_hot_cache_thousand_sources(void)
+{
+	static unsigned char seen[131072 / 8];
+	static unsigned addr[1000];
+	unsigned x = 2463534242u;
+	char src[32];
+	__u64 hits;
+
+	/* a thousand distinct random sources of 198.18.0.0/15 (xorshift): an
+	 * arithmetic sequence would spread over the sets too evenly to tell */
+	memset(seen, 0, sizeof(seen));
+	for (int n = 0; n < 1000; ) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		if (seen[(x & 131071) / 8] & 1 << (x & 7))
+			continue;
+		seen[(x & 131071) / 8] |= 1 << (x & 7);
+		addr[n++] = x & 131071;
+	}
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1"), "%s", xrl_errmsg());
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 1000; i++) {
+			snprintf(src, sizeof(src), "198.%u.%u.%u", 18 + (addr[i] >> 16),
+				 addr[i] >> 8 & 255, addr[i] & 255);
+			CHECK_EQ(run_from(src), round ? DROP : PASS);
+		}
+	}
+	/* round 1 fills, round 2 hits */
+	hits = rstats(1).hot_dropped;
+	CHECK(hits >= 980, "%llu of 1000 from the cache", (unsigned long long)hits);
+	if (getenv("XRL_DEBUG"))
+		fprintf(stderr, "    %llu of 1000 from the cache\n", (unsigned long long)hits);
+	teardown();
+}
+
 /* A rule-set commit, a key reset, a mode change and the watchdog each end
  * what the cache knows: the next packet takes the whole path. */
 static void test_hot_cache_invalidated(void)
@@ -1703,6 +1741,7 @@ int main(void)
 	RUN(test_hot_cache_exact);
 	RUN(test_hot_cache_ipv6_prefix);
 	RUN(test_hot_cache_invalidated);
+	RUN(test_hot_cache_thousand_sources);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
 	RUN(test_new_keys);
