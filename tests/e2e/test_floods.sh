@@ -29,17 +29,17 @@ test_hot_cache_live() {
 	sent6=$(flood 2001:db8:1::1 2001:db8:1::fe 100000)
 	s=$(ctl -j stats)
 	check_eq "v4 passed" "$(jget "$s" '.rules[] | select(.id == 1) | .passed_packets')" 20
-	check_eq "v4 dropped" "$(jget "$s" '.rules[] | select(.id == 1) | .dropped_packets')" $((sent4 - 20))
+	check_eq "v4 every frame counted" "$(jget "$s" ".rules[] | select(.id == 1) | .dropped_packets + 20 <= $sent4 and .dropped_packets + 20 > $sent4 * 0.99")" true
 	check_eq "v4 mostly from the cache" \
 		"$(jget "$s" ".rules[] | select(.id == 1) | .hot_dropped_packets > $sent4 * 0.9")" true
-	check_eq "v6 dropped" "$(jget "$s" '.rules[] | select(.id == 2) | .dropped_packets')" $((sent6 - 20))
+	check_eq "v6 every frame counted" "$(jget "$s" ".rules[] | select(.id == 2) | .dropped_packets + 20 <= $sent6 and .dropped_packets + 20 > $sent6 * 0.99")" true
 	check_eq "v6 mostly from the cache" \
 		"$(jget "$s" ".rules[] | select(.id == 2) | .hot_dropped_packets > $sent6 * 0.9")" true
-	local ncpu kd
-	ncpu=$(nproc)
-	kd=$(ctl -j key list | jq '.[] | select(.key == "198.18.0.1/32") | .dropped_packets')
-	check_eq "the key's drops, flushed every 16" \
-		"$((kd <= sent4 - 20 && kd >= sent4 - 20 - 15 * ncpu))" 1
+	# the bucket's drops plus what the cache holds (flushed every 16)
+	local d4
+	d4=$(rule_stat 1 dropped_packets)
+	check_eq "the key's drops" "$(ctl -j key list | jq '.[] | select(.key == "198.18.0.1/32") | .dropped_packets')" "$d4"
+	check_eq "show" "$(ctl -j show 198.18.0.1 | jq '[.. | .dropped_packets? // empty] | first')" "$d4"
 	# a key reset lets the key through at once: the cache forgets it
 	ctl key reset 198.18.0.1 >/dev/null
 	flood 198.18.0.1 198.18.0.254 30 >/dev/null
@@ -79,9 +79,7 @@ test_spoofed_flood() {
 	sent=$(flood 2001:db8:1::1 2001:db8:1::fe 300)
 	real_passed=$(rule_stat 1 passed_packets)
 	real_dropped=$(ctl -j key list | jq '.[] | select(.key == "2001:db8:1::/64") | .dropped_packets')
-	# the key's drops lag the rule's by what the hot-key cache holds (< 16 a CPU)
-	check_eq "real source drained ($real_dropped of $((sent - real_passed)))" \
-		"$((real_dropped > sent - real_passed - 16 * $(nproc)))" 1
+	check_eq "real source drained" "$real_dropped" "$(rule_stat 1 dropped_packets)"
 	t0=$(date +%s%N)
 	xflood -d 2001:db8:1::fe -s 2001:db8::1/32 -N 2000000 -R 5 -n 2000000 >/dev/null
 	t1=$(date +%s%N)
