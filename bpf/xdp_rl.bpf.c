@@ -262,12 +262,18 @@ static __always_inline void key_dropped(struct xrl_bucket *b, const struct xrl_r
  * full for at least one interval before this packet (old TAT + T <= now).
  * Within a flood, a pass finds the bucket all but empty. An "unlimited"
  * that the cap left out is tried again at the key's next pass. */
+static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen);
+
 static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_rule *r,
 				       const __u32 *addr, __u32 family, __u64 now_ns,
-				       __u64 old, __u64 now)
+				       __u64 old, __u64 now, const struct xrl_pkt *p)
 {
 	if ((__s64)(old + r->interval - now) > 0)
 		return;
+	/* the drops the hot-key cache holds for this source, into the
+	 * bucket before its "unlimited" says how many */
+	if (b->reported)
+		hot_collect(b, p, r->gen);
 	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
 		return;
 	b->reported = 0;
@@ -482,6 +488,51 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 	return 1;
 }
 
+/*
+ * Take the drops every CPU's cache holds for this source into its bucket:
+ * only when a limited key passes again and its "unlimited" is due, so that
+ * the event counts them. Another CPU may be adding to its entry meanwhile
+ * (a flood on two CPUs): a drop may then be counted late, never twice (the
+ * entry is swapped to 0 atomically).
+ */
+#define XRL_MAX_CPUS	1024
+
+struct hot_collect_ctx {
+	__u32 src[4];
+	__u32 idx, gen;
+	__u64 n;
+	__u8 family;
+};
+
+static long hot_collect_cpu(__u64 cpu, void *arg)
+{
+	struct hot_collect_ctx *c = arg;
+
+	for (__u32 way = 0; way < 2; way++) {
+		__u32 i = c->idx + way;
+		struct xrl_hot *e = bpf_map_lookup_percpu_elem(&xrl_hot, &i, cpu);
+
+		if (!e)
+			return 1;	/* past the last CPU */
+		if (e->family == c->family && e->gen == c->gen && e->src[0] == c->src[0] &&
+		    e->src[1] == c->src[1] && e->src[2] == c->src[2] && e->src[3] == c->src[3] &&
+		    e->pending)
+			c->n += __sync_lock_test_and_set(&e->pending, 0);
+	}
+	return 0;
+}
+
+static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen)
+{
+	struct hot_collect_ctx c = { .idx = hot_index(p), .gen = gen, .family = p->family };
+
+	__builtin_memcpy(c.src, p->saddr, 16);
+	bpf_loop(XRL_MAX_CPUS, hot_collect_cpu, &c, 0);
+	if (c.n)
+		__sync_fetch_and_add(&b->dropped, c.n);
+	return 0;
+}
+
 /* Remember a refusal of the key's bucket until it may admit again: in
  * the way that holds the source already, else in one whose answer is void
  * (another epoch, or past its time), else in the second way. */
@@ -522,7 +573,8 @@ static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_r
 static __always_inline int meter_bucket(void *map, const void *key,
 					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
-					struct xrl_rule_stats *rs, __u64 *until)
+					struct xrl_rule_stats *rs, __u64 *until,
+					const struct xrl_pkt *p)
 {
 	struct xrl_bucket *b;
 	__u64 now = xrl_ns_to_tu(now_ns);
@@ -565,7 +617,7 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		}
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
 			if (b->limited)		/* the steady path reads one word */
-				key_passed(b, r, addr, family, now_ns, old, now);
+				key_passed(b, r, addr, family, now_ns, old, now, p);
 			return XRL_PASS;
 		}
 	}
@@ -608,7 +660,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 		 * families' tails, and the verifier then reads 16 */
 		__u32 a4[4] = { k4.addr };
 
-		res = meter_bucket(&xrl_buckets4, &k4, a4, 4, r, now_ns, rs, &until);
+		res = meter_bucket(&xrl_buckets4, &k4, a4, 4, r, now_ns, rs, &until, p);
 		return meter_done(p, r, a4, res, until, now_ns, epoch, rs);
 	} else {
 		struct xrl_bucket_key6 k6 = {
@@ -619,7 +671,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		res = meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, &until);
+		res = meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, &until, p);
 		return meter_done(p, r, k6.addr, res, until, now_ns, epoch, rs);
 	}
 }
