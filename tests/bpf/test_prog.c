@@ -1524,6 +1524,45 @@ static void test_hot_cache_invalidated(void)
 	teardown();
 }
 
+static void on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Drops answered by the cache on one CPU are in the key's "unlimited"
+ * event when it passes again on another. */
+static void test_hot_cache_event_counts(void)
+{
+	struct xrl_events *ev;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "    note: one CPU: skipped\n");
+		return;
+	}
+	on_cpu(0);
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 5 id 1"), "%s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(run_from("198.18.0.1"), PASS);
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(run_from("198.18.0.1"), DROP);	/* 1 by the bucket, 19 cached */
+	CHECK_EQ(rstats(1).hot_dropped, 19);
+	on_cpu(1);
+	xrl_test_clock_set(X, T0 + SEC);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(events_read(ev), 2);
+	CHECK_EQ(evs[1].kind, XRL_EV_UNLIMITED);
+	CHECK_EQ(evs[1].dropped, 20);
+	xrl_events_close(ev);
+	teardown();
+	on_cpu(0);
+}
+
 /* aggregate: one bucket for all keys of the rule, after each key's own. */
 static void test_aggregate(void)
 {
@@ -1743,6 +1782,7 @@ int main(void)
 	RUN(test_hot_cache_ipv6_prefix);
 	RUN(test_hot_cache_invalidated);
 	RUN(test_hot_cache_thousand_sources);
+	RUN(test_hot_cache_event_counts);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
 	RUN(test_new_keys);
