@@ -290,7 +290,7 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_ru
 static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
 				       __u64 interval, __u64 limit, __u32 chunk, __u64 *until)
 {
-	__u64 old, next, cost;
+	__u64 old, cur, next, cost;
 	int i;
 
 	if (*tokens) {
@@ -299,11 +299,14 @@ static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
 	}
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(*tat);
+		/* 0: a fresh slot, a full bucket whatever the clock reads (time
+		 * units wrap 2^64 after 9 years: 0 is not always the past) */
+		cur = old ? old : now;
 		cost = chunk;
-		if (!xrl_gcra(old, now, interval, limit, cost, &next)) {
+		if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
 			cost = 1;
-			if (!xrl_gcra(old, now, interval, limit, 1, &next)) {
-				*until = xrl_gcra_refused_until(old, interval, limit);
+			if (!xrl_gcra(cur, now, interval, limit, 1, &next)) {
+				*until = xrl_gcra_refused_until(cur, interval, limit);
 				return 0;
 			}
 		}

@@ -1612,6 +1612,27 @@ static void test_aggregate(void)
 	teardown();
 }
 
+/* A fresh aggregate and new-key budget are full whatever the clock reads:
+ * past 2^57 ns (4.6 years of uptime, or a capture's timestamps in replay)
+ * time units are past 2^63, where 0 is no longer the past. */
+static void test_aggregate_fresh_late_clock(void)
+{
+	char src[32];
+	int passed = 0;
+
+	setup();
+	xrl_test_clock_set(X, 3ULL << 56);	/* time units: 3 << 62 */
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 1 aggregate 10/s burst 5 new-keys 3/s id 1"),
+	      "%s", xrl_errmsg());
+	for (int i = 0; i < 10; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 5);	/* 3 new keys, then 2 on the aggregate alone */
+	CHECK_EQ(rstats(1).new_keys, 3);
+	teardown();
+}
+
 struct flood_thread {
 	int cpu, prog_fd, err, repeat;
 	const char *src;
@@ -1785,6 +1806,7 @@ int main(void)
 	RUN(test_hot_cache_event_counts);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
+	RUN(test_aggregate_fresh_late_clock);
 	RUN(test_new_keys);
 	RUN(test_new_keys_default_keeps_real_source);
 	return tl_summary();
