@@ -164,6 +164,30 @@ struct {
 	__type(value, struct xrl_lease);
 } xrl_leases SEC(".maps");
 
+/* Per CPU: a fleet rule at its local share, while one packet is metered. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_rule);
+} xrl_fleet_scratch SEC(".maps");
+
+/* Shared per-rule state: the aggregate's and the new-key budget's GCRA. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_shared);
+} xrl_rule_shared SEC(".maps");
+
+/* The hot-key drop cache (xdp_rl_common.h, struct xrl_hot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_HOT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_hot);
+} xrl_hot SEC(".maps");
+
 #define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
 
 /* A compare-and-swap that keeps losing means other CPUs keep admitting
@@ -173,6 +197,7 @@ struct {
 enum xrl_decision {
 	XRL_PASS = 0,
 	XRL_DROP = 1,
+	XRL_NO_BUDGET = 2,	/* meter_bucket: a new key found no new-key budget */
 };
 
 /*
@@ -187,6 +212,17 @@ static __always_inline __u64 clock_ns(const struct xrl_control *ctrl)
 	if (use_test_clock)
 		return ctrl->test_now_ns;
 	return bpf_ktime_get_coarse_ns();
+}
+
+/* The daemon stopped heartbeating: its watchdog time has passed. */
+static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 now_ns)
+{
+	__u64 wd = ctrl->watchdog_ns;
+
+	/* signed: a heartbeat stamped after this packet read the clock (the
+	 * daemon's coarse clock ticked meanwhile) is fresh, not 2^64 ns old */
+	return wd && (__s64)(now_ns - ctrl->heartbeat_ns) > 0 &&
+	       now_ns - ctrl->heartbeat_ns > wd;
 }
 
 /* Classify: the most specific source prefix of the published rule set. No
@@ -228,19 +264,28 @@ static __always_inline __u32 ep_slot(const struct xrl_pkt *p)
 /* Classify by endpoint: the packet's class (one array look-up), and only
  * when it has one, the most specific endpoint rule of that class covering
  * the source. NULL: no endpoint rule applies. */
-static __always_inline struct xrl_rule *classify_endpoint(const struct xrl_pkt *p)
+/* The endpoint class of the packet's protocol and port: one array look-up;
+ * 0 when no endpoint rule covers them. */
+static __always_inline __u32 endpoint_class(const struct xrl_pkt *p)
 {
 	__u32 zero = 0, slot = ep_slot(p), *class;
-	void *arr, *rules;
+	void *arr;
 
 	arr = bpf_map_lookup_elem(&xrl_ep_class, &zero);
 	if (!arr)
-		return NULL;
+		return 0;
 	class = bpf_map_lookup_elem(arr, &slot);
-	if (!class || !*class)
-		return NULL;
+	return class ? *class : 0;
+}
+
+/* The most specific endpoint rule of the class for the packet's source. */
+static __always_inline struct xrl_rule *classify_endpoint(const struct xrl_pkt *p, __u32 class)
+{
+	__u32 zero = 0;
+	void *rules;
+
 	if (p->family == 4) {
-		struct xrl_ep4_key k = { .prefixlen = 64, .class = *class };
+		struct xrl_ep4_key k = { .prefixlen = 64, .class = class };
 
 		rules = bpf_map_lookup_elem(&xrl_ep4, &zero);
 		if (!rules)
@@ -248,7 +293,7 @@ static __always_inline struct xrl_rule *classify_endpoint(const struct xrl_pkt *
 		__builtin_memcpy(k.addr, &p->saddr[0], 4);
 		return bpf_map_lookup_elem(rules, &k);
 	} else {
-		struct xrl_ep6_key k = { .prefixlen = 160, .class = *class };
+		struct xrl_ep6_key k = { .prefixlen = 160, .class = class };
 
 		rules = bpf_map_lookup_elem(&xrl_ep6, &zero);
 		if (!rules)
@@ -338,12 +383,18 @@ static __always_inline void key_dropped(struct xrl_bucket *b, const struct xrl_r
  * full for at least one interval before this packet (old TAT + T <= now).
  * Within a flood, a pass finds the bucket all but empty. An "unlimited"
  * that the cap left out is tried again at the key's next pass. */
+static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen);
+
 static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_rule *r,
 				       const __u32 *addr, __u32 family, __u64 now_ns,
-				       __u64 old, __u64 now)
+				       __u64 old, __u64 now, const struct xrl_pkt *p)
 {
 	if ((__s64)(old + r->interval - now) > 0)
 		return;
+	/* the drops the hot-key cache holds for this source, into the
+	 * bucket before its "unlimited" says how many */
+	if (b->reported)
+		hot_collect(b, p, r->gen);
 	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
 		return;
 	b->reported = 0;
@@ -479,14 +530,305 @@ passed:
 }
 
 /*
- * Meter: GCRA on the (rule, key) bucket, exact across CPUs. Inlined once per
- * family with a constant map: the verifier inlines a hash look-up only where
- * the map is known (a map chosen by a branch cost 8-14 ns a packet here).
+ * One token of a shared GCRA (the aggregate, the new-key budget), taken in
+ * chunks: a CPU takes `chunk` tokens with one compare-and-swap and spends
+ * them from its own per-CPU counter, so that far from the limit the shared
+ * cache line is written once per chunk, not once per packet. Near the
+ * limit a whole chunk is not there: take one token.
+ */
+static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
+				       __u64 interval, __u64 limit, __u32 chunk, __u64 *until)
+{
+	__u64 old, cur, next, cost;
+	int i;
+
+	if (*tokens) {
+		(*tokens)--;
+		return 1;
+	}
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		old = READ_ONCE(*tat);
+		/* 0: a fresh slot, a full bucket whatever the clock reads (time
+		 * units wrap 2^64 after 9 years: 0 is not always the past) */
+		cur = old ? old : now;
+		cost = chunk;
+		if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
+			cost = 1;
+			if (!xrl_gcra(cur, now, interval, limit, 1, &next)) {
+				*until = xrl_gcra_refused_until(cur, interval, limit);
+				return 0;
+			}
+		}
+		if (__sync_val_compare_and_swap(tat, old, next) == old) {
+			*tokens = cost - 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The rule's aggregate: 1 when it admits the packet (or there is none). */
+static __always_inline int aggregate_admits(const struct xrl_rule *r, __u64 now,
+					    struct xrl_rule_stats *rs)
+{
+	struct xrl_rule_shared *sh;
+	__u64 none = 0, until = 0;
+
+	if (!r->agg_interval)
+		return 1;
+	sh = bpf_map_lookup_elem(&xrl_rule_shared, &r->slot);
+	if (!sh)
+		return 0;
+	if (take_shared(&sh->agg_tat, rs ? &rs->agg_tokens : &none, now,
+			r->agg_interval, r->agg_limit, rs ? r->agg_chunk : 1, &until))
+		return 1;
+	if (rs) {
+		rs->agg_dropped++;
+		rs->agg_until = until;
+		rs->agg_checked_j = 0;
+	}
+	return 0;
+}
+
+/*
+ * The aggregate is known exhausted on this CPU (its shared GCRA refused
+ * one token, and TAT only grows): every packet of the rule is dropped until
+ * then, before its key is looked up; no key's bucket or new-key budget is
+ * charged. What a spoofed flood costs once the aggregate is spent. The
+ * clock is read once a tick, as for the hot-key cache (struct xrl_hot).
+ */
+static __always_inline int aggregate_closed(const struct xrl_rule *r,
+					    const struct xrl_control *ctrl,
+					    struct xrl_rule_stats *rs)
+{
+	__u64 j = 0;
+
+	if (!r->agg_interval || !rs || !rs->agg_until)
+		return 0;
+	if (!use_test_clock) {
+		j = bpf_jiffies64();
+		if (j == rs->agg_checked_j)
+			goto closed;
+	}
+	if (!xrl_before(xrl_ns_to_tu(clock_ns(ctrl)), rs->agg_until)) {
+		rs->agg_until = 0;	/* open again: no more checks */
+		return 0;
+	}
+	rs->agg_checked_j = j;
+closed:
+	rs->agg_dropped++;
+	return 1;
+}
+
+/* May a new key of this rule get a bucket now? */
+static __always_inline int newkey_admits(const struct xrl_rule *r, __u64 now,
+					 struct xrl_rule_stats *rs)
+{
+	struct xrl_rule_shared *sh;
+	__u64 none = 0, until;
+
+	if (!r->nk_interval)
+		return 1;
+	sh = bpf_map_lookup_elem(&xrl_rule_shared, &r->slot);
+	if (!sh)
+		return 0;
+	if (take_shared(&sh->nk_tat, rs ? &rs->nk_tokens : &none, now,
+			r->nk_interval, r->nk_limit, rs ? r->nk_chunk : 1, &until))
+		return 1;
+	if (rs)
+		rs->nk_refused++;
+	return 0;
+}
+
+/* Hash of the source into the hot-key cache. */
+static __always_inline __u32 hot_index(const struct xrl_pkt *p)
+{
+	__u32 h = p->saddr[0];
+
+	if (p->family == 6)
+		h ^= p->saddr[1] * 0x85ebca6bU ^ p->saddr[2] * 0xc2b2ae35U ^
+		     p->saddr[3] * 0x27d4eb2fU;
+	/* the product's top bits name the set (XRL_HOT_SLOTS / 2 of them);
+	 * the first of its two ways */
+	return (h * 0x9e3779b1U) >> (32 - XRL_HOT_SET_BITS) << 1;
+}
+
+/* Is this entry the packet's source under the current epoch? */
+static __always_inline int hot_match(const struct xrl_hot *e, const struct xrl_pkt *p,
+				     __u32 epoch)
+{
+	if (e->family != p->family || e->epoch != epoch || e->src[0] != p->saddr[0])
+		return 0;
+	return p->family == 4 || (e->src[1] == p->saddr[1] && e->src[2] == p->saddr[2] &&
+				  e->src[3] == p->saddr[3]);
+}
+
+/* Add an entry's pending drops to its key's bucket. Out of line: once per
+ * XRL_HOT_FLUSH cached drops, and when an entry is replaced. */
+static __noinline int hot_flush(struct xrl_hot *e)
+{
+	struct xrl_bucket *b = NULL;
+	__u32 n = e->pending;
+
+	if (!n)
+		return 0;
+	e->pending = 0;
+	if (e->family == 4) {
+		struct xrl_bucket_key4 k4 = { .gen = e->gen, .addr = e->kaddr[0] };
+
+		b = bpf_map_lookup_elem(&xrl_buckets4, &k4);
+	} else if (e->family == 6) {
+		struct xrl_bucket_key6 k6 = { .gen = e->gen };
+
+		__builtin_memcpy(k6.addr, e->kaddr, 16);
+		b = bpf_map_lookup_elem(&xrl_buckets6, &k6);
+	}
+	if (b)
+		__sync_fetch_and_add(&b->dropped, n);
+	return 0;
+}
+
+/* Is the entry's source still refused, the watchdog quiet? The clock only
+ * for a known source, and once a tick (struct xrl_hot). */
+static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl_control *ctrl)
+{
+	__u64 now_ns, j = 0;
+
+	if (!use_test_clock) {
+		j = bpf_jiffies64();
+		if (j == e->checked_j)
+			return 1;
+	}
+	now_ns = clock_ns(ctrl);
+	if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
+		return 0;
+	e->checked_j = j;
+	return 1;
+}
+
+/*
+ * The hot-key drop path, right after parsing: 1 when the cache knows this
+ * source over its limit under the current rule set (and has counted the
+ * drop), 0 to take the whole path.
+ */
+static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_control *ctrl,
+				    __u32 epoch)
+{
+	__u32 idx = hot_index(p);
+	struct xrl_rule_stats *rs;
+	struct xrl_hot *e;
+
+	e = bpf_map_lookup_elem(&xrl_hot, &idx);
+	if (!e)
+		return 0;
+	if (!hot_match(e, p, epoch)) {
+		idx++;
+		e = bpf_map_lookup_elem(&xrl_hot, &idx);
+		if (!e || !hot_match(e, p, epoch))
+			return 0;
+	}
+	if (!hot_still_refused(e, ctrl))
+		return 0;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
+	if (rs) {
+		rs->hot_dropped++;
+		rs->dropped_packets++;
+		rs->dropped_bytes += p->len;
+	}
+	if (++e->pending >= XRL_HOT_FLUSH)
+		hot_flush(e);
+	return 1;
+}
+
+/*
+ * Take the drops every CPU's cache holds for this source into its bucket:
+ * only when a limited key passes again and its "unlimited" is due, so that
+ * the event counts them. Another CPU may be adding to its entry meanwhile
+ * (a flood on two CPUs): a drop may then be counted late, never twice (the
+ * entry is swapped to 0 atomically).
+ */
+#define XRL_MAX_CPUS	1024
+
+struct hot_collect_ctx {
+	__u32 src[4];
+	__u32 idx, gen;
+	__u64 n;
+	__u8 family;
+};
+
+static long hot_collect_cpu(__u64 cpu, void *arg)
+{
+	struct hot_collect_ctx *c = arg;
+
+	for (__u32 way = 0; way < 2; way++) {
+		__u32 i = c->idx + way;
+		struct xrl_hot *e = bpf_map_lookup_percpu_elem(&xrl_hot, &i, cpu);
+
+		if (!e)
+			return 1;	/* past the last CPU */
+		if (e->family == c->family && e->gen == c->gen && e->src[0] == c->src[0] &&
+		    e->src[1] == c->src[1] && e->src[2] == c->src[2] && e->src[3] == c->src[3] &&
+		    e->pending)
+			c->n += __sync_lock_test_and_set(&e->pending, 0);
+	}
+	return 0;
+}
+
+static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen)
+{
+	struct hot_collect_ctx c = { .idx = hot_index(p), .gen = gen, .family = p->family };
+
+	__builtin_memcpy(c.src, p->saddr, 16);
+	bpf_loop(XRL_MAX_CPUS, hot_collect_cpu, &c, 0);
+	if (c.n)
+		__sync_fetch_and_add(&b->dropped, c.n);
+	return 0;
+}
+
+/* Remember a refusal of the key's bucket until it may admit again: in
+ * the way that holds the source already, else in one whose answer is void
+ * (another epoch, or past its time), else in the second way. */
+static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_rule *r,
+				     const __u32 *kaddr, __u64 until, __u32 epoch, __u64 now)
+{
+	__u32 idx = hot_index(p), idx1 = idx + 1;
+	struct xrl_hot *e, *e1;
+
+	e = bpf_map_lookup_elem(&xrl_hot, &idx);
+	e1 = bpf_map_lookup_elem(&xrl_hot, &idx1);
+	if (!e || !e1)
+		return;
+	if (!hot_match(e, p, epoch) &&
+	    (hot_match(e1, p, epoch) || (e->epoch == epoch && xrl_before(now, e->until))))
+		e = e1;
+	if (e->pending)
+		hot_flush(e);
+	__builtin_memcpy(e->src, p->saddr, 16);
+	if (p->family == 4) {
+		e->kaddr[0] = kaddr[0];
+	} else {
+		__builtin_memcpy(e->kaddr, kaddr, 16);
+	}
+	e->until = until;
+	e->checked_j = 0;
+	e->epoch = epoch;
+	e->gen = r->gen;
+	e->slot = r->slot;
+	e->family = p->family;
+}
+
+/*
+ * Meter: the (rule, key) bucket, exact across CPUs. Inlined once per family
+ * with a constant map: the verifier inlines a hash look-up only where the
+ * map is known (a map chosen by a branch cost 8-14 ns a packet here).
+ * A refusal that the hot-key cache may answer from now on sets *until
+ * (hot_cacheable()).
  */
 static __always_inline int meter_bucket(void *map, const void *key,
 					const __u32 *addr, __u32 family,
 					const struct xrl_rule *r, __u64 now_ns,
-					struct xrl_rule_stats *rs, __u64 cost)
+					struct xrl_rule_stats *rs, __u64 cost,
+					__u64 *until, const struct xrl_pkt *p)
 {
 	struct xrl_bucket *b;
 	__u64 now = xrl_ns_to_tu(now_ns);
@@ -497,11 +839,20 @@ static __always_inline int meter_bucket(void *map, const void *key,
 	if (!b) {
 		/* A new key starts with a full bucket; burst >= 1, so this
 		 * first packet passes. Insert only new keys: an update of an
-		 * existing key in a full LRU may evict another entry. */
+		 * existing key in a full LRU may evict another entry. A new
+		 * key needs the rule's new-key budget first. */
 		struct xrl_bucket nb = { .last_ns = now_ns };
 
+		if (!newkey_admits(r, now, rs))
+			return XRL_NO_BUDGET;
 		if (new_bucket(&nb, r, now_ns, cost) &&
 		    bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
+			struct xrl_global_stats *gs;
+			__u32 zero = 0;
+
+			gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
+			if (gs)
+				gs->keys_inserted++;
 			if (rs)
 				rs->new_keys++;
 			return XRL_PASS;
@@ -517,15 +868,52 @@ static __always_inline int meter_bucket(void *map, const void *key,
 		return meter_window(b, r, addr, family, now_ns, cost);
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(b->tat);
-		if (!xrl_gcra(old, now, r->interval, r->limit, cost, &tat))
+		if (!xrl_gcra(old, now, r->interval, r->limit, cost, &tat)) {
+			/* refused at one packet: refused until then, whatever
+			 * other CPUs do (TAT only grows) */
+			*until = xrl_gcra_refused_until(old, r->interval, r->limit);
 			break;
+		}
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
 			if (b->limited)		/* the steady path reads one word */
-				key_passed(b, r, addr, family, now_ns, old, now);
+				key_passed(b, r, addr, family, now_ns, old, now, p);
 			return XRL_PASS;
 		}
 	}
 	return bucket_dropped(b, r, addr, family, now_ns);
+}
+
+/*
+ * May the hot-key cache answer for this rule's refusals? Only where a
+ * refusal of one key's packet means a refusal of every packet of its
+ * source until a time known at once: a packet token bucket (a byte rule
+ * refuses a large frame and may admit a small one) of a source rule (an
+ * endpoint rule sees only some of the source's packets), enforced (not
+ * dry-run: its drops pass), not a fleet rule (a lease may admit what the
+ * local share refuses). Every other rule takes the whole path.
+ */
+static __always_inline int hot_cacheable(const struct xrl_rule *r, __u32 mode)
+{
+	return mode == XRL_MODE_ENFORCE && !r->ep && !r->dry_run &&
+	       r->algo == XRL_ALGO_GCRA && r->unit == XRL_UNIT_PACKETS &&
+	       r->scope == XRL_SCOPE_HOST;
+}
+
+/* The key's verdict, then the aggregate's: a packet passes only when both
+ * admit. A refusal of the key's bucket goes into the hot-key cache. */
+static __always_inline int meter_done(const struct xrl_pkt *p, const struct xrl_rule *r,
+				      const __u32 *kaddr, int res, __u64 until,
+				      __u64 now_ns, __u32 epoch, struct xrl_rule_stats *rs)
+{
+	if (res == XRL_DROP) {
+		if (until)
+			hot_fill(p, r, kaddr, until, epoch, xrl_ns_to_tu(now_ns));
+		return XRL_DROP;
+	}
+	/* a new key without budget: the aggregate alone, or nothing */
+	if (res == XRL_NO_BUDGET && !r->agg_interval)
+		return XRL_DROP;
+	return aggregate_admits(r, xrl_ns_to_tu(now_ns), rs) ? XRL_PASS : XRL_DROP;
 }
 
 /*
@@ -560,71 +948,65 @@ static __always_inline int fleet_lease(const struct xrl_rule *r, __u32 slot, __u
 static __always_inline int fleet_meter(void *keys, const void *key, void *buckets,
 				       const __u32 *addr, __u32 family,
 				       const struct xrl_rule *r, __u64 now_ns,
-				       struct xrl_rule_stats *rs, __u64 cost)
+				       struct xrl_rule_stats *rs, __u64 cost,
+				       const struct xrl_pkt *p)
 {
 	struct xrl_fleet_rule *fr = bpf_map_lookup_elem(&xrl_fleet_rules, &r->slot);
 	__u32 pending = XRL_FLEET_PENDING, *slot;
-	struct xrl_rule share;
+	struct xrl_rule *share;
+	__u64 until = 0;	/* never cached: see hot_cacheable() */
+	__u32 zero = 0;
 	int res;
 
 	if (!fr || !fr->interval)	/* no share written: the rule as it is */
-		return meter_bucket(buckets, key, addr, family, r, now_ns, rs, cost);
+		return meter_bucket(buckets, key, addr, family, r, now_ns, rs, cost,
+				    &until, p);
 	slot = bpf_map_lookup_elem(keys, key);
 	if (slot && *slot != XRL_FLEET_PENDING) {
 		res = fleet_lease(r, *slot, now_ns, cost);
 		if (res >= 0)
 			return res;
 	}
-	__builtin_memcpy(&share, r, sizeof(share));
-	share.interval = fr->interval;
-	share.limit = fr->limit;
-	res = meter_bucket(buckets, key, addr, family, &share, now_ns, rs, cost);
+	/* the rule at the share, in a per-CPU scratch value: a copy on the
+	 * stack would pass the program's 512 bytes */
+	share = bpf_map_lookup_elem(&xrl_fleet_scratch, &zero);
+	if (!share)
+		return XRL_DROP;
+	__builtin_memcpy(share, r, sizeof(*share));
+	share->interval = fr->interval;
+	share->limit = fr->limit;
+	res = meter_bucket(buckets, key, addr, family, share, now_ns, rs, cost, &until, p);
 	if (res == XRL_DROP && !slot)
 		bpf_map_update_elem(keys, key, &pending, BPF_NOEXIST);
 	return res;
 }
 
-static __always_inline int meter_fleet(const struct xrl_rule *r,
-				       const struct xrl_pkt *p, __u64 now_ns,
-				       struct xrl_rule_stats *rs, __u64 cost)
-{
-	if (p->family == 4) {
-		struct xrl_bucket_key4 k4 = {
-			.gen = r->gen,
-			.addr = p->saddr[0] & r->key_mask[0],
-		};
-
-		return fleet_meter(&xrl_fleet_keys4, &k4, &xrl_buckets4, &k4.addr, 4, r,
-				   now_ns, rs, cost);
-	} else {
-		struct xrl_bucket_key6 k6 = {
-			.gen = r->gen,
-			.addr = {
-				p->saddr[0] & r->key_mask[0], p->saddr[1] & r->key_mask[1],
-				p->saddr[2] & r->key_mask[2], p->saddr[3] & r->key_mask[3],
-			},
-		};
-
-		return fleet_meter(&xrl_fleet_keys6, &k6, &xrl_buckets6, k6.addr, 6, r,
-				   now_ns, rs, cost);
-	}
-}
-
-static __always_inline int meter(const struct xrl_rule *r,
+static __always_inline int meter(const struct xrl_rule *r, __u32 mode,
 				 const struct xrl_pkt *p, __u64 now_ns,
-				 struct xrl_rule_stats *rs)
+				 struct xrl_rule_stats *rs, __u32 epoch)
 {
 	__u64 cost = r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
+	__u64 until = 0, *u = &until, none = 0;
+	int res;
 
-	if (r->scope == XRL_SCOPE_FLEET)
-		return meter_fleet(r, p, now_ns, rs, cost);
+	if (!hot_cacheable(r, mode))
+		u = &none;	/* the refusal is computed, never cached */
 	if (p->family == 4) {
 		struct xrl_bucket_key4 k4 = {
 			.gen = r->gen,
 			.addr = p->saddr[0] & r->key_mask[0],
 		};
+		/* the key as 16 bytes: the compiler may merge the two
+		 * families' tails, and the verifier then reads 16 */
+		__u32 a4[4] = { k4.addr };
 
-		return meter_bucket(&xrl_buckets4, &k4, &k4.addr, 4, r, now_ns, rs, cost);
+		if (r->scope == XRL_SCOPE_FLEET)
+			res = fleet_meter(&xrl_fleet_keys4, &k4, &xrl_buckets4, a4, 4, r,
+					  now_ns, rs, cost, p);
+		else
+			res = meter_bucket(&xrl_buckets4, &k4, a4, 4, r, now_ns, rs, cost,
+					   u, p);
+		return meter_done(p, r, a4, res, until, now_ns, epoch, rs);
 	} else {
 		struct xrl_bucket_key6 k6 = {
 			.gen = r->gen,
@@ -634,7 +1016,13 @@ static __always_inline int meter(const struct xrl_rule *r,
 			},
 		};
 
-		return meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, cost);
+		if (r->scope == XRL_SCOPE_FLEET)
+			res = fleet_meter(&xrl_fleet_keys6, &k6, &xrl_buckets6, k6.addr, 6, r,
+					  now_ns, rs, cost, p);
+		else
+			res = meter_bucket(&xrl_buckets6, &k6, k6.addr, 6, r, now_ns, rs, cost,
+					   u, p);
+		return meter_done(p, r, k6.addr, res, until, now_ns, epoch, rs);
 	}
 }
 
@@ -643,7 +1031,7 @@ static __always_inline int meter(const struct xrl_rule *r,
 static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 				  const struct xrl_pkt *p,
 				  const struct xrl_control *ctrl,
-				  struct xrl_rule_stats *rs)
+				  struct xrl_rule_stats *rs, __u32 epoch)
 {
 	__u64 wd = ctrl->watchdog_ns, now_ns = 0;
 
@@ -657,12 +1045,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_PASS;
 	if (wd)
 		now_ns = clock_ns(ctrl);
-	/* the daemon stopped heartbeating: its watchdog time has passed.
-	 * The age is signed: a heartbeat stamped after this packet read the
-	 * clock (the daemon's coarse clock ticked meanwhile) is fresh, not
-	 * 2^64 ns old. */
-	if (wd && (__s64)(now_ns - ctrl->heartbeat_ns) > 0 &&
-	    now_ns - ctrl->heartbeat_ns > wd) {
+	if (wd && watchdog_fired(ctrl, now_ns)) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
 			if (rs)
@@ -675,7 +1058,9 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	}
 	if (r->action == XRL_ACT_DENY)
 		return XRL_DROP;
-	return meter(r, p, wd ? now_ns : clock_ns(ctrl), rs);
+	if (aggregate_closed(r, ctrl, rs))
+		return XRL_DROP;
+	return meter(r, mode, p, wd ? now_ns : clock_ns(ctrl), rs, epoch);
 }
 
 /* Dry-run, the rule's (while enforcing) or the mode's: a drop the rule
@@ -708,21 +1093,31 @@ static __always_inline void count_rule(struct xrl_rule_stats *rs,
 	}
 }
 
-/* The endpoint rule, for a packet its source rule (or no rule) passed: it
- * passes only when both admit. A packet the source rule dropped is not
- * metered by the endpoint rule (it costs that rule nothing). */
-static __always_inline int endpoint(const struct xrl_pkt *p, __u32 mode,
-				    const struct xrl_control *ctrl)
+/*
+ * One rule's step for a packet: decide under the mode, dry-run, count. The
+ * source rule and then, for a packet its source rule (or no rule) passed,
+ * the endpoint rule: it passes only when both admit (a packet the source
+ * rule dropped costs the endpoint rule nothing).
+ *
+ * A global function: the verifier checks it once, on its own, rather than
+ * inside every path of the program that calls it (inlined twice, the
+ * metering of every algorithm, the fleet and the aggregate passed its limit
+ * of a million instructions). Its pointer arguments are checked as memory
+ * of their size that may be NULL; they never are.
+ */
+__noinline int xrl_rule_step(const struct xrl_pkt *p, const struct xrl_rule *r,
+			     __u32 mode, __u32 epoch)
 {
 	struct xrl_rule_stats *rs;
-	struct xrl_rule *r = classify_endpoint(p);
+	struct xrl_control *ctrl;
+	__u32 zero = 0;
 	int decision;
 
-	/* failing closed, the source rules alone decide (allow passes) */
-	if (!r || mode == XRL_MODE_FAIL_CLOSED)
+	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
+	if (!p || !r || !ctrl)
 		return XRL_PASS;
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->slot);
-	decision = decide(r, mode, p, ctrl, rs);
+	decision = decide(r, mode, p, ctrl, rs, epoch);
 	decision = dry_run(r, mode, rs, p, decision);
 	count_rule(rs, p, decision);
 	return decision;
@@ -752,9 +1147,8 @@ int xdp_rl(struct xdp_md *ctx)
 	struct xrl_control *ctrl;
 	struct xrl_global_stats *gs;
 	struct xrl_if_stats *is;
-	struct xrl_rule_stats *rs;
 	struct xrl_rule *rule;
-	__u32 zero = 0, mode, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
+	__u32 zero = 0, mode, epoch, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
 	int res, decision;
 
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
@@ -778,17 +1172,31 @@ int xdp_rl(struct xdp_md *ctx)
 		return verdict(gs, is, mode, XRL_DROP);
 	}
 
+	/* The epoch before the rule set: a rule published after this read
+	 * is followed by a bump that voids what this packet caches. Only
+	 * an enforcing source rule's refusals are cached (hot_cacheable()):
+	 * a cached drop is the source rule's drop, which the endpoint rule
+	 * would not have seen either. */
+	epoch = READ_ONCE(ctrl->cache_epoch);
+	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+		return verdict(gs, is, mode, XRL_DROP);
+
 	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
 	} else {
-		rs = bpf_map_lookup_elem(&xrl_rule_stats, &rule->slot);
-		decision = decide(rule, mode, &pkt, ctrl, rs);
-		decision = dry_run(rule, mode, rs, &pkt, decision);
-		count_rule(rs, &pkt, decision);
+		decision = xrl_rule_step(&pkt, rule, mode, epoch);
 	}
-	if (decision == XRL_PASS)
-		decision = endpoint(&pkt, mode, ctrl);
+	/* failing closed, the source rules alone decide (allow passes) */
+	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED) {
+		__u32 class = endpoint_class(&pkt);
+
+		if (class) {
+			rule = classify_endpoint(&pkt, class);
+			if (rule)
+				decision = xrl_rule_step(&pkt, rule, mode, epoch);
+		}
+	}
 	return verdict(gs, is, mode, decision);
 }

@@ -132,6 +132,93 @@ struct xrl_rule {
 	__u16 dport_lo, dport_hi;	/* host order; 0-65535: any port */
 	__u8 scope;		/* enum xrl_scope */
 	__u8 pad2[7];
+	/*
+	 * Aggregate: one GCRA for all keys of the rule together, checked after
+	 * the key's own bucket admitted the packet (both must admit). Shared
+	 * state in xrl_rule_shared[slot]; each CPU takes agg_chunk tokens at a
+	 * time (xrl_chunk()). agg_interval 0: no aggregate.
+	 */
+	__u64 agg_interval;
+	__u64 agg_limit;
+	__u64 agg_rate_count;	/* as configured; 0: none */
+	__u64 agg_rate_period_ns;
+	__u32 agg_burst;
+	__u32 agg_chunk;
+	/*
+	 * New keys: at most this many new buckets per second for the rule, a
+	 * GCRA of burst nk_burst shared like the aggregate. A key not in the
+	 * table that finds no budget is metered against the aggregate alone
+	 * (dropped without one) and does not enter the table.
+	 * nk_rate_count 0: the default, computed at commit from the table size
+	 * (XRL_NEWKEYS_DEFAULT_DIV).
+	 */
+	__u64 nk_interval;
+	__u64 nk_limit;
+	__u64 nk_rate_count;
+	__u64 nk_rate_period_ns;
+	__u32 nk_burst;
+	__u32 nk_chunk;
+};
+
+/* Rules without new-keys: table size / XRL_NEWKEYS_DEFAULT_DIV new keys a
+ * second after a burst of half the table (README, "New keys under
+ * pressure"). */
+#define XRL_NEWKEYS_DEFAULT_DIV	16
+
+/* Shared per-rule state (xrl_rule_shared, indexed by slot), one cache line
+ * per GCRA so that the aggregate and the new-key budget do not share one;
+ * zeroed by libxrl for a fresh slot before it is published. */
+struct xrl_rule_shared {
+	__u64 agg_tat;
+	__u64 pad1[7];
+	__u64 nk_tat;
+	__u64 pad2[7];
+};
+
+/*
+ * The hot-key drop cache: per CPU, two-way set-associative by a hash of the
+ * source address (XRL_HOT_SLOTS entries, 72 bytes each: 576 KiB a CPU; a
+ * thousand sources keep ~99.8 % of their entries). An entry says "packets from src are
+ * refused by rule slot/gen until `until` (time units)": with GCRA a key
+ * refused at TAT cannot pass before TAT - limit + interval and TAT only
+ * grows, so the answer is exact until then. It is valid only while `epoch`
+ * equals the control block's cache_epoch, which libxrl bumps after every
+ * rule-set commit, mode change and key reset; the watchdog is checked before
+ * the cache on every packet. Drops answered here go to the rule's counters
+ * at once and to the key's bucket (its `dropped`) every XRL_HOT_FLUSH drops
+ * and when the entry is replaced.
+ *
+ * The data path's clock (CLOCK_MONOTONIC_COARSE) only moves at a tick, and
+ * reading it cost more than the rest of a cached drop (20 of 55 ns): a hit
+ * reads jiffies, and the clock only when jiffies moved since checked_j. The
+ * watchdog's state, computed from the same clock, cannot change within a
+ * tick either (a heartbeat only makes it quieter; a new watchdog setting
+ * bumps the epoch). Jiffies move just before the coarse clock does, so an
+ * answer may be one tick late: the clock's own granularity.
+ *
+ * Room for later: another algorithm sets `until` to its own "refused until"
+ * (a fixed window's end, a sliding window's time its count falls below the
+ * limit) or leaves the entry alone when it has none; an endpoint rule puts
+ * its class (proto, dport) in `klass`, which is part of the match and of
+ * the hash.
+ */
+#define XRL_HOT_SET_BITS	12
+#define XRL_HOT_SLOTS	(2 << XRL_HOT_SET_BITS)	/* 4096 sets of two ways */
+#define XRL_HOT_FLUSH	16
+
+struct xrl_hot {
+	__u32 src[4];		/* the packet's source, as parsed */
+	__u32 kaddr[4];		/* the bucket's key: source masked by key_len */
+	__u64 until;		/* refused until (time units) */
+	__u64 checked_j;	/* jiffies when the clock last said "still refused,
+				 * watchdog quiet"; 0: never */
+	__u32 epoch;		/* xrl_control.cache_epoch at the fill */
+	__u32 gen;		/* the rule's generation: the bucket key */
+	__u32 slot;		/* the rule's counters */
+	__u32 pending;		/* drops not yet added to the bucket */
+	__u8 family;		/* 4 or 6; 0: empty */
+	__u8 klass;		/* endpoint class; 0 today */
+	__u8 pad[6];
 };
 
 /*
@@ -220,6 +307,9 @@ struct xrl_control {
 	__u64 watchdog_ns;	/* heartbeat older than this: failure; 0 = none */
 	__u32 rules;		/* rules in the active set (for status) */
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
+	__u32 cache_epoch;	/* bumped after a commit, mode change, key reset:
+				 * every xrl_hot entry of an older epoch is void */
+	__u32 pad_epoch;
 };
 
 /*
@@ -275,6 +365,16 @@ struct xrl_rule_stats {
 	 * global dry-run mode (counted in passed_* too, never in dropped_*) */
 	__u64 would_drop_packets;
 	__u64 would_drop_bytes;
+	__u64 hot_dropped;	/* drops answered by the hot-key cache (in dropped_packets) */
+	__u64 agg_dropped;	/* refused by the aggregate (in dropped_packets) */
+	__u64 nk_refused;	/* new keys refused a bucket by the new-key budget */
+	__u64 agg_tokens;	/* this CPU's chunk of the aggregate, not a counter */
+	__u64 nk_tokens;	/* this CPU's chunk of the new-key budget, not a counter */
+	__u64 agg_until;	/* the aggregate refused on this CPU until (time
+				 * units), not a counter: till then every packet of
+				 * the rule is dropped before its key is looked up;
+				 * 0: open */
+	__u64 agg_checked_j;	/* jiffies when the clock said "still refused" */
 };
 
 /* Verdicts per interface: a per-CPU array indexed by the receiving
@@ -293,6 +393,8 @@ struct xrl_global_stats {
 	__u64 malformed_packets;
 	__u64 passed_packets[XRL_MODE_MAX];	/* verdicts by mode */
 	__u64 dropped_packets[XRL_MODE_MAX];
+	__u64 keys_inserted;	/* buckets created, every rule: less the keys
+				 * tracked, an estimate of the evicted ones */
 };
 
 /*

@@ -221,4 +221,41 @@ XRL_INLINE __u64 xrl_window_left(int sliding, __u64 s0, __u64 s1, __u64 now_ns,
 	return lo;
 }
 
+/*
+ * The first time a bucket refused at `tat` may admit again: a packet at
+ * now is refused iff tat' + T - now > L for the bucket's tat' >= tat (TAT
+ * only grows), so every packet before tat + T - L is refused. The hot-key
+ * cache drops until then without looking at the bucket.
+ */
+XRL_INLINE __u64 xrl_gcra_refused_until(__u64 tat, __u64 interval, __u64 limit)
+{
+	return tat + interval - limit;
+}
+
+/* Is now before `until` (signed: the clock may wrap)? */
+XRL_INLINE int xrl_before(__u64 now, __u64 until)
+{
+	return (__s64)(until - now) > 0;
+}
+
+/*
+ * Tokens a CPU takes at once from a shared GCRA (aggregate, new-key budget).
+ * Tokens held by CPUs are granted but not yet spent, so a window may see up
+ * to ncpus * chunk fewer passes than burst + rate * t: a chunk of 1/100 of
+ * the burst shared among the CPUs keeps that within 1 %. At least 1, at
+ * most 1024.
+ */
+#define XRL_CHUNK_MAX	1024
+
+XRL_INLINE __u32 xrl_chunk(__u64 burst, __u32 ncpus)
+{
+	__u64 c = burst / (100ULL * (ncpus ? ncpus : 1));
+
+	if (c < 1)
+		c = 1;
+	if (c > XRL_CHUNK_MAX)
+		c = XRL_CHUNK_MAX;
+	return (__u32)c;
+}
+
 #endif /* XRL_METER_H */

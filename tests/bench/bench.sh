@@ -107,10 +107,11 @@ xdprl_attach() {
 	ctl attach dev d0 mode "$1" keys 1048576 2>&1 >/dev/null | { grep -v '^Note: d0 is a veth' >&2 || :; }
 	return "${PIPESTATUS[0]}"
 }
+# ${SXRL[${SC:-_}]}: what the scenario adds to each rule (aggregate, new-keys)
 xdprl_up() {
 	xdprl_attach "$1" &&
-	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 >/dev/null &&
-	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 >/dev/null
+	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 ${SXRL[${SC:-_}]:-} >/dev/null &&
+	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 ${SXRL[${SC:-_}]:-} >/dev/null
 }
 setup_xdprl_native() { xdprl_up native; }
 setup_xdprl_generic() { xdprl_up generic; }
@@ -124,6 +125,12 @@ counters_xdprl_native() { counters_xdprl; }
 counters_xdprl_generic() { counters_xdprl; }
 
 nft_rules() {	# FAMILY HOOKSPEC
+	local agg4= agg6=
+	# the spoofed-flood scenarios' aggregate: a global limit after the meter
+	if [[ -n ${SAGG[${SC:-_}]:-} ]]; then
+		agg4="ip saddr 198.18.0.0/15 limit rate over ${SAGG[${SC:-_}]}/second burst ${SAGG_BURST[${SC:-_}]} packets drop"
+		agg6="ip6 saddr 2001:db8::/32 limit rate over ${SAGG[${SC:-_}]}/second burst ${SAGG_BURST[${SC:-_}]} packets drop"
+	fi
 	cat <<-EOF
 	table $1 xrlbench {
 	  set m4 { type ipv4_addr; size 1048576; flags dynamic; }
@@ -132,6 +139,8 @@ nft_rules() {	# FAMILY HOOKSPEC
 	    $2; policy accept;
 	    ip saddr 198.18.0.0/15 update @m4 { ip saddr limit rate over $RATE/second burst $BURST packets } drop
 	    ip6 saddr 2001:db8::/32 update @m6 { ip6 saddr & ffff:ffff:ffff:ffff:: limit rate over $RATE/second burst $BURST packets } drop
+	    $agg4
+	    $agg6
 	  }
 	}
 	EOF
@@ -163,7 +172,16 @@ setup_iptables_hashlimit() {
 	in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 &&
 	in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 $hl --hashlimit-name x4 -j DROP &&
 	in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 &&
-	in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 $hl --hashlimit-srcmask 64 --hashlimit-name x6 -j DROP
+	in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 $hl --hashlimit-srcmask 64 --hashlimit-name x6 -j DROP || return 1
+	# the spoofed-flood scenarios' aggregate: what passes the global
+	# limit returns, the rest is dropped (limit allows at most 10000/s)
+	if [[ -n ${SAGG[${SC:-_}]:-} ]]; then
+		local lim="-m limit --limit ${SAGG[${SC:-_}]}/sec --limit-burst ${SAGG_BURST[${SC:-_}]}"
+		in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 $lim -j RETURN &&
+		in_rcv iptables-legacy -t raw -A PREROUTING -s 198.18.0.0/15 -j DROP &&
+		in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 $lim -j RETURN &&
+		in_rcv ip6tables-legacy -t raw -A PREROUTING -s 2001:db8::/32 -j DROP
+	fi
 }
 teardown_iptables_hashlimit() {
 	in_rcv iptables-legacy -t raw -F
@@ -175,10 +193,12 @@ counters_iptables_hashlimit() {
 }
 
 # ---- scenarios: xrl-flood arguments, keys metered, polite senders ----
-SCENARIOS=(${SCENARIOS_ONLY:-one k1 m1 v6_64 mixed})
+SCENARIOS=(${SCENARIOS_ONLY:-one k1 m1 v6_64 mixed spoof spoof_open})
 declare -A SLABEL=(
 	[one]="1 source" [k1]="1,000 sources" [m1]="1,000,000 random sources (IPv6 /64s)"
 	[v6_64]="IPv6: 1,000 addresses in one /64" [mixed]="1 flooding + 3 polite sources"
+	[spoof]="spoofed: 1,000,000 random sources, aggregate 10,000/s and new-keys 1,000/s"
+	[spoof_open]="spoofed: 1,000,000 random sources, aggregate far above the flood (all admitted)"
 )
 declare -A SARGS=(
 	[one]="-d $DST4 -s 198.18.0.1"
@@ -186,8 +206,22 @@ declare -A SARGS=(
 	[m1]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 7"
 	[v6_64]="-d $DST6 -s 2001:db8:1::1/64 -N 1000"
 	[mixed]="-d $DST4 -s 198.18.0.1"
+	[spoof]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 11"
+	[spoof_open]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 13"
 )
-declare -A SKEYS=([one]=1 [k1]=1000 [m1]=1000000 [v6_64]=1 [mixed]=1)
+declare -A SKEYS=([one]=1 [k1]=1000 [m1]=1000000 [v6_64]=1 [mixed]=1 [spoof]=1000000 [spoof_open]=1000000)
+# the spoofed floods: a rule with an aggregate (nftables: a global limit
+# after the meter; iptables: limit after hashlimit) and a new-key budget
+# (xdp-rl only: nftables and iptables have none); their contenders
+declare -A SAGG=([spoof]=10000 [spoof_open]=100000000)
+declare -A SAGG_BURST=([spoof]=1000 [spoof_open]=100000000)
+declare -A SXRL=(
+	[spoof]="aggregate 10000/s burst 1000 new-keys 1000/s"
+	[spoof_open]="aggregate 100000000/s burst 100000000 new-keys 1000/s"
+)
+declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native nft_netdev iptables_hashlimit none"
+			[spoof_open]="xdp_drop xdprl_native none")
+SC=
 
 xmit() {	# delivered and failed frames out of s0 so far
 	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } /tx_queue_[0-9]+_xdp_xmit_errors:/ { e += $2 } END { print x + 0, e + 0 }'
@@ -244,7 +278,8 @@ run_one() {
 		--argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" \
 		--argjson ticks $((t1 - t0)) --argjson hz "$(getconf CLK_TCK)" \
 		--argjson keys "${SKEYS[$sc]}" --argjson polite "$polite_json" --argjson mem "$mem" \
-		--argjson rate $RATE --argjson burst $BURST '
+		--argjson rate $RATE --argjson burst $BURST \
+		--argjson agg "${SAGG[$sc]:-0}" --argjson aggburst "${SAGG_BURST[$sc]:-0}" '
 		{round: $r, scenario: $sc, contender: $c, mode: $mode, seconds: $gen.seconds,
 		 delivered: $delivered, ring_lost: $ring_lost,
 		 mpps: ($delivered / $gen.seconds / 1e6),
@@ -253,6 +288,7 @@ run_one() {
 		 polite_sent: (if $sc == "mixed" then 3 * (('"$DUR"' * 50) | floor) else 0 end),
 		 keys: $keys} |
 		.expected = (if $seen > 0 then ([$keys * ($burst + $rate * .seconds) + .polite_sent, $seen] | min) else null end) |
+		.expected = (if $agg > 0 and $seen > 0 then ([$aggburst + $agg * .seconds, $seen] | min) else .expected end) |
 		. + {
 		 polite_received: ([$polite[]] | add // 0),
 		 bytes_per_key: $mem}' >>"$RESULTS"
@@ -408,7 +444,9 @@ start=$(date +%s)
 [[ $PARTS == *" flood "* ]] &&
 for ((r = 1; r <= ROUNDS; r++)); do
 	for sc in "${SCENARIOS[@]}"; do
-		for c in "${CONTENDERS[@]}"; do
+		SC=$sc
+		for c in ${SCONTENDERS[$sc]:-${CONTENDERS[@]}}; do
+			[[ -n ${CONTENDERS_ONLY:-} && " $CONTENDERS_ONLY " != *" $c "* ]] && continue
 			run_one "$r" "$sc" "$c" shared || exit 1
 			log "   round $r  $(tail -n 1 "$RESULTS" | jq -r '"\(.scenario)\t\(.contender)\t\(.mpps * 1000 | round / 1000) Mpps"')"
 		done
@@ -424,6 +462,7 @@ if [[ -n "$NAPI_PIDS" && $(nproc) -ge 2 ]]; then
 	for p in $NAPI_PIDS; do taskset -pc 1 "$p" >/dev/null; done
 	for ((r = 1; r <= ROUNDS; r++)); do
 		for sc in one k1; do
+			SC=$sc
 			for c in "${CONTENDERS[@]}"; do
 				run_one "$r" "$sc" "$c" split || exit 1
 			done

@@ -116,6 +116,7 @@ int main(int argc, char **argv)
 		{ "xdp-rl steady hit + endpoint rule hit", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5353 },
 		{ "xdp-rl fleet rule, local share", 0, { .src = "198.18.9.1", .payload = 18 } },
 		{ "xdp-rl fleet rule, leased key", 0, { .src = "198.18.10.1", .payload = 18 } },
+		{ "xdp-rl aggregate far from its limit, passed", 0, { .src = "198.18.11.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
 	if (add_rule(x, v, &n, "rule add 198.18.0.0/24 rate 100000000/s burst 4000000000") ||
 	    add_rule(x, v, &n, "rule add 198.18.1.0/24 rate 1/h burst 1") ||
 	    add_rule(x, v, &n, "rule add 198.18.2.0/24 action allow") ||
+	    add_rule(x, v, &n, "rule add 198.18.11.0/24 rate 100000000/s burst 4000000000 aggregate 100000000/s burst 4000000000") ||
 	    add_rule(x, v, &n, "rule add 2001:db8::/32 rate 100000000/s burst 4000000000") ||
 	    add_rule(x, v, &n, "rule add 198.18.3.0/24 rate 4294967295/h algo fixed-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.4.0/24 rate 1/h algo fixed-window") ||

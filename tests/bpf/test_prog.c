@@ -1778,6 +1778,481 @@ static void test_fleet_lease_path(void)
 	l[6].expires_ns = T0 + 2 * SEC;		/* renewed */
 	CHECK_EQ(run_from("198.18.1.1"), PASS);
 	CHECK_EQ(l[6].credit, 99);
+}
+
+/* ---- floods: the hot-key cache, aggregates, new keys ---- */
+
+/* The rule and key of a source, for key reset. */
+static int key_reset(__u32 id, const char *src)
+{
+	struct xrl_rule_entry *v;
+	struct xrl_key k;
+	__u8 a[16];
+	int family, err = -ENOENT;
+	size_t n;
+
+	if (xrl_addr_parse(src, &family, a) || xrl_rules_get(X, &v, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.id == id) {
+			xrl_key_of(&k, &v[i].r, family, a);
+			err = xrl_bucket_reset(X, &v[i].r, &k);
+		}
+	}
+	free(v);
+	return err;
+}
+
+/*
+ * A key over its limit is dropped by the cache until exactly the time its
+ * bucket may admit again (to the test clock's nanosecond), IPv4 and IPv6;
+ * the rule's drops count every packet and the key's bucket gets its drops
+ * every XRL_HOT_FLUSH.
+ */
+static void test_hot_cache_exact(void)
+{
+	static const char *const src[] = { "198.18.0.1", "2001:db8:1:2::5" };
+
+	one_cpu();	/* the cache is per CPU */
+	for (int f = 0; f < 2; f++) {
+		struct xrl_rule_stats st;
+
+		setup();
+		CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 2 id 1",
+			     "rule add 2001:db8::/32 rate 1/s burst 2 id 2"), "%s", xrl_errmsg());
+		CHECK_EQ(run_from(src[f]), PASS);
+		CHECK_EQ(run_from(src[f]), PASS);
+		CHECK_EQ(run_from(src[f]), DROP);	/* the bucket's: fills the cache */
+		for (int i = 0; i < 15; i++)
+			CHECK_EQ(run_from(src[f]), DROP);
+		st = rstats(f + 1);
+		CHECK_EQ(st.hot_dropped, 15);
+		CHECK_EQ(st.dropped_packets, 16);
+		CHECK_EQ(st.passed_packets, 2);
+		/* the bucket has 1, the cache 15 pending: libxrl adds them */
+		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 16);
+		CHECK_EQ(run_from(src[f]), DROP);
+		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 17);	/* flushed */
+		/* TAT = T0 + 2 s, tolerance 2 s: refused until T0 + 1 s */
+		xrl_test_clock_set(X, T0 + SEC - 1);
+		CHECK_EQ(run_from(src[f]), DROP);
+		CHECK_EQ(rstats(f + 1).hot_dropped, 17);
+		xrl_test_clock_set(X, T0 + SEC);
+		CHECK_EQ(run_from(src[f]), PASS);
+		CHECK_EQ(run_from(src[f]), DROP);
+		CHECK_EQ(rstats(f + 1).dropped_packets, 19);
+		teardown();
+	}
+}
+
+/* Two sources in one /64 share a bucket: each has its own cache entry,
+ * both answered exactly; a source of another key is not dropped. */
+static void test_hot_cache_ipv6_prefix(void)
+{
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 2001:db8::/32 rate 1/s burst 1 id 2"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("2001:db8:1:2::5"), PASS);
+	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP);
+	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP);	/* same /64 */
+	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP);
+	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP);
+	CHECK_EQ(rstats(2).hot_dropped, 2);
+	CHECK_EQ(run_from("2001:db8:1:3::5"), PASS);	/* another /64 */
+	teardown();
+}
+
+/* A thousand random sources over their limit keep their entries (two ways
+ * a set): 987 of them here; a direct-mapped cache of as many entries, 904. */
+static void test_hot_cache_thousand_sources(void)
+{
+	static unsigned char seen[131072 / 8];
+	static unsigned addr[1000];
+	unsigned x = 2463534242u;
+	char src[32];
+	__u64 hits;
+
+	/* a thousand distinct random sources of 198.18.0.0/15 (xorshift): an
+	 * arithmetic sequence would spread over the sets too evenly to tell */
+	memset(seen, 0, sizeof(seen));
+	for (int n = 0; n < 1000; ) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		if (seen[(x & 131071) / 8] & 1 << (x & 7))
+			continue;
+		seen[(x & 131071) / 8] |= 1 << (x & 7);
+		addr[n++] = x & 131071;
+	}
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1"), "%s", xrl_errmsg());
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 1000; i++) {
+			snprintf(src, sizeof(src), "198.%u.%u.%u", 18 + (addr[i] >> 16),
+				 addr[i] >> 8 & 255, addr[i] & 255);
+			CHECK_EQ(run_from(src), round ? DROP : PASS);
+		}
+	}
+	/* round 1 fills, round 2 hits */
+	hits = rstats(1).hot_dropped;
+	CHECK(hits >= 980, "%llu of 1000 from the cache", (unsigned long long)hits);
+	if (getenv("XRL_DEBUG"))
+		fprintf(stderr, "    %llu of 1000 from the cache\n", (unsigned long long)hits);
+	teardown();
+}
+
+/* A rule-set commit, a key reset, a mode change and the watchdog each end
+ * what the cache knows: the next packet takes the whole path. */
+static void test_hot_cache_invalidated(void)
+{
+	const char *s = "198.18.0.1";
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1 on-failure open"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 1);
+	/* a commit that changes the rule: a fresh bucket */
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1 on-failure open"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 1);
+	/* key reset: a full bucket again */
+	CHECK_EQ(key_reset(1, s), 0);
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 2);
+	/* a mode change voids the cache; dry-run never uses it (its drops
+	 * pass, counted as would-drops); back to enforce, the next drop is
+	 * the bucket's, and fills again */
+	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "%s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS);	/* dry-run: would drop */
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(rstats(1).hot_dropped, 2);
+	CHECK_EQ(rstats(1).would_drop_packets, 2);
+	CHECK(!xrl_mode_set(X, XRL_MODE_ENFORCE), "%s", xrl_errmsg());
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 3);
+	/* the watchdog fires: on-failure open passes a cached key */
+	xrl_heartbeat(X, 1000, 5 * SEC);	/* at T0 */
+	CHECK_EQ(run_from(s), DROP);
+	xrl_test_clock_set(X, T0 + 5 * SEC + 1);
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(rstats(1).failure_passed, 1);
+	xrl_heartbeat(X, 1000, 5 * SEC);	/* back: limited again */
+	CHECK_EQ(run_from(s), DROP);
+	teardown();
+}
+
+/*
+ * The cache answers only where a refusal of one packet means a refusal of
+ * every packet of the source until a known time (hot_cacheable()): never
+ * for a dry-run rule (its drops pass), a window rule, a byte rule (a small
+ * frame may pass where a large one did not), an endpoint rule (it sees
+ * only some of the source's packets) or in dry-run mode. Each case would
+ * drop a packet its rule admits if the cache answered for it.
+ */
+static void test_hot_cache_only_where_exact(void)
+{
+	struct pkt_spec big = { .src = "198.18.3.1", .payload = 458 };	/* 500-byte frame */
+	struct pkt_spec small = { .src = "198.18.3.1", .payload = 18 };
+	uint8_t b1[512], b2[128];
+	size_t l1, l2;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 dry-run id 1",
+		     "rule add 198.18.1.0/24 rate 1/h algo fixed-window id 2",
+		     "rule add 198.18.2.0/24 rate 1000/s burst 1000 id 3",
+		     "rule add 198.18.2.0/24 proto udp dport 53 rate 1/h burst 1 id 4",
+		     "rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"), "%s", xrl_errmsg());
+	/* a dry-run rule: every packet passes, would-drops counted */
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(rstats(1).would_drop_packets, 3);
+	/* a fixed window: its window's end is not a GCRA's refused-until */
+	CHECK_EQ(run_from("198.18.1.1"), PASS);
+	CHECK_EQ(run_from("198.18.1.1"), DROP);
+	CHECK_EQ(run_from("198.18.1.1"), DROP);
+	CHECK_EQ(rstats(2).hot_dropped, 0);
+	/* an endpoint rule's drop is not the source's: port 80 still passes */
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 3), 1);
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 80, 0, false, 3), 3);
+	CHECK_EQ(rstats(4).hot_dropped, 0);
+	/* a byte rule: a large frame refused, a small one still fits (1600
+	 * bytes of burst: three 500-byte frames, then 100 bytes left) */
+	l1 = pkt_build(b1, &big);
+	l2 = pkt_build(b2, &small);
+	CHECK_EQ(l1, 500);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(run_raw(b1, l1), PASS);
+	CHECK_EQ(run_raw(b1, l1), DROP);
+	CHECK_EQ(run_raw(b2, l2), PASS);
+	CHECK_EQ(rstats(5).hot_dropped, 0);
+	/* dry-run mode: a packet rule that would be cached passes */
+	CHECK(!RULES("rule add 198.18.4.0/24 rate 1/h burst 1 id 6"), "%s", xrl_errmsg());
+	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "%s", xrl_errmsg());
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(run_from("198.18.4.1"), PASS);
+	CHECK_EQ(rstats(6).hot_dropped, 0);
+	CHECK_EQ(rstats(6).would_drop_packets, 2);
+	teardown();
+}
+
+static void on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Drops answered by the cache on one CPU are in the key's "unlimited"
+ * event when it passes again on another. */
+static void test_hot_cache_event_counts(void)
+{
+	struct xrl_events *ev;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "    note: one CPU: skipped\n");
+		return;
+	}
+	on_cpu(0);
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 5 id 1"), "%s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(run_from("198.18.0.1"), PASS);
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(run_from("198.18.0.1"), DROP);	/* 1 by the bucket, 19 cached */
+	CHECK_EQ(rstats(1).hot_dropped, 19);
+	on_cpu(1);
+	xrl_test_clock_set(X, T0 + SEC);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(events_read(ev), 2);
+	CHECK_EQ(evs[1].kind, XRL_EV_UNLIMITED);
+	CHECK_EQ(evs[1].dropped, 20);
+	xrl_events_close(ev);
+	teardown();
+	on_cpu(0);
+}
+
+/* aggregate: one bucket for all keys of the rule, after each key's own. */
+static void test_aggregate(void)
+{
+	unsigned long long keys;
+	char src[32];
+	int passed = 0;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 10/s burst 5 id 1"),
+	      "%s", xrl_errmsg());
+	for (int i = 0; i < 20; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 5);
+	CHECK_EQ(rstats(1).agg_dropped, 15);
+	/* once refused, the rule drops before the keys: 5 passed and the
+	 * first refused have a bucket, the 14 after it none */
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
+	CHECK_EQ(keys, 6);
+	/* 10/s, burst 5: the aggregate refuses until exactly T0 + 100 ms */
+	xrl_test_clock_set(X, T0 + SEC / 10 - 1);
+	CHECK_EQ(run_from("198.18.0.30"), DROP);
+	xrl_test_clock_set(X, T0 + SEC / 10);
+	CHECK_EQ(run_from("198.18.0.31"), PASS);
+	CHECK_EQ(run_from("198.18.0.32"), DROP);
+	/* a key refused by its own bucket costs the aggregate nothing */
+	xrl_test_clock_set(X, T0 + SEC);	/* full again: 5 */
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	passed = 0;
+	for (int i = 1; i < 20; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 3);
+	/* the default burst: one second of the rate */
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 7/s id 1"), "%s", xrl_errmsg());
+	passed = 0;
+	for (int i = 0; i < 20; i++) {
+		snprintf(src, sizeof(src), "198.19.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 7);
+	teardown();
+}
+
+/* A fresh aggregate and new-key budget are full whatever the clock reads:
+ * past 2^57 ns (4.6 years of uptime, or a capture's timestamps in replay)
+ * time units are past 2^63, where 0 is no longer the past. */
+static void test_aggregate_fresh_late_clock(void)
+{
+	char src[32];
+	int passed = 0;
+
+	setup();
+	xrl_test_clock_set(X, 3ULL << 56);	/* time units: 3 << 62 */
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 1 aggregate 10/s burst 5 new-keys 3/s id 1"),
+	      "%s", xrl_errmsg());
+	for (int i = 0; i < 10; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 5);	/* 3 new keys, then 2 on the aggregate alone */
+	CHECK_EQ(rstats(1).new_keys, 3);
+	teardown();
+}
+
+struct flood_thread {
+	int cpu, prog_fd, err, repeat;
+	const char *src;
+	pthread_barrier_t *start;
+};
+
+static void *flood_thread(void *arg)
+{
+	struct flood_thread *h = arg;
+	struct pkt_spec s = { .src = h->src, .payload = 18 };
+	uint8_t buf[512];
+	size_t len = pkt_build(buf, &s);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = h->repeat);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(h->start);
+	h->err = bpf_prog_test_run_opts(h->prog_fd, &o) ? errno : 0;
+	return NULL;
+}
+
+/* Two CPUs at once on one aggregate (keys that never limit): it admits its
+ * burst less at most what the CPUs hold in chunks (1 % of it), never more. */
+static void test_aggregate_two_cpus(void)
+{
+	static const char *const srcs[] = { "198.18.0.1", "198.18.0.2" };
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	X = instance(false);		/* the real clock */
+	for (int round = 1; round <= 3; round++) {
+		struct flood_thread h[2];
+		pthread_barrier_t start;
+		struct xrl_rule_stats st;
+		pthread_t t[2];
+		char rule[160];
+
+		snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1000/s burst 100000 aggregate 1/h burst 5000 id %d", round);
+		CHECK(!RULES(rule), "%s", xrl_errmsg());
+		pthread_barrier_init(&start, NULL, 2);
+		for (int i = 0; i < 2; i++) {
+			h[i] = (struct flood_thread){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X),
+						      .start = &start, .src = srcs[i], .repeat = 20000 };
+			pthread_create(&t[i], NULL, flood_thread, &h[i]);
+		}
+		for (int i = 0; i < 2; i++) {
+			pthread_join(t[i], NULL);
+			CHECK(!h[i].err, "test run: %s", strerror(h[i].err));
+		}
+		pthread_barrier_destroy(&start);
+		st = rstats(round);
+		CHECK(st.passed_packets <= 5000 && st.passed_packets >= 4950,
+		      "round %d: %llu passed", round, (unsigned long long)st.passed_packets);
+		CHECK_EQ(st.passed_packets + st.dropped_packets, 40000);
+		CHECK_EQ(st.agg_dropped, st.dropped_packets);
+	}
+	teardown();
+}
+
+/* new-keys: at most its budget of new buckets; a key that finds none does
+ * not enter the table and is metered by the aggregate alone (dropped
+ * without one). */
+static void test_new_keys(void)
+{
+	unsigned long long keys;
+	struct xrl_rule_stats st;
+	char src[32];
+	int passed = 0;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/s burst 3 new-keys 10/s id 1",
+		     "rule add 198.19.0.0/16 rate 1/s burst 3 new-keys 10/s aggregate 30/s burst 25 id 2"),
+	      "%s", xrl_errmsg());
+	for (int i = 0; i < 100; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	st = rstats(1);
+	CHECK_EQ(passed, 10);
+	CHECK_EQ(st.new_keys, 10);
+	CHECK_EQ(st.nk_refused, 90);
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
+	CHECK_EQ(keys, 10);
+	/* a key in the table is metered as ever */
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	/* with an aggregate: 10 new keys, then 15 more through the aggregate;
+	 * once it refused, the rest never reach the table or the budget */
+	passed = 0;
+	for (int i = 0; i < 100; i++) {
+		snprintf(src, sizeof(src), "198.19.0.%d", i + 1);
+		passed += run_from(src) == PASS;
+	}
+	st = rstats(2);
+	CHECK_EQ(passed, 25);
+	CHECK_EQ(st.new_keys, 10);
+	CHECK_EQ(st.nk_refused, 16);
+	CHECK_EQ(st.agg_dropped, 75);
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
+	CHECK_EQ(keys, 20);
+	CHECK_EQ(gstats().keys_inserted, 20);
+	CHECK_EQ(xrl_keys_evicted_estimate(&(struct xrl_global_stats){ .keys_inserted = 20 }, keys), 0);
+	/* a second later: 10 more new keys */
+	xrl_test_clock_set(X, T0 + SEC);
+	passed = 0;
+	for (int i = 100; i < 150; i++) {
+		snprintf(src, sizeof(src), "198.18.1.%d", i - 99);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 10);
+	teardown();
+}
+
+/* Without new-keys, the default budget (half the table at once, then a
+ * sixteenth a second) keeps a flood of new sources from evicting a real
+ * source's drained bucket: it stays limited. */
+static void test_new_keys_default_keeps_real_source(void)
+{
+	char src[32];
+	int passed = 0;
+
+	one_cpu();
+	setup();	/* a table of 4096 keys */
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1"), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.19.255.1"), PASS);
+	CHECK_EQ(run_from("198.19.255.1"), PASS);
+	CHECK_EQ(run_from("198.19.255.1"), DROP);
+	for (int i = 0; i < 6000; i++) {
+		snprintf(src, sizeof(src), "198.18.%d.%d", i / 250, i % 250 + 1);
+		passed += run_from(src) == PASS;
+	}
+	CHECK_EQ(passed, 2048 - 1);	/* the real source took one */
+	CHECK_EQ(rstats(1).nk_refused, 6000 - 2047);
+	xrl_test_clock_set(X, T0 + 1);	/* past the cache's nanosecond: the bucket */
+	CHECK_EQ(run_from("198.19.255.1"), DROP);
+	CHECK_EQ(bucket_of(1, "198.19.255.1").tat != 0, 1);
 	teardown();
 }
 
@@ -1815,5 +2290,16 @@ int main(void)
 	RUN(test_endpoint_specificity);
 	RUN(test_endpoint_fragments);
 	RUN(test_endpoint_commits);
+	RUN(test_hot_cache_exact);
+	RUN(test_hot_cache_ipv6_prefix);
+	RUN(test_hot_cache_invalidated);
+	RUN(test_hot_cache_thousand_sources);
+	RUN(test_hot_cache_event_counts);
+	RUN(test_hot_cache_only_where_exact);
+	RUN(test_aggregate);
+	RUN(test_aggregate_two_cpus);
+	RUN(test_aggregate_fresh_late_clock);
+	RUN(test_new_keys);
+	RUN(test_new_keys_default_keeps_real_source);
 	return tl_summary();
 }

@@ -86,6 +86,17 @@ static const struct pcase cases[] = {
 	{ "rule add 198.18.0.0/16 syn rate 10/s burst 10", CLI, 3, "'syn' makes an endpoint rule" },
 	{ "rule add 198.18.0.0/16 proto tcp dport 2000-1000 rate 10/s burst 10", CLI, 6, "invalid dport '2000-1000'" },
 	{ "rule add 198.18.0.0/16 proto tcp dport 65536 rate 10/s burst 10", CLI, 6, "invalid dport '65536'" },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 aggregate 50000/s", CLI, -1 },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 aggregate 50000/s burst 900 new-keys 100/s", CONF, -1 },
+	{ "rule add 198.18.0.0/16 rate 100/s aggregate 5/s burst 9 burst 10", CLI, -1 },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 new-keys 10/min", CLI, -1 },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 aggregate 5/s burst", CLI, 9, "missing value after 'aggregate burst'" },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 aggregate 5/s burst 0", CLI, 10, "invalid aggregate burst '0'" },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 aggregate 5/x", CLI, 8, "invalid aggregate rate '5/x'" },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 new-keys 0/s", CLI, 8, "new-keys rate must be at least 1" },
+	{ "rule add 198.18.0.0/16 rate 100/s burst 10 new-keys 1000000000/s", CLI, 8, "new-keys rate must be between" },
+	{ "rule add 198.18.0.0/16 action deny new-keys 5/s", CLI, 5, "'new-keys' means nothing with action deny" },
+	{ "rule add 198.18.0.0/16 action allow aggregate 5/s", CLI, 5, "'aggregate' means nothing with action allow" },
 	{ "rule del 3", CLI, -1 },
 	{ "rule del 198.18.0.0/24", CLI, -1 },
 	{ "rule del id 3", CLI, -1 },
@@ -170,7 +181,7 @@ static const struct pcase cases[] = {
 	{ "rule add ::ffff:198.18.0.1 rate 1/s burst 1", CLI, 2, "did you mean 198.18.0.1?" },
 	{ "rule add 198.18.0.0/24 rate 1/s", CLI, 5, "missing 'burst N'" },
 	{ "rule add 198.18.0.0/24 burst 1", CLI, 5, "missing 'rate N/s|N/min|N/h'" },
-	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn, scope)" },
+	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn, scope, aggregate, new-keys)" },
 	{ "rule add 198.18.0.0/24 rate 1/fortnight burst 1", CLI, 4, "invalid rate '1/fortnight'" },
 	{ "rule add 198.18.0.0/24 rate 0/s burst 1", CLI, 4, "rate must be at least 1" },
 	{ "rule add 198.18.0.0/24 burst 1 rate 200000000/s", CLI, 6, "rate must be between 1/h and 100000000/s" },
@@ -330,6 +341,9 @@ static void test_prefixes(void)
 		  "rule add 198.18.0.0/24 rate 5/min burst 3 per /24 action limit id 7 on-failure closed" },
 		{ "r a 192.0.2.1 ac al", "rule add 192.0.2.1 action allow" },
 		{ "r a 192.0.2.1 ac de on-failure op", "rule add 192.0.2.1 action deny on-failure open" },
+		/* a later keyword never takes an older one's prefix */
+		{ "r a 198.18.0.0/24 ra 1/s b 1 ag 5/s b 7 n 1/s",
+		  "rule add 198.18.0.0/24 rate 1/s burst 1 aggregate 5/s burst 7 new-keys 1/s" },
 		{ "r d 3", "rule del 3" },
 		{ "r d i 3", "rule del id 3" },
 		{ "r f", "rule flush" },
@@ -858,10 +872,14 @@ static bool man_has_entry(const char *man, const char *syn)
 	if (!man_has(man, head))
 		return false;
 	for (const char *p = opt; (p = strstr(p, " [")); ) {
-		const char *e = strchr(p, ']');
+		const char *e = p + 2;
+		int depth = 1;	/* "[aggregate RATE [burst N]]": the outer one */
 
-		if (!e)
+		for (; *e && depth; e++)
+			depth += *e == '[' ? 1 : *e == ']' ? -1 : 0;
+		if (depth)
 			return false;
+		e--;
 		snprintf(part, sizeof(part), "%.*s", (int)(e - p - 2), p + 2);
 		if (!man_has(man, part)) {
 			fprintf(stderr, "    no entry for the option '%s' of '%s'\n", part, head);
@@ -895,7 +913,7 @@ static void test_docs_agree(void)
 	}
 	for (size_t i = 0; i < xrl_ncommands; i++) {
 		const struct xrl_command *cmd = &xrl_commands[i];
-		char syn[256];
+		char syn[512];
 
 		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
 		if (cmd->where & CLI)

@@ -393,6 +393,64 @@ static void test_window_left(void)
 	CHECK_EQ(xrl_window_left(0, sw.s[0], 0, t0, SEC, 10), 3);	/* window 20: word 0 */
 }
 
+/*
+ * "Refused until": for every refused packet, every later packet before
+ * xrl_gcra_refused_until() is refused whatever passed in between (TAT only
+ * grows), and one at that time passes when nothing else did: the hot-key
+ * cache is exact. Over rates and bursts, with the clock in odd steps.
+ */
+static void test_refused_until_exact(void)
+{
+	static const __u64 rates[][3] = {	/* count, period, burst */
+		{ 1, XRL_PERIOD_SEC, 1 }, { 100, XRL_PERIOD_SEC, 10 }, { 7, XRL_PERIOD_MIN, 3 },
+		{ 100000000, XRL_PERIOD_SEC, 1000 }, { 3, XRL_PERIOD_SEC, 5 },
+	};
+
+	for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
+		struct bucket b;
+		__u64 now = xrl_ns_to_tu(77 * SEC), nt, until = 0, u2;
+		unsigned refused = 0;
+
+		bucket_init(&b, rates[k][0], rates[k][1], rates[k][2]);
+		b.tat = now;
+		for (int i = 0; i < 20000 && refused < 200; i++) {
+			if (xrl_gcra(b.tat, now, b.interval, b.limit, 1, &nt)) {
+				/* passed: never before a known "refused until" */
+				CHECK(!until || !xrl_before(now, until), "rate %llu: passed %llu before %llu",
+				      (unsigned long long)rates[k][0], (unsigned long long)now,
+				      (unsigned long long)until);
+				b.tat = nt;
+			} else {
+				refused++;
+				u2 = xrl_gcra_refused_until(b.tat, b.interval, b.limit);
+				CHECK(xrl_before(now, u2), "refused at %llu, until %llu",
+				      (unsigned long long)now, (unsigned long long)u2);
+				/* the last instant before: still refused; at it: passes */
+				CHECK(!xrl_gcra(b.tat, u2 - 1, b.interval, b.limit, 1, &nt), "just before");
+				CHECK(xrl_gcra(b.tat, u2, b.interval, b.limit, 1, &nt), "at until");
+				until = u2;
+			}
+			now += b.interval / 3 + 1;
+		}
+		CHECK(refused > 0, "rate %llu: nothing refused", (unsigned long long)rates[k][0]);
+	}
+}
+
+/* Chunks: 1/100 of the burst shared among the CPUs, 1 .. XRL_CHUNK_MAX. */
+static void test_chunk(void)
+{
+	CHECK_EQ(xrl_chunk(1, 2), 1);
+	CHECK_EQ(xrl_chunk(50000, 2), 250);
+	CHECK_EQ(xrl_chunk(50000, 0), 500);
+	CHECK_EQ(xrl_chunk(1ULL << 32, 1), XRL_CHUNK_MAX);
+	/* what CPUs hold is at most 1 % of the burst, once it exceeds 100 * ncpus */
+	for (__u64 burst = 200; burst < 10000000; burst = burst * 3 + 1)
+		for (__u32 n = 1; n <= 64; n *= 2)
+			if (burst >= 100ULL * n && xrl_chunk(burst, n) < XRL_CHUNK_MAX)
+				CHECK(n * xrl_chunk(burst, n) * 100 <= burst, "burst %llu, %u CPUs",
+				      (unsigned long long)burst, n);
+}
+
 int main(void)
 {
 	RUN(test_seed_example);
@@ -414,5 +472,7 @@ int main(void)
 	RUN(test_window_clock_jumps);
 	RUN(test_window_largest);
 	RUN(test_window_left);
+	RUN(test_refused_until_exact);
+	RUN(test_chunk);
 	return tl_summary();
 }

@@ -21,7 +21,16 @@ int xrl_mode_set(struct xrl *x, enum xrl_mode mode)
 	if (mode >= XRL_MODE_MAX)
 		return fail(EINVAL, "unknown mode %d", mode);
 	__atomic_store_n(&x->ctrl->mode, mode, __ATOMIC_RELEASE);
+	xrl__cache_bump(x);
 	return 0;
+}
+
+/* After the change it follows is visible to the data path: a packet that
+ * reads the new epoch sees the change (the epoch is read before the rules
+ * and the buckets). */
+void xrl__cache_bump(struct xrl *x)
+{
+	__atomic_fetch_add(&x->ctrl->cache_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
 enum xrl_mode xrl_mode_get(struct xrl *x)
@@ -45,7 +54,8 @@ void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns)
 {
 	__atomic_store_n(&x->ctrl->heartbeat_interval_ms, interval_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&x->ctrl->heartbeat_ns, xrl_now_ns(x), __ATOMIC_RELEASE);
-	__atomic_store_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&x->ctrl->watchdog_ns, watchdog_ns, __ATOMIC_ACQ_REL) != watchdog_ns)
+		xrl__cache_bump(x);	/* the hot-key cache checks it once a tick */
 }
 
 bool xrl_heartbeating(struct xrl *x)

@@ -171,7 +171,7 @@ static int names_match(const struct names *ns, const char *s, bool prefix)
 {
 	size_t sl = strlen(s);
 	int hit = NM_UNKNOWN, pref = NM_UNKNOWN;
-	bool ambiguous = false, late_too = true;
+	bool ambiguous = false, late_too = true, prefs = false;
 
 	for (size_t i = 0; i < ns->n; i++)
 		if (!strcmp(ns->v[i], s))
@@ -189,6 +189,8 @@ static int names_match(const struct names *ns, const char *s, bool prefix)
 	for (size_t i = 0; i < ns->n; i++) {
 		if (!ns->ok[i] || strncmp(ns->v[i], s, sl) || (ns->late[i] && !late_too))
 			continue;
+		if (ns->pref[i] && pref >= 0 && ns->key[pref] != ns->key[i])
+			prefs = true;	/* two preferred: no winner */
 		if (ns->pref[i] && pref < 0)
 			pref = i;
 		if (hit >= 0 && ns->key[hit] != ns->key[i])
@@ -197,7 +199,7 @@ static int names_match(const struct names *ns, const char *s, bool prefix)
 			hit = i;
 	}
 	if (ambiguous)
-		return pref >= 0 ? pref : NM_AMBIGUOUS;
+		return pref >= 0 && !prefs ? pref : NM_AMBIGUOUS;
 	return hit;
 }
 
@@ -585,6 +587,10 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		c->ports_given = true;
 		return 0;
 	}
+	case XRL_ARG_RATE_AT:
+		if (xrl_rate_parse(s, (__u64 *)field, (__u64 *)field + 1))
+			return perr(e, i, "invalid %s rate '%s' (N/s, N/min or N/h)", what(p), s);
+		return 0;
 	case XRL_ARG_KEYLEN:
 		if (s[0] != '/')
 			return perr(e, i, "invalid key length '%s' (/LEN)", s);
@@ -632,6 +638,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 	return perr(e, i, "internal error: argument type %d", p->type);
 }
 
+/* Has the command keywords added later (struct xrl_param.late)? */
 static void keyword_list(const struct xrl_param *params, char *buf, size_t len)
 {
 	size_t l = 0;
@@ -699,6 +706,15 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 		at[p - ps] = i;
 		if ((err = parse_value(p, argv, i, prefix, c, e)))
 			return err;
+		if (p->then && i + 1 < argc && argv[i + 1][0] &&
+		    (prefix ? !strncmp(p->then->name, argv[i + 1], strlen(argv[i + 1]))
+			    : !strcmp(p->then->name, argv[i + 1]))) {
+			if ((i += 2) >= argc)
+				return perr(e, i - 1, "missing value after '%s %s'", p->name,
+					    p->then->name);
+			if ((err = parse_value(p->then, argv, i, prefix, c, e)))
+				return err;
+		}
 	}
 	for (p = ps; !is_end(p); p++)
 		if (p->name && p->need == XRL_REQUIRED && at[p - ps] < 0)
@@ -709,7 +725,8 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 /* ---- checks of what no single word says ---- */
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
-       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE };
+       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
+       RA_AGGREGATE, RA_NEWKEYS };
 
 /* An endpoint rule's words: proto first, dport and syn with it. */
 static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -751,16 +768,18 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	static const int field_at[] = {
 		[XRL_FIELD_ACTION] = RA_ACTION, [XRL_FIELD_KEYLEN] = RA_PER,
 		[XRL_FIELD_RATE] = RA_RATE, [XRL_FIELD_BURST] = RA_BURST,
+		[XRL_FIELD_AGGREGATE] = RA_AGGREGATE, [XRL_FIELD_NEWKEYS] = RA_NEWKEYS,
 	};
-	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER };
-	static const char *const unmetered_name[] = { "rate", "burst", "per" };
+	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
+	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
+						      "new-keys" };
 	struct xrl_rule *r = &c->rule.r;
 	enum xrl_rule_field bad;
 	int argi = INT_MAX, k = -1;
 
 	/* allow and deny are never metered: a rate, burst or key length with
 	 * them would be silently dropped; blame the first one written */
-	for (size_t j = 0; r->action != XRL_ACT_LIMIT && j < 3; j++) {
+	for (size_t j = 0; r->action != XRL_ACT_LIMIT && j < 5; j++) {
 		if (at[unmetered[j]] >= 0 && at[unmetered[j]] < argi) {
 			argi = at[unmetered[j]];
 			k = j;
@@ -786,6 +805,11 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' counts packets: the fleet bucket's clock is in microseconds, too coarse for a byte rate (use N/s, or leave out scope)");
 	if (r->scope == XRL_SCOPE_FLEET && at[RA_PROTO] >= 0)
 		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' takes a source rule: endpoint rules (proto) are metered per host (leave out scope, or proto)");
+	/* 0/s would read as "none" (the default) */
+	if (at[RA_AGGREGATE] >= 0 && !r->agg_rate_count)
+		return perr(e, at[RA_AGGREGATE], "aggregate rate must be at least 1");
+	if (at[RA_NEWKEYS] >= 0 && !r->nk_rate_count)
+		return perr(e, at[RA_NEWKEYS], "new-keys rate must be at least 1");
 	if (r->action == XRL_ACT_LIMIT) {
 		if (at[RA_RATE] < 0)
 			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
@@ -842,6 +866,11 @@ static const struct xrl_param p_detach[] = {
 	END,
 };
 
+static const struct xrl_param p_agg_burst = {
+	"burst", XRL_ARG_NUM, "N", .min = 1, .max = UINT_MAX, .range = "1 .. 4294967295",
+	F(rule.r.agg_burst), .what = "aggregate burst",
+};
+
 static const struct xrl_param p_rule_add[] = {
 	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED },
 	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF },
@@ -858,6 +887,10 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true },
 	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true },
 	[RA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope), .late = true },
+	[RA_AGGREGATE] = { "aggregate", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.agg_rate_count),
+			   .then = &p_agg_burst, .late = true },
+	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
+			 .late = true },
 	END,
 };
 
@@ -1046,6 +1079,9 @@ void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 			val[0] = '\0';
 		if (p->type == XRL_ARG_FLAG)
 			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", p->name, opt ? "]" : "");
+		else if (p->name && p->then)	/* "[aggregate RATE [burst N]]" */
+			l += snprintf(buf + l, len - l, " %s%s %s [%s %s]%s", opt ? "[" : "", p->name,
+				      val, p->then->name, p->then->meta, opt ? "]" : "");
 		else if (p->name)
 			l += snprintf(buf + l, len - l, " %s%s %s%s", opt ? "[" : "", p->name, val,
 				      opt ? "]" : "");
@@ -1074,7 +1110,7 @@ int xrl_usage(FILE *f, unsigned where, const char *topic)
 
 	for (size_t i = 0; i < xrl_ncommands; i++) {
 		const struct xrl_command *cmd = &xrl_commands[i];
-		char syn[256];
+		char syn[512];
 
 		if (!(cmd->where & where))
 			continue;

@@ -140,6 +140,7 @@ enum xrl_arg {
 	XRL_ARG_SIZE,		/* N, or bytes as tc(8): 64kb: the rule's burst */
 	XRL_ARG_PROTO,		/* tcp|udp|icmp|icmpv6|N: an endpoint rule's */
 	XRL_ARG_PORTS,		/* N|N-M: an endpoint rule's destination ports */
+	XRL_ARG_RATE_AT,	/* N/unit into the __u64 count, period_ns at off */
 };
 
 enum xrl_need {
@@ -162,8 +163,11 @@ struct xrl_param {
 	unsigned short size;	/* and its size, for WORD, NUM and STRING */
 	enum xrl_need need;
 	const char *what;	/* its name in messages; NULL: name or meta */
-	/* added after others: on the CLI a prefix that an earlier keyword
-	 * begins keeps meaning that one ("a" is action, not algo) */
+	/* a keyword that may follow this one's value and belongs to it:
+	 * "aggregate RATE burst N" (the aggregate's burst, not the key's) */
+	const struct xrl_param *then;
+	/* came after the command's first keywords: a prefix it shares with
+	 * one of them is theirs ("a" stays action's, not aggregate's) */
 	bool late;
 };
 

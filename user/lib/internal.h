@@ -30,7 +30,8 @@
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
 	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS,
-	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M__COUNT
+	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M_RULE_SHARED, M_HOT, M_FLEET_SCRATCH,
+	M__COUNT
 };
 
 /* pinned under these names (pins.c) */
@@ -66,6 +67,10 @@ int xrl__fail(int err, const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void xrl__warn(const char *fmt, ...);
 #define fail xrl__fail
+
+/* Void every hot-key cache entry (control.c): after a commit, a mode
+ * change, a key reset. */
+void xrl__cache_bump(struct xrl *x);
 #define warn xrl__warn
 #define map_names xrl__map_names
 

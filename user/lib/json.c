@@ -222,4 +222,24 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_kbool(w, "syn", false);
 	}
 	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
+	/* the aggregate and the new-key budget; null: none, or the default */
+	jw_key(w, "aggregate");
+	if (e->r.agg_rate_count) {
+		xrl_rate_format(e->r.agg_rate_count, e->r.agg_rate_period_ns, rate, sizeof(rate));
+		jw_str(w, rate);
+	} else {
+		jw_null(w);
+	}
+	jw_key(w, "aggregate_burst");
+	if (e->r.agg_rate_count)
+		jw_u64(w, e->r.agg_burst);
+	else
+		jw_null(w);
+	jw_key(w, "new_keys_rate");
+	if (e->r.nk_rate_count) {
+		xrl_rate_format(e->r.nk_rate_count, e->r.nk_rate_period_ns, rate, sizeof(rate));
+		jw_str(w, rate);
+	} else {
+		jw_null(w);
+	}
 }

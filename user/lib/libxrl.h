@@ -109,6 +109,7 @@ int xrl_rule_prepare(struct xrl_rule_entry *e);
  * each field was written). */
 enum xrl_rule_field {
 	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
+	XRL_FIELD_AGGREGATE, XRL_FIELD_NEWKEYS,
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 /* An endpoint rule (proto ...): checked besides the source rule. */
@@ -198,6 +199,10 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 int xrl_bucket_del(struct xrl *x, const struct xrl_key *k);
 /* Keys with a bucket in one family's table (4 or 6). */
 int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n);
+/* Buckets evicted (or deleted) since the program was loaded, estimated:
+ * the keys inserted less those tracked now. */
+unsigned long long xrl_keys_evicted_estimate(const struct xrl_global_stats *g,
+					     unsigned long long tracked);
 /* The size of one family's bucket table (4 or 6). */
 __u32 xrl_keys_capacity_family(struct xrl *x, int family);
 

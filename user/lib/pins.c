@@ -31,6 +31,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
 	"xrl_ep4", "xrl_ep6", "xrl_ep_class",
 	"xrl_fleet_rules", "xrl_fleet_keys4", "xrl_fleet_keys6", "xrl_leases",
+	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch",
 };
 
 static bool is_bpffs(const char *path)
@@ -399,6 +400,9 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 	maps[M_FLEET_KEYS4] = x->skel->maps.xrl_fleet_keys4;
 	maps[M_FLEET_KEYS6] = x->skel->maps.xrl_fleet_keys6;
 	maps[M_LEASES] = x->skel->maps.xrl_leases;
+	maps[M_RULE_SHARED] = x->skel->maps.xrl_rule_shared;
+	maps[M_HOT] = x->skel->maps.xrl_hot;
+	maps[M_FLEET_SCRATCH] = x->skel->maps.xrl_fleet_scratch;
 
 	if (x->pinned && pin_exists(x, map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

@@ -96,6 +96,53 @@ static int rule_check_units(struct xrl_rule_entry *e, const char *pfx,
 	return 0;
 }
 
+/* A shared GCRA of count per period_ns and burst: interval, limit and the
+ * chunk a CPU takes at once. */
+static int shared_gcra(__u64 count, __u64 period_ns, __u32 burst, const char *pfx,
+		       const char *what, __u64 *interval, __u64 *limit, __u32 *chunk)
+{
+	*interval = xrl_rate_interval(count, period_ns);
+	if (!*interval)
+		return fail(EINVAL, "rule %s: %s rate must be between 1/h and %llu/s",
+			    pfx, what, XRL_RATE_MAX_PER_SEC);
+	*limit = xrl_burst_limit(*interval, burst);
+	if (!*limit)
+		return fail(EINVAL, "rule %s: %s burst %u takes too long to refill at this rate (over a year)",
+			    pfx, what, burst);
+	*chunk = xrl_chunk(burst, libbpf_num_possible_cpus());
+	return 0;
+}
+
+/* aggregate RATE [burst N]: the burst defaults to one second of the rate
+ * (at least 1, at most 2^32 - 1); new-keys RATE: burst = the rate's count. */
+static int aggregate_check(struct xrl_rule *r, const char *pfx, enum xrl_rule_field *bad)
+{
+	int err;
+
+	r->agg_interval = r->agg_limit = 0;
+	r->agg_chunk = 0;
+	if (r->agg_rate_count) {
+		*bad = XRL_FIELD_AGGREGATE;
+		if (!r->agg_burst) {
+			__u64 b = r->agg_rate_count * XRL_PERIOD_SEC / r->agg_rate_period_ns;
+
+			r->agg_burst = b < 1 ? 1 : b > UINT32_MAX ? UINT32_MAX : b;
+		}
+		err = shared_gcra(r->agg_rate_count, r->agg_rate_period_ns, r->agg_burst, pfx,
+				  "aggregate", &r->agg_interval, &r->agg_limit, &r->agg_chunk);
+		if (err)
+			return err;
+	}
+	if (r->nk_rate_count) {
+		*bad = XRL_FIELD_NEWKEYS;
+		r->nk_burst = r->nk_rate_count > UINT32_MAX ? UINT32_MAX : r->nk_rate_count;
+		return shared_gcra(r->nk_rate_count, r->nk_rate_period_ns, r->nk_burst, pfx,
+				   "new-keys", &r->nk_interval, &r->nk_limit, &r->nk_chunk);
+	}
+	r->nk_interval = r->nk_limit = 0;	/* the default comes at commit */
+	return 0;
+}
+
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 {
 	struct xrl_rule *r = &e->r;
@@ -131,13 +178,14 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	if (r->action != XRL_ACT_LIMIT) {
 		/* allow and deny are never metered */
 		r->interval = r->limit = 0;
+		r->agg_interval = r->agg_limit = r->nk_interval = r->nk_limit = 0;
 		return 0;
 	}
 	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
 		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
 	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS)
-		return rule_check_units(e, pfx, bad);
+		return rule_check_units(e, pfx, bad) ?: aggregate_check(r, pfx, bad);
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
 		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
@@ -149,7 +197,34 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	if (!r->limit)
 		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
 			    pfx, r->burst);
-	return 0;
+	return aggregate_check(r, pfx, bad);
+}
+
+/*
+ * Rules without new-keys: table / XRL_NEWKEYS_DEFAULT_DIV new keys a second
+ * after a burst of half the table: a spoofed flood fills the free half at
+ * once and then turns the table over in no less than 8 s, so a real source
+ * that sends once in a few seconds keeps its bucket.
+ */
+static void newkeys_default(struct xrl_rule_entry *v, size_t n, int table)
+{
+	__u64 rate = table > 0 ? (__u64)table / XRL_NEWKEYS_DEFAULT_DIV : 0;
+	__u64 burst = table > 0 ? (__u64)table / 2 : 0;
+
+	if (rate < 1)
+		rate = 1;
+	if (burst < rate)
+		burst = rate;
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_rule *r = &v[i].r;
+
+		if (r->action != XRL_ACT_LIMIT || r->nk_rate_count)
+			continue;
+		r->nk_interval = xrl_rate_interval(rate, XRL_PERIOD_SEC);
+		r->nk_burst = burst;
+		r->nk_limit = xrl_burst_limit(r->nk_interval, burst);
+		r->nk_chunk = xrl_chunk(burst, libbpf_num_possible_cpus());
+	}
 }
 
 int xrl_rule_prepare(struct xrl_rule_entry *e)
@@ -331,7 +406,10 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
 	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
-	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope;
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
+	       a->agg_rate_count == b->agg_rate_count &&
+	       a->agg_rate_period_ns == b->agg_rate_period_ns && a->agg_burst == b->agg_burst &&
+	       a->nk_rate_count == b->nk_rate_count && a->nk_rate_period_ns == b->nk_rate_period_ns;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */
@@ -361,12 +439,14 @@ static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
 static int zero_rule_stats(struct xrl *x, __u32 slot)
 {
 	size_t sz = (size_t)x->ncpus * sizeof(struct xrl_rule_stats);
-	void *zero = calloc(1, sz);
+	void *zero = calloc(1, sz + sizeof(struct xrl_rule_shared));
 	int err = 0;
 
 	if (!zero)
 		return -ENOMEM;
-	if (bpf_map_update_elem(x->map_fd[M_RULE_STATS], &slot, zero, BPF_ANY))
+	/* and the aggregate's and new-key budget's state: full buckets */
+	if (bpf_map_update_elem(x->map_fd[M_RULE_STATS], &slot, zero, BPF_ANY) ||
+	    bpf_map_update_elem(x->map_fd[M_RULE_SHARED], &slot, zero, BPF_ANY))
 		err = -errno;
 	free(zero);
 	return err;
@@ -597,6 +677,9 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		fresh[nfresh++] = next;
 	}
 
+	/* the default new-key budget follows the table size */
+	newkeys_default(v, n, map_max_entries(x->map_fd[M_BUCKETS4]));
+
 	/* 3. build a fresh trie per family, completely */
 	fd4 = build_trie(4, v, n);
 	if (fd4 < 0) {
@@ -655,6 +738,10 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	x->ctrl->rules = n;
 	err = 0;
 out:
+	/* after publishing (or rolling back): what a packet cached under the
+	 * old set is void from here on */
+	if (fd4 >= 0)
+		xrl__cache_bump(x);
 	/* a published trie lives on in the outer map */
 	if (fd4 >= 0)
 		close(fd4);

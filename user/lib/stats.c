@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,12 +86,91 @@ static int bucket_raw(struct xrl *x, const struct xrl_key *k, void *raw)
 	return x->map_fd[M_BUCKETS4];
 }
 
+/*
+ * Drops the hot-key cache answered and has not added to their buckets yet
+ * (it does every XRL_HOT_FLUSH a CPU): a key's count is its bucket's plus
+ * these, so that show, top and key list say every drop.
+ */
+struct hot_pending {
+	__u32 family, gen, kaddr[4];
+	__u64 n;
+};
+
+static int hp_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, offsetof(struct hot_pending, n));
+}
+
+/* The entries with drops pending, of every CPU, sorted; NULL when none. */
+static struct hot_pending *hot_pending_load(struct xrl *x, size_t *n)
+{
+	struct xrl_hot *v = calloc(x->ncpus, sizeof(*v));
+	struct hot_pending *hp = NULL, *t;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (__u32 i = 0; i < XRL_HOT_SLOTS; i++) {
+		if (bpf_map_lookup_elem(x->map_fd[M_HOT], &i, v))
+			break;
+		for (int c = 0; c < x->ncpus; c++) {
+			if (!v[c].pending || !v[c].family)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				if (!(t = realloc(hp, cap * sizeof(*hp))))
+					goto out;
+				hp = t;
+			}
+			hp[*n] = (struct hot_pending){ .family = v[c].family, .gen = v[c].gen,
+						       .n = v[c].pending };
+			memcpy(hp[*n].kaddr, v[c].kaddr, v[c].family == 6 ? 16 : 4);
+			++*n;
+		}
+	}
+out:
+	free(v);
+	if (*n)
+		qsort(hp, *n, sizeof(*hp), hp_cmp);
+	return hp;
+}
+
+/* What the cache holds for this key (entries of one key are neighbours). */
+static __u64 hot_pending_of(const struct hot_pending *hp, size_t n, const struct xrl_key *k)
+{
+	struct hot_pending want = { .family = k->family, .gen = k->gen };
+	const struct hot_pending *p;
+	size_t lo = 0, hi = n;
+	__u64 sum = 0;
+
+	memcpy(want.kaddr, k->addr, k->family == 6 ? 16 : 4);
+	while (lo < hi) {	/* the first entry not below want */
+		size_t mid = (lo + hi) / 2;
+
+		if (hp_cmp(&hp[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (p = hp + lo; p < hp + n && !hp_cmp(p, &want); p++)
+		sum += p->n;
+	return sum;
+}
+
 int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
 {
 	struct xrl_bucket_key6 raw;
 	int fd = bucket_raw(x, k, &raw);
+	struct hot_pending *hp;
+	size_t n;
 
-	return bpf_map_lookup_elem(fd, &raw, b) ? -errno : 0;
+	if (bpf_map_lookup_elem(fd, &raw, b))
+		return -errno;
+	hp = hot_pending_load(x, &n);
+	b->dropped += hot_pending_of(hp, n, k);
+	free(hp);
+	return 0;
 }
 
 /*
@@ -121,6 +201,7 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 	}
 	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST))
 		return errno == ENOENT ? -ENOENT : fail(errno, "cannot reset the bucket: %s", strerror(errno));
+	xrl__cache_bump(x);	/* its TAT went back: "refused until" is void */
 	return 0;
 }
 
@@ -144,13 +225,16 @@ int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)
 
 	if (bpf_map_delete_elem(fd, &raw))
 		return errno == ENOENT ? -ENOENT : fail(errno, "cannot delete the bucket: %s", strerror(errno));
+	xrl__cache_bump(x);
 	return 0;
 }
 
 /* Walk one family's table in batches; keys come back as struct xrl_key. */
-static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
+static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx, bool pending)
 {
 	enum { BATCH = 4096 };
+	struct hot_pending *hp = NULL;
+	size_t nhp = 0;
 	size_t ksz = family == 6 ? sizeof(struct xrl_bucket_key6) : sizeof(struct xrl_bucket_key4);
 	int fd = x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4];
 	char *keys = calloc(BATCH, ksz);
@@ -163,6 +247,8 @@ static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
+	if (pending)
+		hp = hot_pending_load(x, &nhp);
 	while (!done) {
 		__u32 count = BATCH;
 
@@ -179,6 +265,8 @@ static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
 
 			memcpy(&k.gen, raw, 4);
 			memcpy(k.addr, raw + 4, ksz - 4);
+			if (nhp)
+				vals[i].dropped += hot_pending_of(hp, nhp, &k);
 			err = cb(&k, &vals[i], ctx);
 			if (err)
 				goto out;
@@ -187,6 +275,7 @@ static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx)
 		first = false;
 	}
 out:
+	free(hp);
 	free(keys);
 	free(vals);
 	return err;
@@ -194,9 +283,9 @@ out:
 
 int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx)
 {
-	int err = walk_table(x, 4, cb, ctx);
+	int err = walk_table(x, 4, cb, ctx, true);
 
-	return err ? err : walk_table(x, 6, cb, ctx);
+	return err ? err : walk_table(x, 6, cb, ctx, true);
 }
 
 static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
@@ -210,7 +299,13 @@ static int count_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *c
 int xrl_keys_tracked_family(struct xrl *x, int family, unsigned long long *n)
 {
 	*n = 0;
-	return walk_table(x, family, count_cb, n);
+	return walk_table(x, family, count_cb, n, false);
+}
+
+unsigned long long xrl_keys_evicted_estimate(const struct xrl_global_stats *g,
+					     unsigned long long tracked)
+{
+	return g->keys_inserted > tracked ? g->keys_inserted - tracked : 0;
 }
 
 __u32 xrl_keys_capacity_family(struct xrl *x, int family)

@@ -199,6 +199,7 @@ int do_upgrade(struct xrl_cmd *c)
 
 int do_status(struct xrl_cmd *c)
 {
+	struct xrl_global_stats g = {};
 	struct xrl_attachment *a = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -216,7 +217,7 @@ int do_status(struct xrl_cmd *c)
 	/* each family has its own table: tracked and capacity per family */
 	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
 	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt) ||
-	    xrl_build_info(x, &bi)) {
+	    xrl_build_info(x, &bi) || xrl_global_stats_get(x, &g)) {
 		p_err("%s", xrl_errmsg());
 		xrl_close(x);
 		return 1;
@@ -245,6 +246,8 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "ipv4", xrl_keys_capacity_family(x, 4));
 		jw_ku64(&jw, "ipv6", xrl_keys_capacity_family(x, 6));
 		jw_obj_end(&jw);
+		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
+		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
 		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
@@ -300,6 +303,8 @@ int do_status(struct xrl_cmd *c)
 		       xrl_keys_capacity_family(x, 4));
 		printf("keys IPv6:   %llu tracked / %u capacity\n", keys6,
 		       xrl_keys_capacity_family(x, 6));
+		printf("keys:        %llu inserted, ~%llu evicted or deleted\n",
+		       (unsigned long long)g.keys_inserted, xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
 		else

@@ -203,7 +203,7 @@ static int do_help(struct xrl_cmd *c)
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < xrl_ncommands; i++) {
 			const struct xrl_command *cmd = &xrl_commands[i];
-			char syn[256];
+			char syn[512];
 
 			if (!(cmd->where & XRL_IN_CLI) || (topic && !xrl_cmd_in_topic(cmd, topic)))
 				continue;

@@ -81,6 +81,9 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, "failure_dropped_packets", rs[i].failure_dropped);
 			jw_ku64(&jw, "would_drop_packets", rs[i].would_drop_packets);
 			jw_ku64(&jw, "would_drop_bytes", rs[i].would_drop_bytes);
+			jw_ku64(&jw, "new_keys_refused", rs[i].nk_refused);
+			jw_ku64(&jw, "hot_dropped_packets", rs[i].hot_dropped);
+			jw_ku64(&jw, "aggregate_dropped_packets", rs[i].agg_dropped);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -90,6 +93,7 @@ int do_stats(struct xrl_cmd *c)
 		jw_ku64(&jw, "unmatched_packets", g.unmatched_packets);
 		jw_ku64(&jw, "non_ip_packets", g.non_ip_packets);
 		jw_ku64(&jw, "malformed_packets", g.malformed_packets);
+		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
 		jw_key(&jw, "passed_packets");
 		jw_obj_start(&jw);
 		for (int m = 0; m < XRL_MODE_MAX; m++)
@@ -136,6 +140,12 @@ int do_stats(struct xrl_cmd *c)
 			       (unsigned long long)rs[i].dropped_bytes,
 			       (unsigned long long)rs[i].new_keys);
 		}
+		for (size_t i = 0; i < n; i++)
+			if (rs[i].nk_refused || rs[i].hot_dropped || rs[i].agg_dropped)
+				printf("rule %u: new keys refused %llu, dropped by the hot-key cache %llu, by the aggregate %llu\n",
+				       v[i].r.id, (unsigned long long)rs[i].nk_refused,
+				       (unsigned long long)rs[i].hot_dropped,
+				       (unsigned long long)rs[i].agg_dropped);
 		for (size_t i = 0; i < n; i++)
 			if (rs[i].failure_passed || rs[i].failure_dropped)
 				printf("rule %u on failure: passed %llu, dropped %llu\n", v[i].r.id,

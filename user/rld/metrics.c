@@ -72,6 +72,12 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		  offsetof(struct xrl_rule_stats, would_drop_packets) },
 		{ "xdp_rl_would_drop_bytes_total", "Bytes passed that the rule would have dropped.",
 		  offsetof(struct xrl_rule_stats, would_drop_bytes) },
+		{ "xdp_rl_new_keys_refused_total", "Keys refused a bucket by the rule's new-key budget.",
+		  offsetof(struct xrl_rule_stats, nk_refused) },
+		{ "xdp_rl_hot_dropped_packets_total", "Drops answered by the hot-key cache (also in dropped).",
+		  offsetof(struct xrl_rule_stats, hot_dropped) },
+		{ "xdp_rl_aggregate_dropped_packets_total", "Packets refused by the rule's aggregate (also in dropped).",
+		  offsetof(struct xrl_rule_stats, agg_dropped) },
 	};
 	struct xrl_rule_entry *v = NULL;
 	struct xrl_rule_stats *rs = NULL;
@@ -189,6 +195,11 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 	help(f, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket, per address family.");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, "xdp_rl_keys_tracked{family=\"ipv%d\"} %llu\n", i ? 6 : 4, keys[i]);
+	help(f, "xdp_rl_keys_inserted_total", "counter", "Buckets created since the program was loaded, every rule.");
+	fprintf(f, "xdp_rl_keys_inserted_total %llu\n", (unsigned long long)g.keys_inserted);
+	help(f, "xdp_rl_keys_evicted_estimate", "gauge",
+	     "Buckets evicted or deleted since the program was loaded: inserted less tracked.");
+	fprintf(f, "xdp_rl_keys_evicted_estimate %llu\n", xrl_keys_evicted_estimate(&g, keys[0] + keys[1]));
 	help(f, "xdp_rl_keys_capacity", "gauge", "Size of the family's bucket table.");
 	for (int i = 0; i < 2; i++)
 		fprintf(f, "xdp_rl_keys_capacity{family=\"ipv%d\"} %u\n", i ? 6 : 4,
