@@ -119,6 +119,35 @@ static int run_frame(struct sut *s, const uint8_t *f, size_t len)
 	return o.retval;
 }
 
+/* A rule line's endpoint words (proto tcp|udp|icmp|icmpv6|N, dport N|N-M,
+ * syn) and dry-run, read from the text as the operator wrote them. */
+static void model_rule_words(const char *line, struct m_rule *r)
+{
+	static const struct { const char *w; int p; } words[] = {
+		{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
+	};
+	const char *w;
+	char name[16];
+
+	r->dry_run = strstr(line, " dry-run") != NULL;
+	r->syn = strstr(line, " syn") != NULL;
+	if ((w = strstr(line, " proto ")) && sscanf(w, " proto %15s", name) == 1) {
+		r->ep = true;
+		r->proto = atoi(name);
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (!strcmp(name, words[i].w))
+				r->proto = words[i].p;
+	}
+	if ((w = strstr(line, " dport "))) {
+		unsigned lo, hi;
+		int n = sscanf(w, " dport %u-%u", &lo, &hi);
+
+		r->has_dport = n >= 1;
+		r->dport_lo = lo;
+		r->dport_hi = n == 2 ? hi : lo;
+	}
+}
+
 /* Parse the set's lines with the CLI grammar, commit them, and give the
  * model the same rules with the generations libxrl handed out. */
 static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
@@ -150,16 +179,14 @@ static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
 		mr[i].rate_period_ns = c.rule.r.rate_period_ns;
 		mr[i].burst = c.rule.r.burst;
 		mr[i].id = c.rule.r.id;
-		mr[i].dry_run = c.rule.r.dry_run;
-		mr[i].ep = c.rule.r.ep;
-		mr[i].proto = c.rule.r.proto;
-		mr[i].syn = c.rule.r.syn;
-		mr[i].has_dport = c.ports_given;
-		mr[i].dport_lo = c.rule.r.dport_lo;
-		mr[i].dport_hi = c.rule.r.dport_hi;
+		/* the endpoint words and dry-run as written, not as libxrl
+		 * stored them: the model must not inherit its reading */
+		model_rule_words(rs->line[i], &mr[i]);
 	}
 	if (xrl_rules_commit(s->x, v, rs->n)) {
 		fprintf(stderr, "commit refused: %s\n", xrl_errmsg());
+		for (int i = 0; i < rs->n; i++)
+			fprintf(stderr, "  %s\n", rs->line[i]);
 		return -1;
 	}
 	if (xrl_rules_get(s->x, &got, &n_got))
@@ -515,13 +542,23 @@ static void rule_key(const char *line, char *key, size_t len)
 {
 	const char *end = strstr(line, " rate ");
 	const char *act = strstr(line, " action ");
+	unsigned lo, hi;
 	char *all;
+	int at;
 
 	if (!end || (act && act < end))
 		end = act;
 	snprintf(key, len, "%.*s", (int)(end ? end - line : (long)strlen(line)), line);
 	if ((all = strstr(key, " dport 0-65535")))
 		memmove(all, all + 14, strlen(all + 14) + 1);
+	/* dport N-N is dport N */
+	if ((all = strstr(key, " dport ")) && sscanf(all, " dport %u-%u%n", &lo, &hi, &at) == 2 &&
+	    lo == hi) {
+		char rest[160];
+
+		snprintf(rest, sizeof(rest), "%s", all + at);
+		snprintf(all, len - (all - key), " dport %u%s", lo, rest);
+	}
 }
 
 /* A rate for a rule: packets or bytes (tc's units), for one algorithm. */
