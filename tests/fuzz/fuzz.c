@@ -29,7 +29,7 @@
 #include "libxrl.h"
 #include "model.h"
 
-#define MAX_FRAME	600
+#define MAX_FRAME	3000	/* some frames past a full-size one: byte budgets */
 #define MAX_STEPS	40000
 #define IFINDEX		1
 #define HB_NOW		UINT64_MAX	/* BPF_PROG_TEST_RUN's frames arrive on lo */
@@ -435,7 +435,7 @@ static void log_frame(const uint8_t *f, size_t len)
 static int read_case(const char *path, int *expect)
 {
 	FILE *f = fopen(path, "r");
-	char line[4096];
+	char line[2 * MAX_FRAME + 64];
 
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
@@ -570,7 +570,7 @@ static int gen_rate(char *l, size_t room, bool window)
 		/* a byte rate, per second: bytes or bits */
 		bool bits = chance(50);
 		uint64_t bps = window ? 1514 + below(chance(50) ? 4000 : 100000)
-				      : chance(20) ? 1 + below(100000000) : 1 + below(chance(50) ? 2000 : 200000);
+				      : chance(20) ? 1 + below(100000000) : 1 + below(chance(70) ? 3000 : 200000);
 		uint64_t count = bits ? bps * 8 : bps;
 		const char *u = bits ? "bit" : "bps";
 		int k;
@@ -584,7 +584,7 @@ static int gen_rate(char *l, size_t room, bool window)
 		k = snprintf(l, room, " rate %llu%s", (unsigned long long)count, u);
 		if (!window) {
 			/* bytes, at least a full-size frame, refilled within a year */
-			uint64_t burst = 1514 + below(chance(50) ? 2000 : 200000);
+			uint64_t burst = 1514 + below(chance(70) ? 1000 : 200000);
 
 			if (burst > bps * 300ULL * 86400)
 				burst = bps * 300ULL * 86400;
@@ -654,7 +654,7 @@ static void gen_rules(struct ruleset *rs)
 		uint8_t a[16] = {}, pf[16];
 		char txt[64], *l = rs->line[rs->n];
 		bool dup = false, ep = chance(35), window;
-		int k;
+		int k, twin;
 
 		plen = chance(10) ? 0 : chance(50) ? below(max + 1) :
 		       family == 4 ? 15 + below(18) : 32 + below(97);
@@ -671,7 +671,10 @@ static void gen_rules(struct ruleset *rs)
 		inet_ntop(family == 4 ? AF_INET : AF_INET6, pf, txt, sizeof(txt));
 		snprintf(prefixes[rs->n], sizeof(prefixes[0]), "%s/%u", txt, plen);
 		fams[rs->n] = family;
-		/* an endpoint rule often on a prefix another rule has */
+		/* an endpoint rule often on a prefix another rule has, and then
+		 * often its twin: the same ports with or without syn, the same
+		 * protocol with other ports (the tie-breaks of specificity) */
+		twin = -1;
 		if (ep && rs->n && chance(50)) {
 			int j = below(rs->n);
 
@@ -679,10 +682,26 @@ static void gen_rules(struct ruleset *rs)
 			family = fams[rs->n] = fams[j];
 			max = family == 4 ? 32 : 128;
 			plen = atoi(strchr(prefixes[j], '/') + 1);
+			if (strstr(keys[j], " proto ") && chance(60))
+				twin = j;
 		}
 		k = snprintf(l, 160, "rule add %s", prefixes[rs->n]);
-		if (ep)
+		if (twin >= 0 && strstr(keys[twin], " proto tcp") && chance(60)) {
+			/* the same words, syn toggled */
+			const char *w = strstr(keys[twin], " proto ");
+			const char *syn = strstr(w, " syn");
+
+			k += syn ? snprintf(l + k, 160 - k, "%.*s", (int)(syn - w), w)
+				 : snprintf(l + k, 160 - k, "%s syn", w);
+		} else if (twin >= 0 && (strstr(keys[twin], " proto tcp") ||
+					 strstr(keys[twin], " proto udp"))) {
+			k += snprintf(l + k, 160 - k, " proto %s dport %s%s",
+				      strstr(keys[twin], " proto tcp") ? "tcp" : "udp",
+				      chance(50) ? RANGES[below(9)] : "22",
+				      strstr(keys[twin], " proto tcp") && chance(50) ? " syn" : "");
+		} else if (ep) {
 			k += gen_endpoint(l + k, 160 - k, family);
+		}
 		rule_key(l, keys[rs->n], sizeof(keys[0]));
 		for (int j = 0; j < rs->n; j++)
 			dup |= !strcmp(keys[j], keys[rs->n]);
@@ -867,9 +886,10 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 			f[off + i] = rnd();
 		off += n;
 	}
-	/* trailing padding */
+	/* trailing padding; now and then to a full-size or jumbo frame, which
+	 * a byte rule's budget of 1514 bytes or more may not hold */
 	if (chance(10)) {
-		n = below(40);
+		n = chance(10) ? 1400 + below(MAX_FRAME - 1400 - off) : below(40);
 		memset(f + off, 0, n);
 		off += n;
 	}
@@ -882,7 +902,7 @@ static size_t mutate(uint8_t *f, size_t len)
 	int k = below(4);
 
 	if (chance(3)) {
-		len = 14 + below(MAX_FRAME - 14);
+		len = 14 + below(600 - 14);
 		for (size_t i = 0; i < len; i++)
 			f[i] = rnd();
 		return len;
