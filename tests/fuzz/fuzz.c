@@ -29,7 +29,7 @@
 #include "libxrl.h"
 #include "model.h"
 
-#define MAX_FRAME	600
+#define MAX_FRAME	3000	/* some frames past a full-size one: byte budgets */
 #define MAX_STEPS	40000
 #define IFINDEX		1
 #define HB_NOW		UINT64_MAX	/* BPF_PROG_TEST_RUN's frames arrive on lo */
@@ -119,6 +119,35 @@ static int run_frame(struct sut *s, const uint8_t *f, size_t len)
 	return o.retval;
 }
 
+/* A rule line's endpoint words (proto tcp|udp|icmp|icmpv6|N, dport N|N-M,
+ * syn) and dry-run, read from the text as the operator wrote them. */
+static void model_rule_words(const char *line, struct m_rule *r)
+{
+	static const struct { const char *w; int p; } words[] = {
+		{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
+	};
+	const char *w;
+	char name[16];
+
+	r->dry_run = strstr(line, " dry-run") != NULL;
+	r->syn = strstr(line, " syn") != NULL;
+	if ((w = strstr(line, " proto ")) && sscanf(w, " proto %15s", name) == 1) {
+		r->ep = true;
+		r->proto = atoi(name);
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (!strcmp(name, words[i].w))
+				r->proto = words[i].p;
+	}
+	if ((w = strstr(line, " dport "))) {
+		unsigned lo, hi;
+		int n = sscanf(w, " dport %u-%u", &lo, &hi);
+
+		r->has_dport = n >= 1;
+		r->dport_lo = lo;
+		r->dport_hi = n == 2 ? hi : lo;
+	}
+}
+
 /* Parse the set's lines with the CLI grammar, commit them, and give the
  * model the same rules with the generations libxrl handed out. */
 static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
@@ -150,9 +179,14 @@ static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
 		mr[i].rate_period_ns = c.rule.r.rate_period_ns;
 		mr[i].burst = c.rule.r.burst;
 		mr[i].id = c.rule.r.id;
+		/* the endpoint words and dry-run as written, not as libxrl
+		 * stored them: the model must not inherit its reading */
+		model_rule_words(rs->line[i], &mr[i]);
 	}
 	if (xrl_rules_commit(s->x, v, rs->n)) {
 		fprintf(stderr, "commit refused: %s\n", xrl_errmsg());
+		for (int i = 0; i < rs->n; i++)
+			fprintf(stderr, "  %s\n", rs->line[i]);
 		return -1;
 	}
 	if (xrl_rules_get(s->x, &got, &n_got))
@@ -184,12 +218,15 @@ static bool rule_agrees(struct sut *s, const struct m_rule *r, char *why, size_t
 	if (!memcmp(&p, &r->st, sizeof(p)))
 		return true;
 	snprintf(why, len,
-		 "rule %u counters: program passed %llu/%lluB dropped %llu/%lluB new_keys %llu "
-		 "failure %llu/%llu; model passed %llu/%lluB dropped %llu/%lluB new_keys %llu failure %llu/%llu",
+		 "rule %u counters: program passed %llu/%lluB dropped %llu/%lluB would-drop %llu/%lluB "
+		 "new_keys %llu failure %llu/%llu; model passed %llu/%lluB dropped %llu/%lluB "
+		 "would-drop %llu/%lluB new_keys %llu failure %llu/%llu",
 		 r->id, p.passed_packets, p.passed_bytes, p.dropped_packets, p.dropped_bytes,
+		 p.would_drop_packets, p.would_drop_bytes,
 		 p.new_keys, p.failure_passed, p.failure_dropped,
 		 r->st.passed_packets, r->st.passed_bytes, r->st.dropped_packets,
-		 r->st.dropped_bytes, r->st.new_keys, r->st.failure_passed, r->st.failure_dropped);
+		 r->st.dropped_bytes, r->st.would_drop_packets, r->st.would_drop_bytes,
+		 r->st.new_keys, r->st.failure_passed, r->st.failure_dropped);
 	return false;
 }
 
@@ -283,18 +320,20 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 			if (got)
 				got[i] = r.verdict;
 			if (v != r.verdict) {
-				snprintf(why, len, "verdict: program %s, model %s (%s, rule %d)",
+				snprintf(why, len, "verdict: program %s, model %s (%s, rule %d, endpoint rule %d)",
 					 verdict_name(v), verdict_name(r.verdict),
 					 r.pkt.kind == M_NON_IP ? "non-IP" :
 					 r.pkt.kind == M_MALFORMED ? "malformed" : "IP",
-					 r.rule >= 0 ? (int)m.rules[r.rule].id : -1);
+					 r.rule >= 0 ? (int)m.rules[r.rule].id : -1,
+					 r.ep_rule >= 0 ? (int)m.rules[r.ep_rule].id : -1);
 				bad = i;
 			} else if (expect && expect[i] >= 0 && expect[i] != v) {
 				snprintf(why, len, "verdict: program %s, the case expects %s",
 					 verdict_name(v), verdict_name(expect[i]));
 				bad = i;
 			} else if (!global_agrees(&s, &m, why, len) ||
-				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], why, len))) {
+				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], why, len)) ||
+				   (r.ep_rule >= 0 && !rule_agrees(&s, &m.rules[r.ep_rule], why, len))) {
 				bad = i;
 			}
 			break;
@@ -396,7 +435,7 @@ static void log_frame(const uint8_t *f, size_t len)
 static int read_case(const char *path, int *expect)
 {
 	FILE *f = fopen(path, "r");
-	char line[4096];
+	char line[2 * MAX_FRAME + 64];
 
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
@@ -492,10 +531,120 @@ static void addr_under(int family, const uint8_t *pfx, unsigned plen, uint8_t *o
 	}
 }
 
-static void gen_rules(struct ruleset *rs)
+/* Destination ports the rules name and the frames go to, so that they meet. */
+static const unsigned PORTS[] = { 0, 22, 53, 80, 443, 1023, 1024, 8080, 65535 };
+static const char *const RANGES[] = { "0-1023", "1024-65535", "80-443", "53-53", "22-80",
+				      "1000-2000", "0-65535", "443-8080", "65535-65535" };
+
+/* What makes a rule a duplicate of another: its prefix and its endpoint
+ * words (dport 0-65535 is "every port", as none). */
+static void rule_key(const char *line, char *key, size_t len)
+{
+	const char *end = strstr(line, " rate ");
+	const char *act = strstr(line, " action ");
+	unsigned lo, hi;
+	char *all;
+	int at;
+
+	if (!end || (act && act < end))
+		end = act;
+	snprintf(key, len, "%.*s", (int)(end ? end - line : (long)strlen(line)), line);
+	if ((all = strstr(key, " dport 0-65535")))
+		memmove(all, all + 14, strlen(all + 14) + 1);
+	/* dport N-N is dport N */
+	if ((all = strstr(key, " dport ")) && sscanf(all, " dport %u-%u%n", &lo, &hi, &at) == 2 &&
+	    lo == hi) {
+		char rest[160];
+
+		snprintf(rest, sizeof(rest), "%s", all + at);
+		snprintf(all, len - (all - key), " dport %u%s", lo, rest);
+	}
+}
+
+/* A rate for a rule: packets or bytes (tc's units), for one algorithm. */
+static int gen_rate(char *l, size_t room, bool window)
 {
 	static const char *const unit[] = { "s", "min", "h" };
-	char prefixes[M_MAX_RULES][64];
+
+	if (chance(25)) {
+		/* a byte rate, per second: bytes or bits */
+		bool bits = chance(50);
+		uint64_t bps = window ? 1514 + below(chance(50) ? 4000 : 100000)
+				      : chance(20) ? 1 + below(100000000) : 1 + below(chance(70) ? 3000 : 200000);
+		uint64_t count = bits ? bps * 8 : bps;
+		const char *u = bits ? "bit" : "bps";
+		int k;
+
+		if (bits && chance(50))
+			count += below(8);	/* not a whole number of bytes */
+		if (count % 1000 == 0 && chance(70)) {
+			count /= 1000;
+			u = bits ? "kbit" : "kbps";
+		}
+		k = snprintf(l, room, " rate %llu%s", (unsigned long long)count, u);
+		if (!window) {
+			/* bytes, at least a full-size frame, refilled within a year */
+			uint64_t burst = 1514 + below(chance(70) ? 1000 : 200000);
+
+			if (burst > bps * 300ULL * 86400)
+				burst = bps * 300ULL * 86400;
+			if (burst < 1514)
+				burst = 1514;
+			if (burst % 1024 == 0 || chance(20))
+				k += snprintf(l + k, room - k, " burst %llukb",
+					      (unsigned long long)(burst + 1023) / 1024);
+			else
+				k += snprintf(l + k, room - k, " burst %llu", (unsigned long long)burst);
+		}
+		return k;
+	}
+	if (window) {
+		uint64_t count = chance(10) ? 1 + below(0xffffffffULL) :
+				 chance(50) ? 1 + below(10) : 1 + below(2000);
+
+		return snprintf(l, room, " rate %llu/%s", (unsigned long long)count, unit[below(3)]);
+	}
+	{
+		uint64_t count = chance(10) ? 1 + below(100000000) :
+				 chance(50) ? 1 + below(10) : 1 + below(2000);
+		const char *u = unit[below(3)];
+		uint64_t burst = chance(10) ? 1 + below(100000) : 1 + below(16);
+		uint64_t period = u[0] == 's' ? 1 : u[0] == 'm' ? 60 : 3600;
+
+		if (count > 100000000ULL / 2 && u[0] != 's')
+			u = "s", period = 1;
+		/* burst / rate under a year */
+		if (burst > count * (300 * 86400 / period))
+			burst = count * (300 * 86400 / period);
+		return snprintf(l, room, " rate %llu/%s burst %llu",
+				(unsigned long long)count, u, (unsigned long long)burst);
+	}
+}
+
+/* An endpoint rule's words: a protocol, maybe ports and syn. */
+static int gen_endpoint(char *l, size_t room, int family)
+{
+	static const char *const proto[] = { "tcp", "udp", "icmp", "icmpv6", "132", "47", "0", "60" };
+	int p = chance(70) ? (int)below(2) : (int)below(8), k;
+
+	if (p == 2 && family == 6 && chance(70))
+		p = 3;
+	k = snprintf(l, room, " proto %s", proto[p]);
+	if (p <= 1 && chance(65)) {
+		if (chance(50))
+			k += snprintf(l + k, room - k, " dport %u", PORTS[below(9)]);
+		else
+			k += snprintf(l + k, room - k, " dport %s", RANGES[below(9)]);
+	}
+	if (p == 0 && chance(35))
+		k += snprintf(l + k, room - k, " syn");
+	return k;
+}
+
+static void gen_rules(struct ruleset *rs)
+{
+	char prefixes[M_MAX_RULES][64], keys[M_MAX_RULES][160];
+	int fams[M_MAX_RULES];
 	int n = 1 + below(chance(20) ? 24 : 8);
 
 	rs->n = 0;
@@ -504,8 +653,8 @@ static void gen_rules(struct ruleset *rs)
 		unsigned max = family == 4 ? 32 : 128, plen, klen;
 		uint8_t a[16] = {}, pf[16];
 		char txt[64], *l = rs->line[rs->n];
-		bool dup = false;
-		int k;
+		bool dup = false, ep = chance(35), window;
+		int k, twin;
 
 		plen = chance(10) ? 0 : chance(50) ? below(max + 1) :
 		       family == 4 ? 15 + below(18) : 32 + below(97);
@@ -521,11 +670,43 @@ static void gen_rules(struct ruleset *rs)
 				pf[b / 8] |= 0x80 >> (b % 8);
 		inet_ntop(family == 4 ? AF_INET : AF_INET6, pf, txt, sizeof(txt));
 		snprintf(prefixes[rs->n], sizeof(prefixes[0]), "%s/%u", txt, plen);
+		fams[rs->n] = family;
+		/* an endpoint rule often on a prefix another rule has, and then
+		 * often its twin: the same ports with or without syn, the same
+		 * protocol with other ports (the tie-breaks of specificity) */
+		twin = -1;
+		if (ep && rs->n && chance(50)) {
+			int j = below(rs->n);
+
+			strcpy(prefixes[rs->n], prefixes[j]);
+			family = fams[rs->n] = fams[j];
+			max = family == 4 ? 32 : 128;
+			plen = atoi(strchr(prefixes[j], '/') + 1);
+			if (strstr(keys[j], " proto ") && chance(60))
+				twin = j;
+		}
+		k = snprintf(l, 160, "rule add %s", prefixes[rs->n]);
+		if (twin >= 0 && strstr(keys[twin], " proto tcp") && chance(60)) {
+			/* the same words, syn toggled */
+			const char *w = strstr(keys[twin], " proto ");
+			const char *syn = strstr(w, " syn");
+
+			k += syn ? snprintf(l + k, 160 - k, "%.*s", (int)(syn - w), w)
+				 : snprintf(l + k, 160 - k, "%s syn", w);
+		} else if (twin >= 0 && (strstr(keys[twin], " proto tcp") ||
+					 strstr(keys[twin], " proto udp"))) {
+			k += snprintf(l + k, 160 - k, " proto %s dport %s%s",
+				      strstr(keys[twin], " proto tcp") ? "tcp" : "udp",
+				      chance(50) ? RANGES[below(9)] : "22",
+				      strstr(keys[twin], " proto tcp") && chance(50) ? " syn" : "");
+		} else if (ep) {
+			k += gen_endpoint(l + k, 160 - k, family);
+		}
+		rule_key(l, keys[rs->n], sizeof(keys[0]));
 		for (int j = 0; j < rs->n; j++)
-			dup |= !strcmp(prefixes[j], prefixes[rs->n]);
+			dup |= !strcmp(keys[j], keys[rs->n]);
 		if (dup)
 			continue;
-		k = snprintf(l, 160, "rule add %s", prefixes[rs->n]);
 		switch (below(10)) {
 		case 0:
 			k += snprintf(l + k, 160 - k, " action allow");
@@ -533,21 +714,14 @@ static void gen_rules(struct ruleset *rs)
 		case 1:
 			k += snprintf(l + k, 160 - k, " action deny");
 			break;
-		default: {
-			uint64_t count = chance(10) ? 1 + below(100000000) :
-					 chance(50) ? 1 + below(10) : 1 + below(2000);
-			const char *u = unit[below(3)];
-			uint64_t burst = chance(10) ? 1 + below(100000) : 1 + below(16);
-
-			uint64_t period = u[0] == 's' ? 1 : u[0] == 'm' ? 60 : 3600;
-
-			if (count > 100000000ULL / 2 && u[0] != 's')
-				u = "s", period = 1;
-			/* burst / rate under a year */
-			if (burst > count * (300 * 86400 / period))
-				burst = count * (300 * 86400 / period);
-			k += snprintf(l + k, 160 - k, " rate %llu/%s burst %llu",
-				      (unsigned long long)count, u, (unsigned long long)burst);
+		default:
+			window = chance(45);
+			k += gen_rate(l + k, 160 - k, window);
+			if (window)
+				k += snprintf(l + k, 160 - k, " algo %s",
+					      chance(50) ? "fixed-window" : "sliding-window");
+			else if (chance(10))
+				k += snprintf(l + k, 160 - k, " algo token-bucket");
 			if (chance(40)) {
 				klen = plen + below(max - plen + 1);
 				if (!klen)	/* 0 is "the default" */
@@ -557,9 +731,10 @@ static void gen_rules(struct ruleset *rs)
 			if (chance(20))
 				k += snprintf(l + k, 160 - k, " action limit");
 		}
-		}
 		if (chance(40) && !strstr(l, "allow"))
 			k += snprintf(l + k, 160 - k, " on-failure %s", chance(50) ? "closed" : "open");
+		if (chance(20))
+			k += snprintf(l + k, 160 - k, " dry-run");
 		snprintf(l + k, 160 - k, " id %d", rs->n + 1);
 		rs->n++;
 	}
@@ -609,12 +784,22 @@ static size_t l4(uint8_t *p, size_t room, unsigned proto)
 	size_t n = proto == 6 ? 20 : proto == 17 ? 8 : proto == 1 || proto == 58 ? 8 : below(16);
 
 	n += below(chance(80) ? 32 : 300);
+	if (chance(5))
+		n = below(22);		/* a TCP or UDP header cut short */
 	if (n > room)
 		n = room;
 	for (size_t i = 0; i < n; i++)
 		p[i] = rnd();
+	/* ports the rules name, mostly; TCP: SYN, SYN-ACK, ACK or any flags */
+	if ((proto == 6 || proto == 17) && n >= 4 && chance(75))
+		put16(p + 2, chance(70) ? PORTS[below(9)] : (unsigned)below(2000));
 	if (proto == 6 && n >= 13)
 		p[12] = 5 << 4;
+	if (proto == 6 && n >= 14 && chance(80)) {
+		static const uint8_t flags[] = { 0x02, 0x12, 0x10, 0x18, 0x03, 0x06 };
+
+		p[13] = flags[below(6)];
+	}
 	return n;
 }
 
@@ -701,9 +886,10 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 			f[off + i] = rnd();
 		off += n;
 	}
-	/* trailing padding */
+	/* trailing padding; now and then to a full-size or jumbo frame, which
+	 * a byte rule's budget of 1514 bytes or more may not hold */
 	if (chance(10)) {
-		n = below(40);
+		n = chance(10) ? 1400 + below(MAX_FRAME - 1400 - off) : below(40);
 		memset(f + off, 0, n);
 		off += n;
 	}
@@ -716,7 +902,7 @@ static size_t mutate(uint8_t *f, size_t len)
 	int k = below(4);
 
 	if (chance(3)) {
-		len = 14 + below(MAX_FRAME - 14);
+		len = 14 + below(600 - 14);
 		for (size_t i = 0; i < len; i++)
 			f[i] = rnd();
 		return len;
@@ -803,6 +989,9 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 		      chance(50) ? (1ULL << 57) - below(1ULL << 34) : (1ULL << 58) - below(1ULL << 34);
 		log_add(S_CLOCK, now);
 		gen_rules(&LOG.sets[LOG.n_sets]);
+		if (getenv("XRL_FUZZ_SHOW"))
+			for (int i = 0; i < LOG.sets[LOG.n_sets].n; i++)
+				fprintf(stderr, "%s\n", LOG.sets[LOG.n_sets].line[i]);
 		gen_pool(&pool, &LOG.sets[LOG.n_sets]);
 		log_add(S_RULES, LOG.n_sets++);
 		hb_at = wd = 0;
@@ -858,10 +1047,10 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 				/* duplicates after the copy: keep the old set */
 				for (int i = 0; i < rs->n; i++)
 					for (int j = 0; j < i; j++) {
-						char a[64], b[64];
+						char a[160], b[160];
 
-						sscanf(rs->line[i], "rule add %63s", a);
-						sscanf(rs->line[j], "rule add %63s", b);
+						rule_key(rs->line[i], a, sizeof(a));
+						rule_key(rs->line[j], b, sizeof(b));
 						if (!strcmp(a, b))
 							*rs = *old;
 					}

@@ -37,6 +37,21 @@ static bool is_ext6(unsigned nh)
 	return nh == 0 || nh == 43 || nh == 44 || nh == 51 || nh == 60 || nh == 135;
 }
 
+/* README, Endpoint rules: the destination port (and TCP's SYN without ACK)
+ * when the bytes that hold them are in the frame (TCP: the first 14 bytes,
+ * through the flags; UDP: the first 4), the frame's end as for extension
+ * headers; otherwise the packet has no ports, as a later fragment. */
+static void model_ports(const uint8_t *f, size_t len, size_t l4, struct m_pkt *p)
+{
+	if (p->proto == 6 && l4 + 14 <= len) {
+		p->syn = (f[l4 + 13] & 0x02) && !(f[l4 + 13] & 0x10);
+	} else if (!(p->proto == 17 && l4 + 4 <= len)) {
+		return;
+	}
+	p->dport = be16(f + l4 + 2);
+	p->ports = true;
+}
+
 void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 {
 	size_t off = 14;
@@ -70,12 +85,17 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 		p->family = 4;
 		memcpy(p->src, ip + 12, 4);
 		p->kind = M_IP;
+		p->proto = ip[9];
+		/* a non-first fragment (offset != 0) carries no L4 header */
+		if (!(be16(ip + 6) & 0x1fff))
+			model_ports(f, len, off + hl, p);
 		return;
 	}
 	if (proto == ETH_IP6) {
 		const uint8_t *ip = f + off;
 		size_t at = off + 40;
 		unsigned nh, i;
+		bool frag = false;
 
 		if (at > len || ip[0] >> 4 != 6 || at + be16(ip + 4) > len)
 			return;
@@ -94,8 +114,11 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 				hl = ((size_t)f[at + 1] + 1) * 8;
 			if (at + hl > len)
 				return;
-			/* after a non-first fragment come data, not headers */
+			/* after a non-first fragment come data, not headers:
+			 * its protocol is the fragment header's next header */
 			if (nh == 44 && (be16(f + at + 2) & 0xfff8)) {
+				frag = true;
+				nh = f[at];
 				at += hl;
 				break;
 			}
@@ -105,6 +128,10 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 		p->family = 6;
 		memcpy(p->src, ip + 8, 16);
 		p->kind = M_IP;
+		/* past the eighth extension header: the header found there */
+		p->proto = nh;
+		if (!frag)
+			model_ports(f, len, at, p);
 		return;
 	}
 	p->kind = M_NON_IP;
@@ -135,11 +162,58 @@ int model_classify(const struct model *m, const struct m_pkt *p)
 	for (int i = 0; i < m->n_rules; i++) {
 		const struct m_rule *r = &m->rules[i];
 
-		if (r->family != p->family || !prefix_has(r->addr, r->prefix_len, p->src))
+		if (r->ep || r->family != p->family || !prefix_has(r->addr, r->prefix_len, p->src))
 			continue;
 		if (best < 0 || r->prefix_len > m->rules[best].prefix_len)
 			best = i;
 	}
+	return best;
+}
+
+/* README, Endpoint rules: "dport 0-65535" is every port, as no dport. */
+static bool names_ports(const struct m_rule *r)
+{
+	return r->has_dport && !(r->dport_lo == 0 && r->dport_hi == 65535);
+}
+
+static bool ep_covers(const struct m_rule *r, const struct m_pkt *p)
+{
+	if (!r->ep || r->family != p->family || r->proto != p->proto ||
+	    !prefix_has(r->addr, r->prefix_len, p->src))
+		return false;
+	if (!names_ports(r) && !r->syn)
+		return true;			/* every packet of the protocol */
+	if (!p->ports)
+		return false;			/* a later fragment, a header cut short */
+	if (names_ports(r) && (p->dport < r->dport_lo || p->dport > r->dport_hi))
+		return false;
+	return !r->syn || p->syn;
+}
+
+/* Of two endpoint rules covering a packet, is a more specific than b? The
+ * longer source prefix; the narrower port range; syn; the lower id. */
+static bool ep_before(const struct m_rule *a, const struct m_rule *b)
+{
+	uint32_t wa = names_ports(a) ? a->dport_hi - a->dport_lo : 65536;
+	uint32_t wb = names_ports(b) ? b->dport_hi - b->dport_lo : 65536;
+
+	if (a->prefix_len != b->prefix_len)
+		return a->prefix_len > b->prefix_len;
+	if (wa != wb)
+		return wa < wb;
+	if (a->syn != b->syn)
+		return a->syn;
+	return a->id < b->id;
+}
+
+int model_classify_endpoint(const struct model *m, const struct m_pkt *p)
+{
+	int best = -1;
+
+	for (int i = 0; i < m->n_rules; i++)
+		if (ep_covers(&m->rules[i], p) &&
+		    (best < 0 || ep_before(&m->rules[i], &m->rules[best])))
+			best = i;
 	return best;
 }
 
@@ -176,6 +250,14 @@ static struct m_bucket *bucket(struct model *m, const struct m_rule *r,
 	}
 }
 
+/* A new key whose first packet was refused is not kept: the slot it took
+ * last in its probe chain is free again. */
+static void bucket_forget(struct model *m, struct m_bucket *b)
+{
+	memset(b, 0, sizeof(*b));
+	m->n_buckets--;
+}
+
 void model_set_rules(struct model *m, const struct m_rule *v, int n)
 {
 	struct m_rule old[M_MAX_RULES];
@@ -190,38 +272,70 @@ void model_set_rules(struct model *m, const struct m_rule *v, int n)
 		for (int j = 0; j < n_old; j++)
 			if (old[j].gen == r->gen)
 				r->st = old[j].st;	/* unchanged: its counters go on */
-		r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
-		r->limit = xrl_burst_limit(r->interval, r->burst);
+		/* README, Rules and Algorithms: a bit rate is an eighth of a
+		 * byte per bit; a window rule's rate is its limit per window */
+		if (r->algo == XRL_ALGO_GCRA) {
+			r->interval = xrl_rate_interval(r->rate_count, r->unit == XRL_UNIT_BITS ?
+							r->rate_period_ns * 8 : r->rate_period_ns);
+			r->limit = xrl_burst_limit(r->interval, r->burst);
+		} else {
+			r->interval = r->rate_period_ns;
+			r->limit = r->unit == XRL_UNIT_BITS ? r->rate_count / 8 : r->rate_count;
+		}
 	}
 	m->n_rules = n;
 }
 
-/* What one packet costs in the rule's unit: packets, today. */
+/* What one packet costs in the rule's unit: 1, or its frame's length in
+ * bytes (Ethernet header and VLAN tags included) for a byte or bit rate. */
 static uint64_t model_cost(const struct m_rule *r, const struct m_pkt *p)
 {
-	return 1;
+	return r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
 }
 
 /* The rule's algorithm on the key's bucket: 1 admit, 0 over the limit.
- * A new key starts with a full bucket (TAT = now). */
+ * A new key starts with a full bucket (TAT = now) or empty windows; it is
+ * a new key (counted) once its first packet is admitted. */
 static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 {
-	__u64 now = xrl_ns_to_tu(m->now_ns), tat;
+	__u64 now = xrl_ns_to_tu(m->now_ns), cost = model_cost(r, p), next;
 	bool fresh;
 	struct m_bucket *b = bucket(m, r, p, &fresh);
+	int ok, k;
 
 	if (fresh) {
-		b->tat = now;
-		r->st.new_keys++;
+		if (r->algo == XRL_ALGO_GCRA)
+			b->tat = now;
+		else
+			b->tat = b->win1 = xrl_win_empty(m->now_ns, r->interval);
 	}
 	switch (r->algo) {
+	case XRL_ALGO_FIXED_WINDOW:
+		ok = xrl_fixed_window(b->tat, m->now_ns, r->interval, r->limit, cost, &next);
+		if (ok)
+			b->tat = next;
+		break;
+	case XRL_ALGO_SLIDING_WINDOW:
+		k = xrl_sliding_window(b->tat, b->win1, m->now_ns, r->interval, r->limit,
+				       cost, &next);
+		ok = k >= 0;
+		if (k == 0)
+			b->tat = next;
+		else if (k == 1)
+			b->win1 = next;
+		break;
 	case XRL_ALGO_GCRA:
 	default:
-		if (!xrl_gcra(b->tat, now, r->interval, r->limit, model_cost(r, p), &tat))
-			return 0;
-		b->tat = tat;
-		return 1;
+		ok = xrl_gcra(b->tat, now, r->interval, r->limit, cost, &next);
+		if (ok)
+			b->tat = next;
+		break;
 	}
+	if (fresh && ok)
+		r->st.new_keys++;
+	else if (fresh)
+		bucket_forget(m, b);
+	return ok;
 }
 
 /* The watchdog fired: a heartbeat older than the watchdog time (0: none).
@@ -232,51 +346,69 @@ static bool model_failing(const struct model *m)
 	       m->now_ns - m->heartbeat_ns > m->watchdog_ns;
 }
 
-enum m_count { C_PASS, C_DROP, C_FAIL_PASS, C_FAIL_DROP };
+/* What a rule made of a packet: passed, dropped, or (the rule's or the
+ * mode's dry-run) passed as a would-drop; by its on-failure policy or not. */
+enum m_count { C_PASS, C_DROP, C_FAIL_PASS, C_FAIL_DROP, C_WOULD_DROP, C_FAIL_WOULD_DROP };
 
-/* README, Modes and Failure policy: the verdict of an IP packet under rule r. */
+static bool dropped(enum m_count c)
+{
+	return c == C_DROP || c == C_FAIL_DROP;
+}
+
+/* README, Modes, Failure policy and Rules (dry-run): the decision of rule r
+ * (a source or an endpoint rule) on an IP packet. */
 static enum m_count model_decide(struct model *m, struct m_rule *r, const struct m_pkt *p)
 {
+	enum m_count c;
+
+	if (r->action == XRL_ACT_ALLOW)
+		return C_PASS;
 	switch (m->mode) {
 	case XRL_MODE_FAIL_OPEN:
 		return C_PASS;				/* unmetered */
 	case XRL_MODE_FAIL_CLOSED:
-		return r->action == XRL_ACT_ALLOW ? C_PASS : C_DROP;
+		return C_DROP;				/* overrides dry-run */
 	}
-	if (r->action == XRL_ACT_ALLOW)
-		return C_PASS;
 	if (model_failing(m))
-		return r->on_failure == XRL_FAIL_CLOSED ? C_FAIL_DROP : C_FAIL_PASS;
-	if (r->action == XRL_ACT_DENY)
-		return C_DROP;
-	return model_meter(m, r, p) ? C_PASS : C_DROP;
+		c = r->on_failure == XRL_FAIL_CLOSED ? C_FAIL_DROP : C_FAIL_PASS;
+	else if (r->action == XRL_ACT_DENY)
+		c = C_DROP;
+	else
+		c = model_meter(m, r, p) ? C_PASS : C_DROP;
+	/* the mode's dry-run, or the rule's while enforcing: a would-drop */
+	if (m->mode == XRL_MODE_DRY_RUN || r->dry_run) {
+		if (c == C_DROP)
+			c = C_WOULD_DROP;
+		else if (c == C_FAIL_DROP)
+			c = C_FAIL_WOULD_DROP;
+	}
+	return c;
 }
 
-static void model_count(struct model *m, struct m_rule *r, const struct m_pkt *p,
-			enum m_count c, int verdict)
+/* One rule's counters. An on-failure drop that dry-run passed is counted
+ * as failure-dropped (the policy fired) and as a would-drop, not dropped. */
+static void model_count(struct m_rule *r, const struct m_pkt *p, enum m_count c)
 {
-	if (r) {
-		switch (c) {
-		case C_PASS:
-			r->st.passed_packets++;
-			r->st.passed_bytes += p->len;
-			break;
-		case C_DROP:
-			r->st.dropped_packets++;
-			r->st.dropped_bytes += p->len;
-			break;
-		case C_FAIL_PASS:	/* a subset of passed */
-			r->st.failure_passed++;
-			r->st.passed_packets++;
-			r->st.passed_bytes += p->len;
-			break;
-		case C_FAIL_DROP:	/* a subset of dropped */
-			r->st.failure_dropped++;
-			r->st.dropped_packets++;
-			r->st.dropped_bytes += p->len;
-			break;
-		}
+	if (c == C_FAIL_PASS)
+		r->st.failure_passed++;
+	if (c == C_FAIL_DROP || c == C_FAIL_WOULD_DROP)
+		r->st.failure_dropped++;
+	if (c == C_WOULD_DROP || c == C_FAIL_WOULD_DROP) {
+		r->st.would_drop_packets++;
+		r->st.would_drop_bytes += p->len;
 	}
+	if (dropped(c)) {
+		r->st.dropped_packets++;
+		r->st.dropped_bytes += p->len;
+	} else {
+		r->st.passed_packets++;
+		r->st.passed_bytes += p->len;
+	}
+}
+
+/* The verdict, in the global and interface counters (by mode). */
+static void model_count_verdict(struct model *m, int verdict)
+{
 	if (verdict == XDP_PASS) {
 		m->g.passed_packets[m->mode]++;
 		m->ifs.passed_packets++;
@@ -289,26 +421,38 @@ static void model_count(struct model *m, struct m_rule *r, const struct m_pkt *p
 void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *res)
 {
 	struct m_pkt *p = &res->pkt;
-	struct m_rule *r = NULL;
-	enum m_count c = C_PASS;
+	bool drop = false;
 	bool lenient = m->mode == XRL_MODE_DRY_RUN || m->mode == XRL_MODE_FAIL_OPEN;
 
-	res->rule = -1;
+	res->rule = res->ep_rule = -1;
 	model_parse(f, len, p);
 	if (p->kind == M_NON_IP) {
 		m->g.non_ip_packets++;		/* passes in every mode */
 	} else if (p->kind == M_MALFORMED) {
 		m->g.malformed_packets++;
-		c = lenient ? C_PASS : C_DROP;
-	} else if ((res->rule = model_classify(m, p)) < 0) {
-		m->g.unmatched_packets++;
-		c = m->mode == XRL_MODE_FAIL_CLOSED ? C_DROP : C_PASS;
+		drop = true;
 	} else {
-		r = &m->rules[res->rule];
-		c = model_decide(m, r, p);
+		enum m_count c;
+
+		if ((res->rule = model_classify(m, p)) < 0) {
+			m->g.unmatched_packets++;
+			drop = m->mode == XRL_MODE_FAIL_CLOSED;
+		} else {
+			c = model_decide(m, &m->rules[res->rule], p);
+			model_count(&m->rules[res->rule], p, c);
+			drop = dropped(c);
+		}
+		/* README, Endpoint rules (Order): the endpoint rule meets what
+		 * the source rule passed; in fail-closed the source rules alone
+		 * decide */
+		if (!drop && m->mode != XRL_MODE_FAIL_CLOSED &&
+		    (res->ep_rule = model_classify_endpoint(m, p)) >= 0) {
+			c = model_decide(m, &m->rules[res->ep_rule], p);
+			model_count(&m->rules[res->ep_rule], p, c);
+			drop = dropped(c);
+		}
 	}
-	/* dry-run counts what would be dropped and passes it */
-	res->verdict = (c == C_DROP || c == C_FAIL_DROP) && m->mode != XRL_MODE_DRY_RUN ?
-		       XDP_DROP : XDP_PASS;
-	model_count(m, r, p, c, res->verdict);
+	/* dry-run and fail-open pass everything, malformed frames too */
+	res->verdict = drop && !lenient ? XDP_DROP : XDP_PASS;
+	model_count_verdict(m, res->verdict);
 }

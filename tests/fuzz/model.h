@@ -7,15 +7,18 @@
  *
  * Each step is one function below, and each future rule feature has one
  * place (see model.c):
- *   model_parse()    what a frame is (endpoint rules: read proto/dport here)
- *   model_classify() which rule matches (endpoint rules: match them here)
- *   model_cost()     what one packet costs (byte-rate rules: the unit)
- *   model_meter()    the algorithms (fixed/sliding window: one case each;
- *                    aggregate limits: a second check after the key's);
+ *   model_parse()    what a frame is: source, protocol, destination port, SYN
+ *   model_classify() which source rule matches; model_classify_endpoint()
+ *                    which endpoint rule (README, Endpoint rules)
+ *   model_cost()     what one packet costs (packets, or the frame's bytes)
+ *   model_meter()    the algorithms: token bucket, fixed and sliding window
+ *                    (aggregate limits: a second check after the key's);
  *                    a hot-key or refused-until cache is invisible by
  *                    definition: the model has none, verdicts must agree
- *   model_decide()   modes, watchdog, actions (per-rule dry-run here)
+ *   model_decide()   modes, watchdog, actions, per-rule and global dry-run
  *   model_count()    every counter: per rule, global, per interface
+ *   model_run()      the order: the source rule, then (if it passed) the
+ *                    endpoint rule
  */
 #ifndef XRL_FUZZ_MODEL_H
 #define XRL_FUZZ_MODEL_H
@@ -36,6 +39,10 @@ struct m_pkt {
 	int family;		/* 4 or 6 when M_IP */
 	uint8_t src[16];
 	uint32_t len;		/* the frame's length: what bytes counters add */
+	uint8_t proto;		/* the L4 protocol, or the header a walk stopped at */
+	bool ports;		/* TCP/UDP with its port read (not a later fragment) */
+	uint16_t dport;
+	bool syn;		/* TCP SYN without ACK */
 };
 
 /* A rule as the operator wrote it (README, Rules), plus the generation
@@ -53,9 +60,16 @@ struct m_rule {
 	uint64_t rate_count, rate_period_ns;
 	uint32_t burst;
 	uint32_t id;
+	bool dry_run;
+	/* an endpoint rule: proto, and a port range only when dport was named */
+	bool ep, has_dport, syn;
+	uint8_t proto;
+	uint16_t dport_lo, dport_hi;
 	/* filled at commit */
 	uint32_t gen, slot;
-	uint64_t interval, limit;	/* from xrl_meter.h */
+	/* token bucket: emission interval and tolerance (time units, per cost
+	 * unit); windows: the window (ns) and the cost units per window */
+	uint64_t interval, limit;
 	struct xrl_rule_stats st;
 };
 
@@ -63,7 +77,8 @@ struct m_bucket {
 	uint32_t used, gen;
 	int family;
 	uint8_t key[16];
-	uint64_t tat;
+	uint64_t tat;		/* token bucket: TAT; windows: word[0] */
+	uint64_t win1;		/* sliding window: word[1] */
 };
 
 struct model {
@@ -81,6 +96,7 @@ struct model {
 struct m_result {
 	int verdict;			/* XDP_PASS or XDP_DROP */
 	int rule;			/* index in rules[], -1: none */
+	int ep_rule;			/* the endpoint rule checked, -1: none */
 	struct m_pkt pkt;
 };
 
@@ -90,6 +106,7 @@ void model_free(struct model *m);
 void model_set_rules(struct model *m, const struct m_rule *v, int n);
 void model_parse(const uint8_t *f, size_t len, struct m_pkt *p);
 int model_classify(const struct model *m, const struct m_pkt *p);
+int model_classify_endpoint(const struct model *m, const struct m_pkt *p);
 /* One frame through the whole path: the verdict, and every counter moved. */
 void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r);
 

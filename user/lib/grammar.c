@@ -741,6 +741,10 @@ static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_pars
 		return perr(e, at[RA_DPORT] - 1, "'dport' needs proto tcp or udp: other protocols have no ports");
 	if (at[RA_SYN] >= 0 && r->proto != 6)
 		return perr(e, at[RA_SYN], "'syn' needs proto tcp");
+	if (r->ep && at[RA_DPORT] < 0) {
+		r->dport_lo = 0;	/* every port: not "dport 0" */
+		r->dport_hi = 65535;
+	}
 	return 0;
 }
 

@@ -19,16 +19,15 @@
 static int rule_check_endpoint(struct xrl_rule_entry *e, const char *pfx)
 {
 	struct xrl_rule *r = &e->r;
-	/* 0-65535 is what "no dport" is stored as */
-	bool ports = r->dport_lo || (r->dport_hi && r->dport_hi != 65535);
+	/* 0-65535 is "no dport" (the grammar writes it so when none is
+	 * given); 0-0 is port 0 alone, not every port */
+	bool ports = r->dport_lo || r->dport_hi != 65535;
 
 	if (!r->ep) {
 		r->proto = r->syn = 0;
 		r->dport_lo = r->dport_hi = 0;
 		return 0;
 	}
-	if (!ports)
-		r->dport_hi = 65535;	/* every port */
 	if (ports && r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)
 		return fail(EINVAL, "rule %s: dport needs proto tcp or udp", pfx);
 	if (r->dport_lo > r->dport_hi)
