@@ -86,9 +86,10 @@ lab_up() {
 }
 
 # ---- contenders: setup_NAME / teardown_NAME, counters_NAME -> "seen dropped" ----
-CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none})
+CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdp_admit xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none})
 declare -A LABEL=(
 	[xdp_drop]="bare XDP_DROP" [xdprl_native]="xdp-rl native" [xdprl_generic]="xdp-rl generic"
+ [xdp_admit]="ideal limiter (admits as many, no per-key work)"
 	[nft_netdev]="nftables meter, netdev ingress" [nft_input]="nftables meter, inet input"
 	[iptables_hashlimit]="iptables hashlimit, raw" [none]="no filter"
 )
@@ -100,6 +101,15 @@ counters_none() { echo "0 0"; }
 setup_xdp_drop() { in_rcv "$XDPREF" d0 drop native; }
 teardown_xdp_drop() { in_rcv "$XDPREF" d0 off; }
 counters_xdp_drop() { echo "0 0"; }
+
+# The ideal limiter: as many frames a second up the stack as the rule
+# admits for the scenario's keys (keys x rate, burst keys x burst), and not
+# one instruction of per-key work; what no limiter that admits them beats.
+setup_xdp_admit() {
+	in_rcv "$XDPREF" d0 admit native $((SKEYS[$SC] * RATE)) $((SKEYS[$SC] * BURST))
+}
+teardown_xdp_admit() { in_rcv "$XDPREF" d0 off; }
+counters_xdp_admit() { echo "0 0"; }
 
 # attach on d0; the note that native XDP on a veth costs goodput is what
 # the goodput part measures: not repeated once per run
@@ -219,7 +229,10 @@ declare -A SXRL=(
 	[spoof]="aggregate 10000/s burst 1000 new-keys 1000/s"
 	[spoof_open]="aggregate 100000000/s burst 100000000 new-keys 1000/s"
 )
+# (the ideal limiter is for the scenarios whose admitted rate is keys x
+# rate: not a million fresh keys, each admitted whole by its burst)
 declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native nft_netdev iptables_hashlimit none"
+			[m1]="xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none"
 			[spoof_open]="xdp_drop xdprl_native none")
 SC=
 

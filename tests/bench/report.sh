@@ -58,6 +58,7 @@ fi
 label() {
 	case $1 in
 	xdp_drop) echo "bare XDP_DROP" ;; xdprl_native) echo "xdp-rl native" ;;
+	xdp_admit) echo "ideal limiter (admits as many, no per-key work)" ;;
 	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
 	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
 	none) echo "no filter" ;; xdp_pass) echo "bare XDP_PASS (native)" ;;
@@ -120,7 +121,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 		echo "| contender | 1 source | 1,000 sources |"
 		echo "|---|---:|---:|"
-		for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+		for c in xdp_drop xdp_admit xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
 			a=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "one" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
 			b=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "k1" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
 			echo "| $(label "$c") | ${a:-—} | ${b:-—} |"
