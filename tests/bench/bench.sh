@@ -21,7 +21,8 @@
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
 # client's rate, 1000), PARTS (flood split goodput dns algos micro),
-# OUT (.output/bench).
+# OUT (.output/bench), BASELINE (a built tree of an earlier release: its
+# xdp-rl runs beside this one in the same rounds).
 set -u
 cd "$(dirname "$0")/../.."
 TOP=$PWD
@@ -86,10 +87,10 @@ lab_up() {
 }
 
 # ---- contenders: setup_NAME / teardown_NAME, counters_NAME -> "seen dropped" ----
-CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdp_admit xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none})
+CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdp_admit xdprl_native ${BASELINE:+xdprl_base} xdprl_generic nft_netdev nft_input iptables_hashlimit none})
 declare -A LABEL=(
 	[xdp_drop]="bare XDP_DROP" [xdprl_native]="xdp-rl native" [xdprl_generic]="xdp-rl generic"
- [xdp_admit]="ideal limiter (admits as many, no per-key work)"
+ [xdp_admit]="ideal limiter (admits as many, no per-key work)" [xdprl_base]="xdp-rl native, BASELINE build"
 	[nft_netdev]="nftables meter, netdev ingress" [nft_input]="nftables meter, inet input"
 	[iptables_hashlimit]="iptables hashlimit, raw" [none]="no filter"
 )
@@ -124,6 +125,27 @@ xdprl_up() {
 	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 ${SXRL[${SC:-_}]:-} >/dev/null
 }
 setup_xdprl_native() { xdprl_up native; }
+
+# BASELINE=DIR (a built tree of an earlier release): its xdp-rlctl, on pins
+# of its own, runs as one more contender in the same rounds ("before"); the
+# scenario's aggregate and new-key words are left out if it has none.
+BASE_CTL=${BASELINE:+$BASELINE/.output/xdp-rlctl}
+BASE_PIN=$LAB_BPFFS/xdp-rl-base
+bctl() { in_rcv "$BASE_CTL" --pin-dir "$BASE_PIN" "$@"; }
+setup_xdprl_base() {
+	local extra=${SXRL[${SC:-_}]:-}
+	bctl attach dev d0 mode native keys 1048576 >/dev/null 2>&1 || return 1
+	if [[ -n $extra ]] && ! bctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 $extra >/dev/null 2>&1; then
+		extra=
+	fi
+	bctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 $extra >/dev/null 2>&1
+	bctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 $extra >/dev/null
+}
+teardown_xdprl_base() { bctl detach dev d0 purge >/dev/null; }
+counters_xdprl_base() {
+	bctl -j stats | jq -r '[([.rules[] | .passed_packets + .dropped_packets] | add),
+			       ([.rules[] | .dropped_packets] | add)] | "\(.[0]) \(.[1])"'
+}
 setup_xdprl_generic() { xdprl_up generic; }
 teardown_xdprl_native() { ctl detach dev d0 purge >/dev/null; }
 teardown_xdprl_generic() { teardown_xdprl_native; }
@@ -231,9 +253,9 @@ declare -A SXRL=(
 )
 # (the ideal limiter is for the scenarios whose admitted rate is keys x
 # rate: not a million fresh keys, each admitted whole by its burst)
-declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native nft_netdev iptables_hashlimit none"
-			[m1]="xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none"
-			[spoof_open]="xdp_drop xdprl_native none")
+declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} nft_netdev iptables_hashlimit none"
+			[m1]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} xdprl_generic nft_netdev nft_input iptables_hashlimit none"
+			[spoof_open]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} none")
 SC=
 
 xmit() {	# delivered and failed frames out of s0 so far

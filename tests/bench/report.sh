@@ -59,6 +59,7 @@ label() {
 	case $1 in
 	xdp_drop) echo "bare XDP_DROP" ;; xdprl_native) echo "xdp-rl native" ;;
 	xdp_admit) echo "ideal limiter (admits as many, no per-key work)" ;;
+	xdprl_base) echo "xdp-rl native, BASELINE build (before)" ;;
 	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
 	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
 	none) echo "no filter" ;; xdp_pass) echo "bare XDP_PASS (native)" ;;
