@@ -2,7 +2,7 @@
 # End-to-end: more of fleet-wide limits (README, "Fleet-wide limits"), on the
 # lab of test_fleet.sh (sourced for its helpers): Redis blocked by DEBUG
 # SLEEP, IPv6 keys, CLUSTERDOWN from a real Redis Cluster, a reload that
-# changes the fleet lines.
+# changes the fleet lines (applied, all-or-nothing).
 source "$(dirname "$0")/test_fleet.sh"
 
 # 5. (DEBUG SLEEP) Redis slow, then blocked by DEBUG SLEEP past the timeout:
@@ -160,8 +160,73 @@ test_fleet_clusterdown() {
 	check_match "synced again" "$(hctl h1 stats)" "fleet rule 2: synced"
 }
 
+# a reload that changes the fleet lines applies them, all-or-nothing: a new
+# Redis that answers takes over (the old one left); one that does not
+# answer refuses the whole reload (the rules too) and the old client stays;
+# no 'fleet redis' line any more: no fleet
+in_hosts() {	# PORT HOST: is HOST in that Redis' live hosts?
+	[[ -n "$(RPORT=$1 rcli zscore '{xrl}:hosts' "$2" | tr -d '\r')" ]]
+}
+
+# new_conf ARGS...: host_conf h1 ARGS into $TMPD/new (edit it there);
+# reload_h1 REGEX: move it over h1's config in one step (the daemon's
+# inotify watch reloads it once) and wait for REGEX in h1's log
+new_conf() {
+	mkdir -p "$TMPD/new"
+	TMPD="$TMPD/new" host_conf h1 "$@"
+}
+
+reload_h1() {
+	local n i
+	n=$(grep -c "" "$TMPD/h1.log")
+	mv "$TMPD/new/h1.conf" "$TMPD/h1.conf"
+	for ((i = 0; i < 100; i++)); do
+		tail -n +$((n + 1)) "$TMPD/h1.log" | grep -qE "$1" && return 0
+		sleep 0.05
+	done
+	fail "reload: no /$1/ in the log: $(tail -n +$((n + 1)) "$TMPD/h1.log" | tr '\n' '|')"
+	return 1
+}
+
+test_fleet_reload() {
+	lab_up || return
+	start_redis 6379 || return
+	start_redis 6380 || return
+	start_host h1
+	N=1 wait_hosts h1 || return
+	in_hosts 6379 h1 || fail "h1 not in 6379's live hosts"
+	# another Redis and host name: applied, the old set left at once
+	FLEET_REDIS=$RADDR:6380 new_conf
+	sed -i 's/^fleet host h1$/fleet host h1b/' "$TMPD/new/h1.conf"
+	reload_h1 "fleet lines applied|reload refused" || return
+	N=1 wait_hosts h1 || return
+	in_hosts 6380 h1b || fail "reload: h1b not in 6380's live hosts"
+	in_hosts 6379 h1 && fail "reload: h1 still in 6379's live hosts"
+	check_match "synced with the new Redis" "$(hctl h1 stats)" "fleet rule 1: synced, 1 live host"
+	# a Redis that does not answer: the whole reload refused
+	FLEET_REDIS=$RADDR:6390 new_conf "rule add 198.18.1.0/24 rate 5/s burst 5 id 9"
+	reload_h1 "reload refused|fleet lines applied" || return
+	check_match "said why" "$(tail -n 5 "$TMPD/h1.log")" "does not answer"
+	[[ "$(hctl h1 stats)" == *"198.18.1.0/24"* ]] && fail "refused reload: its rule was applied"
+	check_eq "reload failures" "$(hmetric h1 xdp_rl_reload_failures_total)" 1
+	sleep 0.3
+	check_match "the old client stays" "$(hctl h1 stats)" "fleet rule 1: synced, 1 live host"
+	in_hosts 6380 h1b || fail "refused reload: h1b left 6380"
+	# no fleet line: no client, h1 leaves, the rules metered alone
+	write_conf "$TMPD/new/h1.conf" "interface d0" "heartbeat 100" "watchdog 2000" "metrics 198.18.10.11:9437" \
+		"rule add 198.18.0.0/29 rate $RATE/s burst $BURST scope fleet on-failure open id 1"
+	reload_h1 "fleet lines applied|reload refused" || return
+	sleep 0.2
+	in_hosts 6380 h1b && fail "no fleet line: h1b still in 6380's live hosts"
+	check_eq "no fleet metrics" "$(hmetric h1 xdp_rl_fleet_live_hosts)" ""
+	flood_h h1 198.18.0.1 900 2
+	sleep 2.5
+	check_eq "no fleet: passed at 900/s (rate 1000/s)" "$(passed h1 1)" 1800
+}
+
 selected "${1:-}" >/dev/null
 run_test test_fleet_redis_debug_sleep
 run_test test_fleet_ipv6
 run_test test_fleet_clusterdown
+run_test test_fleet_reload
 summary
