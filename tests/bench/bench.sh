@@ -20,9 +20,14 @@
 #
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
-# client's rate, 1000), PARTS (flood split goodput dns algos micro),
+# client's rate, 1000), PARTS (flood split goodput dns algos fleet micro),
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
 # xdp-rl runs beside this one in the same rounds).
+#
+# fleet: one source flooded through a fleet rule (scope fleet, its key
+# promoted and leased from a real redis-server by a real xdp-rld, both
+# started in the receiving namespace) and through the same rule of scope
+# host under the same daemon, in turn in the same rounds.
 set -u
 cd "$(dirname "$0")/../.."
 TOP=$PWD
@@ -38,7 +43,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -586,6 +591,94 @@ if [[ $PARTS == *" algos "* ]]; then
 		 "| \($m.scenario) | \($m.algo) | \($m.offered) | \($m.admitted) | \($m.ideal) | \($m.ratio * 1000 | round / 1000) (\($g[0].ratio * 1000 | round / 1000)–\($g[-1].ratio * 1000 | round / 1000)) |")' \
 		"$ALGO_RESULTS" >"$OUT/algos.md"
 	cat "$OUT/algos.md" >&2
+fi
+
+# ---- fleet: the same rule, scope fleet (leased through Redis) and host ----
+# xdp-rld serves d0 with one rule, 198.18.0.0/15 $RATE/s burst $BURST, and
+# syncs with a redis-server bound to an address of the receiving namespace's
+# loopback (one live host: the share is the whole rate). Before the measured
+# flood, a short one gets the key promoted: the fleet rule's packets then take
+# the data path's lease step, which is what is measured.
+RLD=$TOP/.output/xdp-rld
+FLEET_ADDR=198.18.255.1
+FLEET_PORT=6390
+SLABEL[fleet]="1 source, a fleet rule (key leased) and the same host rule"
+SARGS[fleet]="-d $DST4 -s 198.18.0.1"
+SKEYS[fleet]=1
+fleet_up() {	# SCOPE
+	local i
+	in_rcv ip link set lo up
+	in_rcv ip addr replace $FLEET_ADDR/32 dev lo || return 1
+	mkdir -p "$TMPD/redis"
+	# nsenter itself in the background: $! is redis-server's pid
+	nsenter --net="/run/netns/$RCV" redis-server --bind $FLEET_ADDR --port $FLEET_PORT --save '' \
+		--appendonly no --protected-mode no --dir "$TMPD/redis" --logfile "$TMPD/redis.log" \
+		</dev/null >/dev/null 2>&1 &
+	FLEET_REDIS_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		in_rcv redis-cli -h $FLEET_ADDR -p $FLEET_PORT ping 2>/dev/null | grep -q PONG && break
+		sleep 0.05
+	done
+	printf '%s\n' "interface d0" "metrics off" "fleet redis $FLEET_ADDR:$FLEET_PORT sync 50 timeout 20" \
+		"fleet host bench" "rule add 198.18.0.0/15 rate $RATE/s burst $BURST scope $1 id 1" >"$TMPD/fleet.conf"
+	nsenter --net="/run/netns/$RCV" "$RLD" --pin-dir "$PIN" --config "$TMPD/fleet.conf" \
+		</dev/null >>"$TMPD/fleet-rld.log" 2>&1 &
+	FLEET_RLD_PID=$!
+	# the rule in force (scope host), and synced (scope fleet)
+	local want="^1 .*limit"
+	[[ $1 == fleet ]] && want="fleet rule 1: synced"
+	for ((i = 0; i < 100; i++)); do
+		ctl stats 2>/dev/null | grep -q "$want" && break
+		sleep 0.05
+	done
+	ctl stats 2>/dev/null | grep -q "$want" || { log "Error: xdp-rld not ready: $(tail -n 3 "$TMPD/fleet-rld.log")"; return 1; }
+	FLEET_SEEN0=0 FLEET_DROPPED0=0
+	[[ $1 == fleet ]] || return 0
+	in_gen "$FLOOD" -i s0 -m $DST_MAC ${SARGS[fleet]} -n 20000 -T 0.3 >/dev/null
+	for ((i = 0; i < 100; i++)); do
+		if ctl stats | grep -q "fleet rule 1: synced.*, 1 promoted key"; then
+			read -r FLEET_SEEN0 FLEET_DROPPED0 < <(counters_xdprl)
+			return 0
+		fi
+		sleep 0.05
+	done
+	log "Error: the fleet key was never promoted: $(ctl stats | grep 'fleet rule')"
+	return 1
+}
+fleet_down() {
+	# still leased at the end of the flood? (the daemon would have demoted it)
+	FLEET_LEASED=$(ctl stats | grep -c "fleet rule 1: synced.*, 1 promoted key")
+	kill -TERM "$FLEET_RLD_PID" 2>/dev/null
+	wait "$FLEET_RLD_PID" 2>/dev/null
+	ctl detach dev d0 purge >/dev/null 2>&1
+	kill "$FLEET_REDIS_PID" 2>/dev/null
+	wait "$FLEET_REDIS_PID" 2>/dev/null
+	in_rcv ip addr del $FLEET_ADDR/32 dev lo 2>/dev/null
+	rm -rf "$TMPD/redis"
+}
+setup_xdprl_fleet() { fleet_up fleet; }
+setup_xdprl_fleet_host() { fleet_up host; }
+teardown_xdprl_fleet() { fleet_down; }
+teardown_xdprl_fleet_host() { fleet_down; }
+# what the priming flood left out
+counters_xdprl_fleet() {
+	local s d
+	read -r s d < <(counters_xdprl)
+	echo $((s - FLEET_SEEN0)) $((d - FLEET_DROPPED0))
+}
+counters_xdprl_fleet_host() { counters_xdprl_fleet; }
+if [[ $PARTS == *" fleet "* ]]; then
+	log "== fleet rule (leased through Redis) vs the same host rule, 1 source, $ROUNDS rounds, ${DUR}s each"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for c in xdprl_fleet_host xdprl_fleet; do
+			run_one "$r" fleet "$c" shared || exit 1
+			if [[ $c == xdprl_fleet ]] && ((FLEET_LEASED != 1)); then
+				log "Error: the fleet key lost its lease during the flood"
+				exit 1
+			fi
+			log "   round $r  $(tail -n 1 "$RESULTS" | jq -r '"\(.contender)\t\(.mpps * 1000 | round / 1000) Mpps"')"
+		done
+	done
 fi
 
 # Micro-benchmark of the program alone.

@@ -14,11 +14,13 @@ jq -s '
   def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
   def stat(f): [.[] | f | select(. != null)] | {median: median, min: min, max: max};
   (map(select(.contender == "xdp_drop")) | map({key: "\(.mode)/\(.scenario)/\(.round)", value: .}) | from_entries) as $floor |
+  (map(select(.contender == "xdprl_fleet_host")) | map({key: "\(.mode)/\(.round)", value: .mpps}) | from_entries) as $host |
   group_by([.mode, .scenario, .contender]) | map(
     . as $g | $g[0] as $f |
     {mode: $f.mode, scenario: $f.scenario, contender: $f.contender, rounds: length,
      mpps: stat(.mpps),
      ratio_to_xdp_drop: stat(. as $x | $floor["\($x.mode)/\($x.scenario)/\($x.round)"].mpps as $d | if $d then $x.mpps / $d else null end),
+     ratio_to_host_rule: stat(if .scenario == "fleet" then (. as $x | $host["\(.mode)/\(.round)"] as $d | if $d then $x.mpps / $d else null end) else null end),
      rx_ns_per_packet: stat(.rx_ns_per_packet),
      accuracy: stat(if .expected and .expected > 0 then .admitted / .expected else null end),
      admitted: stat(.admitted), expected: stat(.expected),
@@ -63,6 +65,7 @@ label() {
 	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
 	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
 	none) echo "no filter" ;; xdp_pass) echo "bare XDP_PASS (native)" ;;
+	xdprl_fleet) echo "xdp-rl, fleet rule (key leased)" ;; xdprl_fleet_host) echo "xdp-rl, the same rule of scope host" ;;
 	xdprl_native_all) echo "xdp-rl native" ;; xdprl_generic_all) echo "xdp-rl generic" ;; *) echo "$1" ;;
 	esac
 }
@@ -114,6 +117,24 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		done
 		echo
 	done
+	if jq -e 'any(.[]; .scenario == "fleet")' "$OUT/summary.json" >/dev/null; then
+		echo "**A fleet rule next to a host rule** — one source flooded through 198.18.0.0/15 at 100/s"
+		echo "burst 20, served by xdp-rld: scope fleet, the key promoted and leased from a real"
+		echo "redis-server (sync 50 ms), then the same rule of scope host; in turn in each round; ratio to"
+		echo "the host rule in the same round (median, min–max)."
+		echo
+		echo "| rule | Mpps | × host rule | accuracy |"
+		echo "|---|---:|---:|---:|"
+		jq -r '.[] | select(.scenario == "fleet") |
+			def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+			[.contender, "\(.mpps.median | f(3)) (\(.mpps.min | f(2))–\(.mpps.max | f(2)))",
+			 "\(.ratio_to_host_rule.median | f(3)) (\(.ratio_to_host_rule.min | f(3))–\(.ratio_to_host_rule.max | f(3)))",
+			 (if .accuracy.median == null then "—" else "\(.accuracy.median * 100 | f(1)) %" end)] | @tsv' "$OUT/summary.json" |
+		while IFS=$'\t' read -r c m r a; do
+			echo "| $(label "$c") | $m | $r | $a |"
+		done
+		echo
+	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
 		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
 		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"
@@ -204,7 +225,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 	done
 } >"$OUT/chart.dat"
-if command -v gnuplot >/dev/null && [[ -s "$RUNS" ]]; then
+if command -v gnuplot >/dev/null && jq -e 'any(.[]; .scenario != "fleet")' "$OUT/summary.json" >/dev/null; then
 	gnuplot <<-EOF
 	set terminal pngcairo size 1100,520 font ",10" noenhanced
 	set output "$OUT/bench.png"

@@ -738,6 +738,18 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 	return err;
 }
 
+int xrl_fleet_probe(struct xrl_fleet *f)
+{
+	struct xrl_redis_cmd c = { .argc = 1, .argv = { "PING" }, .key = HOSTS_KEY };
+	int err = 0;
+
+	if (xrl_redis_batch(f->r, &c, 1))
+		err = fail(EHOSTUNREACH, "Redis %s does not answer: %s", f->cfg.redis,
+			   c.err[0] ? c.err : "an error reply");
+	xrl_redis_batch_free(&c, 1);
+	return err;
+}
+
 void xrl_fleet_leave(struct xrl_fleet *f)
 {
 	struct xrl_redis_cmd c = {

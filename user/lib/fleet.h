@@ -83,6 +83,9 @@ int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, siz
 int xrl_fleet_sync(struct xrl_fleet *f);
 /* Leave the set of live hosts (a clean stop). */
 void xrl_fleet_leave(struct xrl_fleet *f);
+/* One PING through the client (AUTH included): 0 when Redis answers, else
+ * a negative errno with xrl_errmsg() saying why. */
+int xrl_fleet_probe(struct xrl_fleet *f);
 void xrl_fleet_stats_get(struct xrl_fleet *f, struct xrl_fleet_stats *s);
 long xrl_fleet_sync_ms(const struct xrl_fleet *f);
 

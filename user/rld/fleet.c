@@ -62,22 +62,133 @@ static void fleet_lines(const struct xrl_config *c, char *buf, size_t len)
 		 c->fleet_timeout_ms, c->fleet_host, c->fleet_auth);
 }
 
-void fleet_check_reload(const struct xrl_config *c)
+/* Which Redis, which host: a change means leaving the old set of hosts. */
+static void fleet_where(const struct xrl_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s|%d|%s", c->fleet_redis, c->fleet_cluster, c->fleet_host);
+}
+
+/* No fleet any more: every rule of scope fleet back to the rule as it is
+ * (no share written), as at a start without 'fleet redis'. */
+static void fleet_unshare(void)
+{
+	const struct xrl_fleet_rule none = { 0 };
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	if (xrl_rules_get(d.x, &v, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.scope == XRL_SCOPE_FLEET)
+			xrl_fleet_rule_put(d.x, v[i].r.slot, &none);
+	free(v);
+}
+
+/* A client for the config's fleet lines (nothing connects yet). */
+static int fleet_open(const struct xrl_config *c, struct xrl_fleet **out)
+{
+	struct xrl_fleet_cfg fc = { 0 };
+
+	snprintf(fc.redis, sizeof(fc.redis), "%s", c->fleet_redis);
+	fc.cluster = c->fleet_cluster;
+	fc.sync_ms = c->fleet_sync_ms;
+	fc.timeout_ms = c->fleet_timeout_ms;
+	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
+	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
+	if (xrl_fleet_new(d.x, &fc, out)) {
+		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+/* d.fleet's sync thread, started. */
+static int fleet_run(const struct xrl_config *c)
+{
+	static bool once;
+	pthread_condattr_t ca;
+	int err;
+
+	fleet_rules();
+	if (!once) {
+		pthread_mutex_init(&d.fleet_lock, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&d.fleet_cond, &ca);
+		pthread_condattr_destroy(&ca);
+		once = true;
+	}
+	d.fleet_stop = false;
+	err = pthread_create(&d.fleet_thread, NULL, fleet_main, NULL);
+	if (err) {
+		xrl_fleet_free(d.fleet);
+		d.fleet = NULL;
+		return -err;
+	}
+	d.fleet_started = true;
+	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
+		c->fleet_cluster ? " Cluster" : "", c->fleet_redis, xrl_fleet_sync_ms(d.fleet),
+		xrl_fleet_lease_ms(xrl_fleet_sync_ms(d.fleet)), c->fleet_host[0] ? c->fleet_host : "(hostname)");
+	return 0;
+}
+
+/*
+ * A reload's fleet lines, before its rules are applied (all-or-nothing):
+ * unchanged, nothing to do (*next stays NULL, returns 0); changed, a client
+ * for the new lines that has answered a PING (AUTH included) in *next, or
+ * -1 with the reason logged: the reload is refused and the old client,
+ * rules and all, stays. No 'fleet redis' line any more: changed, no client.
+ */
+int fleet_reload_prepare(const struct xrl_config *c, struct xrl_fleet **next, bool *changed)
 {
 	char now[sizeof(d.fleet_lines)];
 
+	*next = NULL;
 	fleet_lines(c, now, sizeof(now));
-	if (strcmp(now, d.fleet_lines))
-		xrl_log(XRL_LOG_WARN, "reload: the fleet lines changed; they take effect at the next start (the rules did now)");
+	*changed = strcmp(now, d.fleet_lines) != 0;
+	if (!*changed || !c->fleet_redis[0])
+		return 0;
+	if (fleet_open(c, next))
+		return -1;
+	if (xrl_fleet_probe(*next)) {
+		xrl_log(XRL_LOG_ERR, "reload: fleet: %s; the fleet client in force stays", xrl_errmsg());
+		xrl_fleet_free(*next);
+		*next = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The reload applied: the new client in place of the old one. The old
+ * one leaves the live hosts when the new one is another host or Redis. */
+void fleet_reload_commit(const struct xrl_config *c, struct xrl_fleet *next)
+{
+	char now[sizeof(d.fleet_lines)], where[sizeof(d.fleet_where)];
+	bool leave;
+
+	fleet_lines(c, now, sizeof(now));
+	fleet_where(c, where, sizeof(where));
+	/* the same Redis and host name: staying spares the others a dip in N */
+	leave = !next || strcmp(where, d.fleet_where);
+	pthread_mutex_lock(&d.lock);	/* the metrics read d.fleet under it */
+	if (d.fleet)
+		fleet_stop(leave);
+	if (!next && c->fleet_redis[0] == '\0')
+		fleet_unshare();
+	d.fleet = next;
+	snprintf(d.fleet_lines, sizeof(d.fleet_lines), "%s", now);
+	snprintf(d.fleet_where, sizeof(d.fleet_where), "%s", where);
+	if (next && fleet_run(c))
+		xrl_log(XRL_LOG_ERR, "reload: fleet: cannot start the sync thread: rules of scope fleet stay at their last state");
+	pthread_mutex_unlock(&d.lock);
+	xrl_log(XRL_LOG_INFO, "reload: fleet lines applied: %s",
+		next ? "a new Redis client" : "no 'fleet redis' line: each host meters its fleet rules alone");
 }
 
 int fleet_start(const struct xrl_config *c)
 {
-	struct xrl_fleet_cfg fc = { 0 };
-	pthread_condattr_t ca;
-	int err;
-
 	fleet_lines(c, d.fleet_lines, sizeof(d.fleet_lines));
+	fleet_where(c, d.fleet_where, sizeof(d.fleet_where));
 	if (!c->fleet_redis[0]) {
 		for (size_t i = 0; i < c->nrules; i++) {
 			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {
@@ -87,33 +198,9 @@ int fleet_start(const struct xrl_config *c)
 		}
 		return 0;
 	}
-	snprintf(fc.redis, sizeof(fc.redis), "%s", c->fleet_redis);
-	fc.cluster = c->fleet_cluster;
-	fc.sync_ms = c->fleet_sync_ms;
-	fc.timeout_ms = c->fleet_timeout_ms;
-	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
-	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
-	if ((err = xrl_fleet_new(d.x, &fc, &d.fleet))) {
-		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
-		return err;
-	}
-	fleet_rules();
-	pthread_mutex_init(&d.fleet_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d.fleet_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	err = pthread_create(&d.fleet_thread, NULL, fleet_main, NULL);
-	if (err) {
-		xrl_fleet_free(d.fleet);
-		d.fleet = NULL;
-		return -err;
-	}
-	d.fleet_started = true;
-	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
-		fc.cluster ? " Cluster" : "", fc.redis, xrl_fleet_sync_ms(d.fleet),
-		xrl_fleet_lease_ms(xrl_fleet_sync_ms(d.fleet)), fc.host[0] ? fc.host : "(hostname)");
-	return 0;
+	if (fleet_open(c, &d.fleet))
+		return -1;
+	return fleet_run(c);
 }
 
 void fleet_stop(bool leave)

@@ -250,8 +250,9 @@ int apply(struct xrl_config *c, const char *what)
 
 void reload(const char *why)
 {
+	struct xrl_fleet *fleet_next = NULL;
+	bool builtin, fleet_changed = false;
 	struct xrl_config c;
-	bool builtin;
 
 	xrl_log(XRL_LOG_INFO, "reloading %s (%s)", opt.config, why);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
@@ -263,13 +264,20 @@ void reload(const char *why)
 		return;
 	}
 	check_pins();
-	if (apply(&c, "reload")) {
+	if (fleet_reload_prepare(&c, &fleet_next, &fleet_changed)) {
 		d.stats.reload_failures++;
+		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode, interfaces and fleet client in force are unchanged");
+		sd_notify(0, "READY=1\nSTATUS=reload refused (fleet lines); the rules in force are unchanged");
+	} else if (apply(&c, "reload")) {
+		d.stats.reload_failures++;
+		if (fleet_next)
+			xrl_fleet_free(fleet_next);
 		sd_notify(0, "READY=1\nSTATUS=reload failed; the rules in force are unchanged");
 	} else {
 		d.stats.reloads++;
 		metrics_set(c.metrics, "reload");
-		fleet_check_reload(&c);
+		if (fleet_changed)
+			fleet_reload_commit(&c, fleet_next);
 		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
 			   d.stats.interfaces_attached);
 	}

@@ -86,7 +86,8 @@ struct rld_state {
 	bool fleet_started, fleet_stop;
 	pthread_mutex_t fleet_lock;
 	pthread_cond_t fleet_cond;
-	char fleet_lines[600];		/* the fleet lines read at start */
+	char fleet_lines[600];		/* the fleet lines in force */
+	char fleet_where[400];		/* their Redis and host name */
 };
 extern struct rld_state d;
 
@@ -148,8 +149,11 @@ void events_stop(void);
 /* fleet.c: the sync thread; fleet_rules() after each commit */
 int fleet_start(const struct xrl_config *c);
 void fleet_rules(void);
-/* a reload's fleet lines: a change is logged, applied at the next start */
-void fleet_check_reload(const struct xrl_config *c);
+/* a reload's fleet lines, applied with it, all-or-nothing: prepare before
+ * the rules (a new client that answers, or the reload is refused), commit
+ * once they are applied (the old client stopped, the new one started) */
+int fleet_reload_prepare(const struct xrl_config *c, struct xrl_fleet **next, bool *changed);
+void fleet_reload_commit(const struct xrl_config *c, struct xrl_fleet *next);
 void fleet_stop(bool leave);
 /* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
 void fleet_metrics(FILE *f);
