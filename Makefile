@@ -172,7 +172,7 @@ $(FUZZ_OUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL)
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/parsers/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
 
 $(FUZZ_OUT)/lib/version.o: $(OUTPUT)/xrl_version.h
 
