@@ -56,5 +56,48 @@ test_fleet_auth_fifo() {
 	check_eq "the next reload applied" "$(ctl -j rule list | jq length)" 2
 }
 
+# key reset / key del forgive ADDR under the endpoint rules too: an address
+# that only an endpoint rule limits had "no rule matches ... no key", and one
+# with a source rule got its source key reset while the endpoint rule went
+# on dropping it.
+test_key_reset_endpoint() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null 2>&1
+	ctl rule add 198.18.0.0/24 proto udp rate 1/h burst 5 id 1 >/dev/null
+	flood 198.18.0.1 198.18.0.254 50 >/dev/null
+	check_eq "endpoint key limited" "$(rule_stat 1 passed_packets)/$(rule_stat 1 dropped_packets)" "5/45"
+	local out rc
+	out=$(ctl key reset 198.18.0.1 2>&1)
+	rc=$?
+	check_eq "reset, endpoint rule alone" "$rc:$out" "0:reset key 198.18.0.1/32 of rule 1: 5 tokens"
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "forgiven" "$(rule_stat 1 passed_packets)/$(rule_stat 1 dropped_packets)" "10/50"
+
+	# with a source rule: both keys, the source rule's first
+	ctl rule add 198.18.0.0/24 rate 1/h burst 1000 id 2 >/dev/null
+	out=$(ctl key reset 198.18.0.1 2>&1)
+	rc=$?
+	check_eq "reset, source and endpoint" "$rc:$out" \
+		"0:key 198.18.0.1/32 of rule 2 is not tracked: its bucket is full (1000 tokens)
+reset key 198.18.0.1/32 of rule 1: 5 tokens"
+	flood 198.18.0.1 198.18.0.254 5 >/dev/null
+	check_eq "the endpoint rule forgiven too" "$(rule_stat 1 passed_packets)/$(rule_stat 1 dropped_packets)" "15/50"
+	check_eq "reset -j" "$(ctl -j key reset 198.18.0.1 | jq -c '[.key, .rule, ([.keys[] | [.rule, .tracked]])]')" \
+		'["198.18.0.1/32",2,[[2,true],[1,true]]]'
+
+	# key del: every tracked key, and an error only when none was
+	out=$(ctl key del 198.18.0.1 2>&1)
+	check_eq "del both" "$out" "deleted key 198.18.0.1/32 of rule 2
+deleted key 198.18.0.1/32 of rule 1"
+	out=$(ctl key del 198.18.0.1 2>&1)
+	rc=$?
+	check_eq "del again" "$rc:$out" "1:Error: key 198.18.0.1/32 of rule 2 is not tracked"
+	# outside every rule, as before
+	out=$(ctl key reset 198.18.1.1 2>&1)
+	rc=$?
+	check_eq "no rule" "$rc:$out" "1:Error: no rule matches 198.18.1.1: it has no key"
+}
+
 run_test test_fleet_auth_fifo
+run_test test_key_reset_endpoint
 summary
