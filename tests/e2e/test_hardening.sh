@@ -98,6 +98,38 @@ deleted key 198.18.0.1/32 of rule 1"
 	check_eq "no rule" "$rc:$out" "1:Error: no rule matches 198.18.1.1: it has no key"
 }
 
+# The pin directory named through a symlink: a symlink among its parents
+# that another user owns (in a sticky directory such as /tmp its owner may
+# point it elsewhere) is refused, as is a path whose symlinks lead under a
+# directory another user owns; stat() of a parent saw only the target.
+test_pin_dir_symlink_parents() {
+	lab_up || return
+	ctl attach dev d0 keys 4096 >/dev/null 2>&1
+	local out rc
+	ln -s "$BPFFS" "$TMPD/by-root" || { fail "ln"; return; }
+	out=$(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$TMPD/by-root/xdp-rl" -j mode 2>&1)
+	check_eq "root's symlink: as before" "$out" '{"mode":"enforce"}'
+
+	ln -s "$BPFFS" "$TMPD/by-nobody" && chown -h nobody "$TMPD/by-nobody" || { fail "ln"; return; }
+	out=$(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$TMPD/by-nobody/xdp-rl" mode 2>&1)
+	rc=$?
+	check_eq "nobody's symlink refused" "$rc" 1
+	check_match "and why" "$out" "by-nobody, a parent of the pin directory .* is a symlink of uid [0-9]+: its owner could point it elsewhere"
+
+	# a root symlink to a bpffs mounted under nobody's directory
+	mkdir -p "$TMPD/nob/fs" && chown nobody "$TMPD/nob" && mount -t bpf bpf "$TMPD/nob/fs" ||
+		{ fail "cannot mount the second bpffs"; return; }
+	ln -s "$TMPD/nob/fs" "$TMPD/to-nob"
+	mkdir -m 0700 "$TMPD/nob/fs/xdp-rl"
+	out=$(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$TMPD/to-nob/xdp-rl" mode 2>&1)
+	rc=$?
+	rm -rf "$TMPD/nob/fs/xdp-rl" 2>/dev/null
+	umount "$TMPD/nob/fs"
+	check_eq "resolved under nobody's directory: refused" "$rc" 1
+	check_match "and why" "$out" "nob, a parent of the pin directory .* belongs to uid [0-9]+"
+}
+
 run_test test_fleet_auth_fifo
 run_test test_key_reset_endpoint
+run_test test_pin_dir_symlink_parents
 summary
