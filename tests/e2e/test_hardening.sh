@@ -129,7 +129,33 @@ test_pin_dir_symlink_parents() {
 	check_match "and why" "$out" "nob, a parent of the pin directory .* belongs to uid [0-9]+"
 }
 
+# libmicrohttpd's messages about a client's request (too big, too many
+# connections) went straight to stderr from the metrics thread, one or two
+# lines per request: any client could flood the journal, and a stalled
+# stderr would hold up the scrapes. They go through the bounded log queue at
+# debug level now.
+test_metrics_client_errors_quiet() {
+	lab_up || return
+	write_conf "$CONF" "interface d0" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	local big i codes=""
+	big=$(head -c 20000 /dev/zero | tr '\0' a)
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		codes+=$(nsenter --net="/run/netns/$DST" curl -s -m 5 -o /dev/null -w '%{http_code} ' \
+			-H "X-Big: $big" http://127.0.0.1:9437/metrics)
+	done
+	check_eq "too big, every time" "$codes" "431 431 431 431 431 431 431 431 431 431 "
+	check_eq "a scrape still answered" \
+		"$(nsenter --net="/run/netns/$DST" curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:9437/metrics)" 200
+	sleep 0.3	# the log writer's queue
+	check_eq "nothing logged at the default level" \
+		"$(grep -cE 'too big|Not enough memory|Error processing request' "$LOG")" 0
+}
+
 run_test test_fleet_auth_fifo
 run_test test_key_reset_endpoint
 run_test test_pin_dir_symlink_parents
+run_test test_metrics_client_errors_quiet
 summary
