@@ -159,6 +159,12 @@ static __always_inline int parse_ipv6_ext(struct hdr_cursor *c,
 			return XRL_PARSE_MALFORMED;
 		nh = oh->nexthdr;
 	}
+	/* still an extension header after the eighth: the L4 protocol is
+	 * not known, so no endpoint rule could meter the packet (a SYN behind
+	 * nine destination options would pass around 'proto tcp dport 22
+	 * syn'); no real stack sends so long a chain */
+	if (!p->fragment && ipv6_is_ext(nh))
+		return XRL_PARSE_MALFORMED;
 	p->l4proto = nh;
 	return XRL_PARSE_IP;
 }

@@ -125,6 +125,9 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 			nh = f[at];
 			at += hl;
 		}
+		/* a ninth extension header: the protocol unknown, malformed */
+		if (!frag && is_ext6(nh))
+			return;
 		p->family = 6;
 		memcpy(p->src, ip + 8, 16);
 		p->kind = M_IP;

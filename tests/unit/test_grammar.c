@@ -578,6 +578,39 @@ static void test_config_all_errors(void)
 	xrl_config_free(&c);
 }
 
+/* A 'fleet redis' list the daemon's client would refuse is refused at
+ * parse (--check, reload), naming the line: ports 0 and 70000, no port, no
+ * seed. Lists the client takes stay valid. */
+static void test_config_fleet_redis(void)
+{
+	static const char *bad[] = {
+		"fleet redis 198.18.10.1:0\n", "fleet redis 198.18.10.1:70000\n",
+		"fleet redis 198.18.10.1\n", "fleet redis ,\n",
+		"fleet redis 198.18.10.1:6379,198.18.10.2:65536 cluster\n",
+		"fleet redis 198.18.10.1:6379x\n",
+	};
+	static const char *good[] = {
+		"fleet redis 198.18.10.1:6379\n", "fleet redis redis.example:1,198.18.10.2:65535 cluster\n",
+		"fleet redis 198.18.10.1:6379,\n",
+	};
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(xrl_config_parse_text("t.conf", bad[i], &c, &errs, &n) == -EINVAL && n == 1 &&
+		      errs[0].line == 1 && errs[0].col == 13 &&
+		      strstr(errs[0].msg, "invalid Redis address list"), "%s", bad[i]);
+		free(errs);
+		xrl_config_free(&c);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(!xrl_config_parse_text("t.conf", good[i], &c, &errs, &n), "%s", good[i]);
+		free(errs);
+		xrl_config_free(&c);
+	}
+}
+
 /* The digest that names the applied file (xdp_rl_config_info). */
 static void test_sha256(void)
 {
@@ -944,6 +977,7 @@ int main(void)
 	RUN(test_words);
 	RUN(test_config_positions);
 	RUN(test_config_all_errors);
+	RUN(test_config_fleet_redis);
 	RUN(test_sha256);
 	RUN(test_top_key_values);
 	RUN(test_config_values);

@@ -65,6 +65,35 @@ int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
 	return 0;
 }
 
+int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	__u64 p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= hlen ||
+	    xrl_dec_parse(colon + 1, 1, 65535, &p))
+		return -EINVAL;
+	memcpy(host, s, colon - s);
+	host[colon - s] = '\0';
+	*port = p;
+	return 0;
+}
+
+int xrl_redis_addrs_check(const char *addrs)
+{
+	char list[256], host[64], *save = NULL, *tok;
+	int port, n = 0;
+
+	/* as the client splits it: strtok_r, empty elements skipped */
+	if (strlen(addrs) >= sizeof(list))
+		return -EINVAL;
+	strcpy(list, addrs);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+		if (xrl_redis_hostport(tok, host, sizeof(host), &port))
+			return -EINVAL;
+	return n ? 0 : -EINVAL;
+}
+
 /*
  * What the daemon binds, and what the grammar and --check accept: one
  * function, so that a file that passes --check never fails at the bind for
@@ -207,6 +236,11 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 	case XRL_CMD_FLEET_REDIS:
 		if (c->fleet_redis_line)
 			return twice(errs, nerrs, line, cols[0], "fleet redis", c->fleet_redis_line);
+		/* what the daemon's client would refuse at start or reload */
+		if (xrl_redis_addrs_check(cmd.fleet_redis))
+			return add_err(errs, nerrs, line, cols[2],
+				       "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...], port 1 .. 65535)",
+				       cmd.fleet_redis) ?: 0;
 		strcpy(c->fleet_redis, cmd.fleet_redis);
 		c->fleet_cluster = cmd.fleet_cluster;
 		c->fleet_sync_ms = cmd.fleet_sync_ms;

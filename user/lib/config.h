@@ -70,6 +70,13 @@ int xrl_config_load(const char *path, struct xrl_config *c,
 void xrl_config_free(struct xrl_config *c);
 /* "127.0.0.1:9437", "[::1]:9437" */
 int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port);
+/* A Redis seed "HOST:PORT" as the fleet's client splits it (the last ':',
+ * a host name or address of under hlen bytes, port 1 .. 65535): 0 or
+ * -EINVAL. */
+int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port);
+/* A 'fleet redis' list, "HOST:PORT[,HOST:PORT...]", checked as the client
+ * will take it, without connecting: 0 or -EINVAL. */
+int xrl_redis_addrs_check(const char *addrs);
 /* ADDR:PORT as the daemon binds it: ADDR an IPv4 address or a bracketed
  * IPv6 one, never a name. 0, or -EINVAL with why (a hint) filled. The
  * grammar, --check, --metrics and the bind all use this one. */

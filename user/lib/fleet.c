@@ -6,6 +6,7 @@
 #include "fleet.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -143,13 +144,25 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	char line[512], *nl, *sp;
 	struct stat sb;
 	FILE *fp;
+	int fd;
 
-	fp = fopen(path, "r");
-	if (!fp)
+	/* O_NONBLOCK: a FIFO in the file's place must not stall the daemon's
+	 * start or reload (an open for reading waits for a writer) */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
-	if (fstat(fileno(fp), &sb) == 0 && (sb.st_mode & 0004)) {
-		fclose(fp);
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return fail(EINVAL, "the Redis credentials %s are not a regular file", path);
+	}
+	if (sb.st_mode & 0004) {
+		close(fd);
 		return fail(EPERM, "the Redis credentials %s are readable by everyone: chmod o-r it", path);
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
 	}
 	if (!fgets(line, sizeof(line), fp)) {
 		fclose(fp);
@@ -169,6 +182,19 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	if (!f->pass[0])
 		return fail(EINVAL, "the Redis credentials %s hold no password", path);
 	return 0;
+}
+
+int xrl_fleet_auth_check(const char *path)
+{
+	struct xrl_fleet *f = calloc(1, sizeof(*f));
+	int err;
+
+	if (!f)
+		return fail(ENOMEM, "out of memory");
+	err = read_auth(f, path);
+	explicit_bzero(f, sizeof(*f));
+	free(f);
+	return err;
 }
 
 int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out)

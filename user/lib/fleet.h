@@ -74,6 +74,10 @@ struct xrl_fleet;
 
 /* Read the credentials and open the client (no connection yet). */
 int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out);
+/* The 'fleet auth' file as xrl_fleet_new() reads it (a regular file, not
+ * readable by everyone, a password): 0, or an error with xrl_errmsg()
+ * saying why. Nothing is kept. */
+int xrl_fleet_auth_check(const char *path);
 void xrl_fleet_free(struct xrl_fleet *f);
 /* The active rule set (after a commit): its fleet rules are synced, their
  * shares written at once. */

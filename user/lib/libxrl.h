@@ -126,6 +126,11 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n);
 /* The active rule matching a source address (most specific prefix). */
 int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 		   struct xrl_rule_entry *out);
+/* The endpoint rules of action limit whose prefix covers a source address:
+ * each may hold a key of it (which one meters a packet depends on its
+ * protocol and port). *out is malloc'd (free it), ordered by id. */
+int xrl_endpoint_rules_covering(struct xrl *x, int family, const __u8 *addr,
+				struct xrl_rule_entry **out, size_t *n);
 
 /* ---- mode, clock ---- */
 int xrl_mode_set(struct xrl *x, enum xrl_mode mode);

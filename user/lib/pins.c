@@ -172,6 +172,40 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
+/* The parents of the pin directory, as named by path: see pin_dir_safe(). */
+static int parents_safe(const char *pin_dir, const char *path)
+{
+	char p[PATH_MAX], *slash;
+	uid_t me = geteuid();
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while ((slash = strrchr(p, '/'))) {
+		if (slash == p)
+			slash[1] = '\0';	/* "/" itself */
+		else
+			*slash = '\0';
+		/* a symlink's owner may point it elsewhere when its directory
+		 * is sticky (stat() below sees the target's owner only) */
+		if (!lstat(p, &st) && S_ISLNK(st.st_mode) && st.st_uid != 0 && st.st_uid != me)
+			return fail(EPERM, "%s, a parent of the pin directory %s, is a symlink of uid %u: its "
+				    "owner could point it elsewhere. Refused", p, pin_dir, (unsigned int)st.st_uid);
+		if (stat(p, &st))
+			return fail(errno, "cannot stat %s: %s", p, strerror(errno));
+		if (st.st_uid != 0 && st.st_uid != me)
+			return fail(EPERM, "%s, a parent of the pin directory %s, belongs to uid %u: its owner "
+				    "could swap the pin directory. Refused", p, pin_dir, (unsigned int)st.st_uid);
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+			return fail(EPERM, "%s, a parent of the pin directory %s, is writable by %s without the "
+				    "sticky bit (mode %04o): anyone could swap the pin directory. Refused",
+				    p, pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
+				    (unsigned int)(st.st_mode & 07777));
+		if (!strcmp(p, "/"))
+			break;
+	}
+	return 0;
+}
+
 /*
  * Whoever can replace the pin directory, or write into it, can unlink the
  * link pins (detaching the limiter) or slip in maps of their own. Refuse a
@@ -183,9 +217,10 @@ static int ensure_bpffs(const char *pin_dir, bool create)
  */
 static int pin_dir_safe(const char *pin_dir)
 {
-	char p[PATH_MAX], *slash;
+	char real[PATH_MAX];
 	uid_t me = geteuid();
 	struct stat st;
+	int err;
 
 	if (lstat(pin_dir, &st))
 		return fail(errno, "cannot stat %s: %s", pin_dir, strerror(errno));
@@ -200,25 +235,11 @@ static int pin_dir_safe(const char *pin_dir)
 			    "can unlink the pins and detach xdp-rl. Refused; chmod 0700 it",
 			    pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
 			    (unsigned int)(st.st_mode & 07777));
-	snprintf(p, sizeof(p), "%s", pin_dir);
-	while ((slash = strrchr(p, '/'))) {
-		if (slash == p)
-			slash[1] = '\0';	/* "/" itself */
-		else
-			*slash = '\0';
-		if (stat(p, &st))
-			return fail(errno, "cannot stat %s: %s", p, strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != me)
-			return fail(EPERM, "%s, a parent of the pin directory %s, belongs to uid %u: its owner "
-				    "could swap the pin directory. Refused", p, pin_dir, (unsigned int)st.st_uid);
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-			return fail(EPERM, "%s, a parent of the pin directory %s, is writable by %s without the "
-				    "sticky bit (mode %04o): anyone could swap the pin directory. Refused",
-				    p, pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
-				    (unsigned int)(st.st_mode & 07777));
-		if (!strcmp(p, "/"))
-			break;
-	}
+	/* the parents as named, then as the kernel resolves them */
+	if ((err = parents_safe(pin_dir, pin_dir)))
+		return err;
+	if (realpath(pin_dir, real) && strcmp(real, pin_dir))
+		return parents_safe(pin_dir, real);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * (redis_cluster.h says what it does).
  */
 #include "redis_cluster.h"
+#include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -120,23 +121,6 @@ static redisContext *node_ctx(struct xrl_redis *r, int i, char *err, size_t elen
 	return n->c;
 }
 
-static int hostport_split(const char *s, char *host, size_t hlen, int *port)
-{
-	const char *colon = strrchr(s, ':');
-	char *end;
-	long p;
-
-	if (!colon || colon == s || (size_t)(colon - s) >= hlen)
-		return -EINVAL;
-	p = strtol(colon + 1, &end, 10);
-	if (*end || p < 1 || p > 65535)
-		return -EINVAL;
-	memcpy(host, s, colon - s);
-	host[colon - s] = '\0';
-	*port = p;
-	return 0;
-}
-
 /* ---- the slot map ---- */
 
 /* Read CLUSTER SLOTS from the first node that answers. */
@@ -216,7 +200,7 @@ int xrl_redis_open(const struct xrl_redis_opts *o, struct xrl_redis **out)
 		char host[64];
 		int port;
 
-		if (hostport_split(tok, host, sizeof(host), &port) || node_find(r, host, port) < 0) {
+		if (xrl_redis_hostport(tok, host, sizeof(host), &port) || node_find(r, host, port) < 0) {
 			free(r);
 			return -EINVAL;
 		}
@@ -306,7 +290,7 @@ static int redirect_node(struct xrl_redis *r, const redisReply *rep)
 	int port;
 
 	sp = sp ? strchr(sp + 1, ' ') : NULL;
-	if (!sp || hostport_split(sp + 1, host, sizeof(host), &port))
+	if (!sp || xrl_redis_hostport(sp + 1, host, sizeof(host), &port))
 		return -1;
 	return node_find(r, host, port);
 }

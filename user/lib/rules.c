@@ -792,3 +792,28 @@ int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 	free(v);
 	return err;
 }
+
+int xrl_endpoint_rules_covering(struct xrl *x, int family, const __u8 *addr,
+				struct xrl_rule_entry **out, size_t *n)
+{
+	int bytes = family == 6 ? 16 : 4;
+	struct xrl_rule_entry *v;
+	size_t m, k = 0;
+	int err = xrl_rules_get(x, &v, &m);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < m; i++) {
+		bool in = v[i].r.ep && v[i].r.action == XRL_ACT_LIMIT && v[i].family == family;
+		__u8 mask[16] = {};
+
+		mask_bits(mask, v[i].prefix_len, bytes);
+		for (int b = 0; in && b < bytes; b++)
+			in = (addr[b] & mask[b]) == v[i].addr[b];
+		if (in)
+			v[k++] = v[i];
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}

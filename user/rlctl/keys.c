@@ -123,13 +123,33 @@ out:
 	return err;
 }
 
-/* key reset, key del: the key of ADDR under the rule that matches it now. */
+/* One key that key reset / key del touched. */
+struct key_done {
+	struct xrl_rule r;
+	char key[80];
+	bool tracked;
+};
+
+static void key_json(const struct key_done *d, bool del)
+{
+	jw_kstr(&jw, "key", d->key);
+	jw_ku64(&jw, "rule", d->r.id);
+	jw_kbool(&jw, "tracked", d->tracked);
+	if (!del)
+		jw_ku64(&jw, "tokens", xrl_rule_capacity(&d->r));
+}
+
+/*
+ * key reset, key del: the key of ADDR under the source rule that matches it
+ * now, and its key under every endpoint rule that covers it (which of those
+ * meters a packet depends on its port: each may hold ADDR limited).
+ */
 static int key_op(struct xrl_cmd *c, bool del)
 {
-	struct xrl_rule_entry e;
-	struct xrl_key k;
-	char addr[64], key[80] = "";
-	bool tracked = true;
+	struct xrl_rule_entry e, *ep = NULL;
+	struct key_done *d = NULL;
+	size_t nep = 0, nd = 0, ntracked = 0;
+	char addr[64];
 	struct xrl *x;
 	int err;
 
@@ -137,49 +157,80 @@ static int key_op(struct xrl_cmd *c, bool del)
 		return 1;
 	xrl_addr_format(c->family, c->addr, addr, sizeof(addr));
 	err = xrl_rule_match(x, c->family, c->addr, &e);
-	if (err == -ENOENT) {
-		set_err("no rule matches %s: it has no key", addr);
-	} else if (err) {
+	if (err && err != -ENOENT) {
 		set_err("%s", xrl_errmsg());
-	} else if (e.r.action != XRL_ACT_LIMIT) {
+	} else if (xrl_endpoint_rules_covering(x, c->family, c->addr, &ep, &nep)) {
+		err = set_err("%s", xrl_errmsg());
+	} else if (err == -ENOENT && !nep) {
+		set_err("no rule matches %s: it has no key", addr);
+	} else if (!err && e.r.action != XRL_ACT_LIMIT && !nep) {
 		err = set_err("%s matches rule %u, action %s: never metered, it has no key", addr,
 			      e.r.id, xrl_action_name(e.r.action));
+	} else if (!(d = calloc(nep + 1, sizeof(*d)))) {
+		err = set_err("out of memory");
 	} else {
-		xrl_key_of(&k, &e.r, c->family, c->addr);
-		key_format(&k, e.r.key_len, key, sizeof(key));
-		err = del ? xrl_bucket_del(x, &k) : xrl_bucket_reset(x, &e.r, &k);
-		if (err == -ENOENT) {
-			tracked = false;
-			/* nothing to forgive is no failure; nothing to forget is */
-			err = del ? set_err("key %s of rule %u is not tracked", key, e.r.id) : 0;
-		} else if (err) {
-			set_err("%s", xrl_errmsg());
+		if (!err && e.r.action == XRL_ACT_LIMIT)
+			d[nd++].r = e.r;
+		for (size_t i = 0; i < nep; i++)
+			d[nd++].r = ep[i].r;
+		err = 0;
+		for (size_t i = 0; i < nd && !err; i++) {
+			struct xrl_key k;
+
+			xrl_key_of(&k, &d[i].r, c->family, c->addr);
+			key_format(&k, d[i].r.key_len, d[i].key, sizeof(d[i].key));
+			err = del ? xrl_bucket_del(x, &k) : xrl_bucket_reset(x, &d[i].r, &k);
+			d[i].tracked = !err;
+			ntracked += !err;
+			if (err == -ENOENT)
+				err = 0;
+			else if (err)
+				set_err("%s", xrl_errmsg());
 		}
+		/* nothing to forgive is no failure; nothing to forget is */
+		if (!err && del && !ntracked)
+			err = set_err("key %s of rule %u is not tracked", d[0].key, d[0].r.id);
 	}
 	unlock(x, err);
+	free(ep);
 	if (err) {
 		p_err("%s", emsg);
+		free(d);
 		xrl_close(x);
 		return 1;
 	}
 	if (opt.json) {
+		/* the first key at the top, as with one; every key under "keys"
+		 * when endpoint rules add some */
 		jw_obj_start(&jw);
-		jw_kstr(&jw, "key", key);
-		jw_ku64(&jw, "rule", e.r.id);
-		jw_kbool(&jw, "tracked", tracked);
-		if (!del)
-			jw_ku64(&jw, "tokens", xrl_rule_capacity(&e.r));
+		key_json(&d[0], del);
+		if (nd > 1) {
+			jw_key(&jw, "keys");
+			jw_arr_start(&jw);
+			for (size_t i = 0; i < nd; i++) {
+				jw_obj_start(&jw);
+				key_json(&d[i], del);
+				jw_obj_end(&jw);
+			}
+			jw_arr_end(&jw);
+		}
 		jw_obj_end(&jw);
 		jw_finish(&jw);
-	} else if (!tracked) {
-		printf("key %s of rule %u is not tracked: its bucket is full (%llu tokens)\n", key,
-		       e.r.id, (unsigned long long)xrl_rule_capacity(&e.r));
-	} else if (del) {
-		printf("deleted key %s of rule %u\n", key, e.r.id);
-	} else {
-		printf("reset key %s of rule %u: %llu tokens\n", key, e.r.id,
-		       (unsigned long long)xrl_rule_capacity(&e.r));
 	}
+	for (size_t i = 0; i < nd && !opt.json; i++) {
+		unsigned long long cap = xrl_rule_capacity(&d[i].r);
+
+		if (!d[i].tracked && del)
+			continue;	/* said only when no key was */
+		if (!d[i].tracked)
+			printf("key %s of rule %u is not tracked: its bucket is full (%llu tokens)\n",
+			       d[i].key, d[i].r.id, cap);
+		else if (del)
+			printf("deleted key %s of rule %u\n", d[i].key, d[i].r.id);
+		else
+			printf("reset key %s of rule %u: %llu tokens\n", d[i].key, d[i].r.id, cap);
+	}
+	free(d);
 	xrl_close(x);
 	return 0;
 }

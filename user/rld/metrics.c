@@ -317,6 +317,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 
+/*
+ * libmicrohttpd's own messages (a request too big, the connection limit
+ * reached, ...): what any client can cause, once per request. Through the
+ * daemon's bounded log queue at debug level, never straight to stderr from
+ * the server's thread: a client must not be able to flood the journal, nor
+ * a stalled stderr hold up the scrapes.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+		return;
+	xrl_log(XRL_LOG_DEBUG, "metrics: %s", msg);
+}
+
 int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 		      struct xrl_metrics **out)
 {
@@ -352,6 +369,7 @@ int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, XRL_METRICS_PER_IP,
 				  MHD_OPTION_CONNECTION_TIMEOUT, XRL_METRICS_TIMEOUT_S,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
 		close(fd);
