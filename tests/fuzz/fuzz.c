@@ -29,6 +29,7 @@
 #include "grammar.h"
 #include "libxrl.h"
 #include "model.h"
+#include "xrl_meter.h"
 
 #define MAX_FRAME	3000	/* some frames past a full-size one: byte budgets */
 #define MAX_STEPS	40000
@@ -58,6 +59,7 @@ static struct {
 	int n;
 	struct ruleset *sets;
 	int n_sets;
+	uint64_t keys;		/* the table size of the run ("keys N") */
 } LOG;
 
 static bool quiet;
@@ -87,8 +89,14 @@ static bool chance(unsigned pct)
 
 /* ---- the program side ---- */
 
-/* The table size: the default new-key budget is derived from it. */
+/* The table size: the default new-key budget is derived from it (half of
+ * it at once, a sixteenth a second). Some runs take a small table so that
+ * the default binds; the model has no LRU, so a run stops comparing before
+ * the table could evict: the kernel's LRU starts evicting when fewer than
+ * its per-CPU batch (128) is free, for buckets of every rule generation. */
 #define FUZZ_KEYS	65536
+#define FUZZ_KEYS_SMALL	1024
+#define FUZZ_LRU_SLACK	256
 
 struct sut {
 	struct xrl *x;
@@ -96,9 +104,9 @@ struct sut {
 	int n;
 };
 
-static int sut_open(struct sut *s)
+static int sut_open(struct sut *s, uint64_t keys)
 {
-	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = FUZZ_KEYS };
+	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = keys };
 
 	memset(s, 0, sizeof(*s));
 	if (xrl_open(&o, &s->x)) {
@@ -227,7 +235,8 @@ static const char *verdict_name(int v)
 }
 
 /* Compare one rule's counters; what differs goes to why. */
-static bool rule_agrees(struct sut *s, const struct m_rule *r, char *why, size_t len)
+static bool rule_agrees(struct sut *s, const struct m_rule *r, uint64_t now_ns, char *why,
+			size_t len)
 {
 	struct xrl_rule_stats p = {};
 
@@ -248,6 +257,12 @@ static bool rule_agrees(struct sut *s, const struct m_rule *r, char *why, size_t
 
 		q.hot_dropped = p.hot_dropped;
 		q.agg_dropped = p.agg_dropped;
+		/* "closed until" passed is open, whether a packet of the
+		 * rule looked since (it would not when the cache answered) */
+		if (q.agg_until && !xrl_before(xrl_ns_to_tu(now_ns), q.agg_until))
+			q.agg_until = 0;
+		if (p.agg_until && !xrl_before(xrl_ns_to_tu(now_ns), p.agg_until))
+			p.agg_until = 0;
 		if (!memcmp(&p, &q, sizeof(p)))
 			return true;
 	}
@@ -298,7 +313,7 @@ static bool global_agrees(struct sut *s, const struct model *m, char *why, size_
 static bool all_rules_agree(struct sut *s, const struct model *m, char *why, size_t len)
 {
 	for (int i = 0; i < m->n_rules; i++)
-		if (!rule_agrees(s, &m->rules[i], why, len))
+		if (!rule_agrees(s, &m->rules[i], m->now_ns, why, len))
 			return false;
 	return true;
 }
@@ -315,10 +330,10 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 	struct model m;
 	int bad = -1;
 
-	if (model_init(&m) || sut_open(&s))
+	if (model_init(&m) || sut_open(&s, LOG.keys))
 		return -2;
 	m.ncpus = libbpf_num_possible_cpus();
-	m.keys = FUZZ_KEYS;
+	m.keys = LOG.keys;
 	for (int i = 0; i < n && bad == -1; i++) {
 		const struct step *p = &st[i];
 		struct m_result r;
@@ -351,6 +366,10 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 				bad = -2;
 			break;
 		case S_FRAME:
+			if (m.g.keys_inserted + FUZZ_LRU_SLACK >= LOG.keys) {
+				n = i;		/* the table could evict from here */
+				break;
+			}
 			v = run_frame(&s, p->frame, p->len);
 			if (v < 0) {
 				bad = -2;
@@ -372,8 +391,9 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 					 verdict_name(v), verdict_name(expect[i]));
 				bad = i;
 			} else if (!global_agrees(&s, &m, why, len) ||
-				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], why, len)) ||
-				   (r.ep_rule >= 0 && !rule_agrees(&s, &m.rules[r.ep_rule], why, len))) {
+				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], m.now_ns, why, len)) ||
+				   (r.ep_rule >= 0 &&
+				    !rule_agrees(&s, &m.rules[r.ep_rule], m.now_ns, why, len))) {
 				bad = i;
 			}
 			break;
@@ -397,6 +417,8 @@ static void hex(FILE *f, const uint8_t *b, size_t n)
 /* The steps in the case format, each frame with the model's verdict. */
 static void print_case(FILE *f, const struct step *st, int n, const int *verdict)
 {
+	if (LOG.keys != FUZZ_KEYS)
+		fprintf(f, "keys %llu\n", (unsigned long long)LOG.keys);
 	for (int i = 0; i < n; i++) {
 		const struct step *p = &st[i];
 
@@ -449,6 +471,7 @@ static void log_reset(void)
 		free(LOG.s[i].frame);
 	LOG.n = 0;
 	LOG.n_sets = 0;
+	LOG.keys = FUZZ_KEYS;
 }
 
 static struct step *log_add(enum step_kind k, uint64_t v)
@@ -492,7 +515,9 @@ static int read_case(const char *path, int *expect)
 			continue;
 		if (LOG.n >= MAX_STEPS - 1)
 			break;
-		if (sscanf(line, "clock %llu", &v) == 1) {
+		if (sscanf(line, "keys %llu", &v) == 1) {
+			LOG.keys = v;
+		} else if (sscanf(line, "clock %llu", &v) == 1) {
 			log_add(S_CLOCK, v);
 		} else if (sscanf(line, "heartbeat %llu", &v) == 1) {
 			unsigned long long at;
@@ -1080,6 +1105,8 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 		char why[1024];
 
 		log_reset();
+		if (chance(25))
+			LOG.keys = FUZZ_KEYS_SMALL;
 		/* the clock: an ordinary uptime, or near the 2^57/2^58 ns
 		 * where time units pass 2^63 and wrap */
 		now = chance(70) ? 1000000000000ULL + below(1ULL << 40) :
@@ -1152,14 +1179,17 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 							*rs = *old;
 					}
 				log_add(S_RULES, LOG.n_sets++);
-			} else if (what < 71) {
+			} else if (what < 72) {
 				/* a flood from one source or spoofer, small steps of
 				 * the clock between: aggregates, new-key budgets and
 				 * the chunks of a CPU run out and refill */
-				int n = 20 + below(chance(80) ? 200 : 3000);
-				uint64_t step = below(chance(50) ? 1000000 : 100000000);
+				int n = 20 + below(chance(70) ? 200 : 3000);
+				uint64_t step = chance(60) ? 1000 : below(chance(50) ? 1000000 : 100000000);
 
 				flood_who = below(pool.n);
+				/* often a spoofer: new keys beyond the budgets */
+				for (int j = 0; j < 8 && chance(60) && !pool.spoof[flood_who]; j++)
+					flood_who = below(pool.n);
 				for (int j = 0; j < n && LOG.n < MAX_STEPS - 2 && done < frames; j++) {
 					if (chance(10)) {
 						now += below(step + 1);
@@ -1304,6 +1334,7 @@ int main(int argc, char **argv)
 	if (pin_one_cpu())
 		return 2;
 	LOG.s = calloc(MAX_STEPS, sizeof(*LOG.s));
+	LOG.keys = FUZZ_KEYS;
 	LOG.sets = calloc(16, sizeof(*LOG.sets));
 	if (do_replay)
 		return replay_files(argv + optind, argc - optind);
