@@ -15,6 +15,8 @@
  *                    the new-key budget before a key gets a bucket, the
  *                    aggregate after the key's bucket admitted (model_take:
  *                    a shared GCRA taken in per-CPU chunks, one CPU)
+ *   model_agg_closed() the aggregate refused on this CPU: the rule's
+ *                    packets dropped before the key look-up until then
  *   model_hot()      the hot-key drop cache as an ideal one (every entry
  *                    kept): it predicts the most drops the program's cache
  *                    may answer; verdicts never depend on it
