@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "grammar.h"
 #include "libxrl.h"
 #include "model.h"
+#include "xrl_meter.h"
 
 #define MAX_FRAME	3000	/* some frames past a full-size one: byte budgets */
 #define MAX_STEPS	40000
@@ -44,10 +46,12 @@ struct step {
 	uint8_t *frame;
 };
 
-/* A rule set: its "rule add" lines. */
+/* A rule set: its "rule add" lines (room for every word the generator
+ * writes, aggregate and new-keys included). */
+#define RULE_LINE	256
 struct ruleset {
 	int n;
-	char line[M_MAX_RULES][160];
+	char line[M_MAX_RULES][RULE_LINE];
 };
 
 static struct {
@@ -55,6 +59,7 @@ static struct {
 	int n;
 	struct ruleset *sets;
 	int n_sets;
+	uint64_t keys;		/* the table size of the run ("keys N") */
 } LOG;
 
 static bool quiet;
@@ -84,15 +89,24 @@ static bool chance(unsigned pct)
 
 /* ---- the program side ---- */
 
+/* The table size: the default new-key budget is derived from it (half of
+ * it at once, a sixteenth a second). Some runs take a small table so that
+ * the default binds; the model has no LRU, so a run stops comparing before
+ * the table could evict: the kernel's LRU starts evicting when fewer than
+ * its per-CPU batch (128) is free, for buckets of every rule generation. */
+#define FUZZ_KEYS	65536
+#define FUZZ_KEYS_SMALL	1024
+#define FUZZ_LRU_SLACK	256
+
 struct sut {
 	struct xrl *x;
 	struct m_rule rules[M_MAX_RULES];
 	int n;
 };
 
-static int sut_open(struct sut *s)
+static int sut_open(struct sut *s, uint64_t keys)
 {
-	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = 65536 };
+	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = keys };
 
 	memset(s, 0, sizeof(*s));
 	if (xrl_open(&o, &s->x)) {
@@ -123,6 +137,13 @@ static int run_frame(struct sut *s, const uint8_t *f, size_t len)
  * syn) and dry-run, read from the text as the operator wrote them. */
 static void model_rule_words(const char *line, struct m_rule *r)
 {
+	const char *agg = strstr(line, " aggregate ");
+	unsigned burst;
+
+	r->fleet = strstr(line, " scope fleet") != NULL;
+	/* a burst right after "aggregate RATE" is the aggregate's */
+	if (agg && sscanf(agg, " aggregate %*s burst %u", &burst) == 1)
+		r->agg_burst = burst;
 	static const struct { const char *w; int p; } words[] = {
 		{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
 	};
@@ -182,6 +203,10 @@ static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
 		/* the endpoint words and dry-run as written, not as libxrl
 		 * stored them: the model must not inherit its reading */
 		model_rule_words(rs->line[i], &mr[i]);
+		mr[i].agg_count = c.rule.r.agg_rate_count;
+		mr[i].agg_period_ns = c.rule.r.agg_rate_period_ns;
+		mr[i].nk_count = c.rule.r.nk_rate_count;
+		mr[i].nk_period_ns = c.rule.r.nk_rate_period_ns;
 	}
 	if (xrl_rules_commit(s->x, v, rs->n)) {
 		fprintf(stderr, "commit refused: %s\n", xrl_errmsg());
@@ -210,23 +235,50 @@ static const char *verdict_name(int v)
 }
 
 /* Compare one rule's counters; what differs goes to why. */
-static bool rule_agrees(struct sut *s, const struct m_rule *r, char *why, size_t len)
+static bool rule_agrees(struct sut *s, const struct m_rule *r, uint64_t now_ns, char *why,
+			size_t len)
 {
 	struct xrl_rule_stats p = {};
 
 	xrl_rule_stats_get(s->x, r->slot, &p);
-	if (!memcmp(&p, &r->st, sizeof(p)))
-		return true;
+	/* The model's cache is ideal (every entry kept): the program's, two
+	 * ways a set, answers at most its drops; a drop it did not answer
+	 * took the whole path and met the aggregate closed, or the key's
+	 * bucket. The rest must be equal. */
+	if (p.hot_dropped > r->st.hot_dropped || p.agg_dropped < r->st.agg_dropped ||
+	    p.agg_dropped - r->st.agg_dropped > r->st.hot_dropped - p.hot_dropped) {
+		snprintf(why, len, "rule %u hot-key cache: program hot_dropped %llu agg_dropped %llu; "
+			 "model (ideal cache) %llu %llu",
+			 r->id, p.hot_dropped, p.agg_dropped, r->st.hot_dropped, r->st.agg_dropped);
+		return false;
+	}
+	{
+		struct xrl_rule_stats q = r->st;
+
+		q.hot_dropped = p.hot_dropped;
+		q.agg_dropped = p.agg_dropped;
+		/* "closed until" passed is open, whether a packet of the
+		 * rule looked since (it would not when the cache answered) */
+		if (q.agg_until && !xrl_before(xrl_ns_to_tu(now_ns), q.agg_until))
+			q.agg_until = 0;
+		if (p.agg_until && !xrl_before(xrl_ns_to_tu(now_ns), p.agg_until))
+			p.agg_until = 0;
+		if (!memcmp(&p, &q, sizeof(p)))
+			return true;
+	}
 	snprintf(why, len,
 		 "rule %u counters: program passed %llu/%lluB dropped %llu/%lluB would-drop %llu/%lluB "
-		 "new_keys %llu failure %llu/%llu; model passed %llu/%lluB dropped %llu/%lluB "
-		 "would-drop %llu/%lluB new_keys %llu failure %llu/%llu",
+		 "new_keys %llu/%llu refused failure %llu/%llu agg %llu tokens %llu/%llu until %llu; "
+		 "model passed %llu/%lluB dropped %llu/%lluB "
+		 "would-drop %llu/%lluB new_keys %llu/%llu refused failure %llu/%llu agg %llu tokens %llu/%llu until %llu",
 		 r->id, p.passed_packets, p.passed_bytes, p.dropped_packets, p.dropped_bytes,
 		 p.would_drop_packets, p.would_drop_bytes,
-		 p.new_keys, p.failure_passed, p.failure_dropped,
+		 p.new_keys, p.nk_refused, p.failure_passed, p.failure_dropped, p.agg_dropped,
+		 p.agg_tokens, p.nk_tokens, p.agg_until,
 		 r->st.passed_packets, r->st.passed_bytes, r->st.dropped_packets,
 		 r->st.dropped_bytes, r->st.would_drop_packets, r->st.would_drop_bytes,
-		 r->st.new_keys, r->st.failure_passed, r->st.failure_dropped);
+		 r->st.new_keys, r->st.nk_refused, r->st.failure_passed, r->st.failure_dropped,
+		 r->st.agg_dropped, r->st.agg_tokens, r->st.nk_tokens, r->st.agg_until);
 	return false;
 }
 
@@ -239,14 +291,15 @@ static bool global_agrees(struct sut *s, const struct model *m, char *why, size_
 	xrl_if_stats_get(s->x, IFINDEX, &i);
 	if (memcmp(&g, &m->g, sizeof(g))) {
 		snprintf(why, len,
-			 "global counters: program unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu; "
-			 "model unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu",
+			 "global counters: program unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu keys_inserted %llu; "
+			 "model unmatched %llu non_ip %llu malformed %llu passed %llu/%llu/%llu/%llu dropped %llu/%llu/%llu/%llu keys_inserted %llu",
 			 g.unmatched_packets, g.non_ip_packets, g.malformed_packets,
 			 g.passed_packets[0], g.passed_packets[1], g.passed_packets[2], g.passed_packets[3],
 			 g.dropped_packets[0], g.dropped_packets[1], g.dropped_packets[2], g.dropped_packets[3],
-			 m->g.unmatched_packets, m->g.non_ip_packets, m->g.malformed_packets,
+			 g.keys_inserted, m->g.unmatched_packets, m->g.non_ip_packets, m->g.malformed_packets,
 			 m->g.passed_packets[0], m->g.passed_packets[1], m->g.passed_packets[2], m->g.passed_packets[3],
-			 m->g.dropped_packets[0], m->g.dropped_packets[1], m->g.dropped_packets[2], m->g.dropped_packets[3]);
+			 m->g.dropped_packets[0], m->g.dropped_packets[1], m->g.dropped_packets[2], m->g.dropped_packets[3],
+			 m->g.keys_inserted);
 		return false;
 	}
 	if (memcmp(&i, &m->ifs, sizeof(i))) {
@@ -260,7 +313,7 @@ static bool global_agrees(struct sut *s, const struct model *m, char *why, size_
 static bool all_rules_agree(struct sut *s, const struct model *m, char *why, size_t len)
 {
 	for (int i = 0; i < m->n_rules; i++)
-		if (!rule_agrees(s, &m->rules[i], why, len))
+		if (!rule_agrees(s, &m->rules[i], m->now_ns, why, len))
 			return false;
 	return true;
 }
@@ -277,8 +330,10 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 	struct model m;
 	int bad = -1;
 
-	if (model_init(&m) || sut_open(&s))
+	if (model_init(&m) || sut_open(&s, LOG.keys))
 		return -2;
+	m.ncpus = libbpf_num_possible_cpus();
+	m.keys = LOG.keys;
 	for (int i = 0; i < n && bad == -1; i++) {
 		const struct step *p = &st[i];
 		struct m_result r;
@@ -311,6 +366,10 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 				bad = -2;
 			break;
 		case S_FRAME:
+			if (m.g.keys_inserted + FUZZ_LRU_SLACK >= LOG.keys) {
+				n = i;		/* the table could evict from here */
+				break;
+			}
 			v = run_frame(&s, p->frame, p->len);
 			if (v < 0) {
 				bad = -2;
@@ -332,8 +391,9 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 					 verdict_name(v), verdict_name(expect[i]));
 				bad = i;
 			} else if (!global_agrees(&s, &m, why, len) ||
-				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], why, len)) ||
-				   (r.ep_rule >= 0 && !rule_agrees(&s, &m.rules[r.ep_rule], why, len))) {
+				   (r.rule >= 0 && !rule_agrees(&s, &m.rules[r.rule], m.now_ns, why, len)) ||
+				   (r.ep_rule >= 0 &&
+				    !rule_agrees(&s, &m.rules[r.ep_rule], m.now_ns, why, len))) {
 				bad = i;
 			}
 			break;
@@ -357,6 +417,8 @@ static void hex(FILE *f, const uint8_t *b, size_t n)
 /* The steps in the case format, each frame with the model's verdict. */
 static void print_case(FILE *f, const struct step *st, int n, const int *verdict)
 {
+	if (LOG.keys != FUZZ_KEYS)
+		fprintf(f, "keys %llu\n", (unsigned long long)LOG.keys);
 	for (int i = 0; i < n; i++) {
 		const struct step *p = &st[i];
 
@@ -409,6 +471,7 @@ static void log_reset(void)
 		free(LOG.s[i].frame);
 	LOG.n = 0;
 	LOG.n_sets = 0;
+	LOG.keys = FUZZ_KEYS;
 }
 
 static struct step *log_add(enum step_kind k, uint64_t v)
@@ -452,7 +515,9 @@ static int read_case(const char *path, int *expect)
 			continue;
 		if (LOG.n >= MAX_STEPS - 1)
 			break;
-		if (sscanf(line, "clock %llu", &v) == 1) {
+		if (sscanf(line, "keys %llu", &v) == 1) {
+			LOG.keys = v;
+		} else if (sscanf(line, "clock %llu", &v) == 1) {
 			log_add(S_CLOCK, v);
 		} else if (sscanf(line, "heartbeat %llu", &v) == 1) {
 			unsigned long long at;
@@ -554,7 +619,7 @@ static void rule_key(const char *line, char *key, size_t len)
 	/* dport N-N is dport N */
 	if ((all = strstr(key, " dport ")) && sscanf(all, " dport %u-%u%n", &lo, &hi, &at) == 2 &&
 	    lo == hi) {
-		char rest[160];
+		char rest[RULE_LINE];
 
 		snprintf(rest, sizeof(rest), "%s", all + at);
 		snprintf(all, len - (all - key), " dport %u%s", lo, rest);
@@ -641,9 +706,36 @@ static int gen_endpoint(char *l, size_t room, int family)
 	return k;
 }
 
+/* A limit rule's aggregate (small bursts, so that it binds), new-key
+ * budget (small rates: a pool's spoofed sources exhaust it) and, for a
+ * source token bucket of packets, scope fleet (no daemon: a host rule). */
+static int gen_shared(char *l, size_t room, bool no_fleet)
+{
+	static const char *const unit[] = { "s", "min", "h" };
+	int k = 0;
+
+	if (chance(35)) {
+		k += snprintf(l + k, room - k, " aggregate %llu/%s",
+			      (unsigned long long)(chance(60) ? 1 + below(30) : 1 + below(5000)),
+			      unit[below(3)]);
+		if (chance(60))
+			/* from 200 on, a CPU takes chunks of more than one */
+			k += snprintf(l + k, room - k, " burst %llu",
+				      (unsigned long long)(chance(60) ? 1 + below(10) :
+							   chance(50) ? 1 + below(500) :
+							   200 + below(3000)));
+	}
+	if (chance(40))
+		k += snprintf(l + k, room - k, " new-keys %llu/%s",
+			      (unsigned long long)(1 + below(chance(70) ? 10 : 3000)), unit[below(3)]);
+	if (!no_fleet && chance(15))
+		k += snprintf(l + k, room - k, " scope fleet");
+	return k;
+}
+
 static void gen_rules(struct ruleset *rs)
 {
-	char prefixes[M_MAX_RULES][64], keys[M_MAX_RULES][160];
+	char prefixes[M_MAX_RULES][64], keys[M_MAX_RULES][RULE_LINE];
 	int fams[M_MAX_RULES];
 	int n = 1 + below(chance(20) ? 24 : 8);
 
@@ -685,22 +777,22 @@ static void gen_rules(struct ruleset *rs)
 			if (strstr(keys[j], " proto ") && chance(60))
 				twin = j;
 		}
-		k = snprintf(l, 160, "rule add %s", prefixes[rs->n]);
+		k = snprintf(l, RULE_LINE, "rule add %s", prefixes[rs->n]);
 		if (twin >= 0 && strstr(keys[twin], " proto tcp") && chance(60)) {
 			/* the same words, syn toggled */
 			const char *w = strstr(keys[twin], " proto ");
 			const char *syn = strstr(w, " syn");
 
-			k += syn ? snprintf(l + k, 160 - k, "%.*s", (int)(syn - w), w)
-				 : snprintf(l + k, 160 - k, "%s syn", w);
+			k += syn ? snprintf(l + k, RULE_LINE - k, "%.*s", (int)(syn - w), w)
+				 : snprintf(l + k, RULE_LINE - k, "%s syn", w);
 		} else if (twin >= 0 && (strstr(keys[twin], " proto tcp") ||
 					 strstr(keys[twin], " proto udp"))) {
-			k += snprintf(l + k, 160 - k, " proto %s dport %s%s",
+			k += snprintf(l + k, RULE_LINE - k, " proto %s dport %s%s",
 				      strstr(keys[twin], " proto tcp") ? "tcp" : "udp",
 				      chance(50) ? RANGES[below(9)] : "22",
 				      strstr(keys[twin], " proto tcp") && chance(50) ? " syn" : "");
 		} else if (ep) {
-			k += gen_endpoint(l + k, 160 - k, family);
+			k += gen_endpoint(l + k, RULE_LINE - k, family);
 		}
 		rule_key(l, keys[rs->n], sizeof(keys[0]));
 		for (int j = 0; j < rs->n; j++)
@@ -709,33 +801,35 @@ static void gen_rules(struct ruleset *rs)
 			continue;
 		switch (below(10)) {
 		case 0:
-			k += snprintf(l + k, 160 - k, " action allow");
+			k += snprintf(l + k, RULE_LINE - k, " action allow");
 			break;
 		case 1:
-			k += snprintf(l + k, 160 - k, " action deny");
+			k += snprintf(l + k, RULE_LINE - k, " action deny");
 			break;
 		default:
 			window = chance(45);
-			k += gen_rate(l + k, 160 - k, window);
+			k += gen_rate(l + k, RULE_LINE - k, window);
 			if (window)
-				k += snprintf(l + k, 160 - k, " algo %s",
+				k += snprintf(l + k, RULE_LINE - k, " algo %s",
 					      chance(50) ? "fixed-window" : "sliding-window");
 			else if (chance(10))
-				k += snprintf(l + k, 160 - k, " algo token-bucket");
+				k += snprintf(l + k, RULE_LINE - k, " algo token-bucket");
 			if (chance(40)) {
 				klen = plen + below(max - plen + 1);
 				if (!klen)	/* 0 is "the default" */
 					klen = 1 + below(max);
-				k += snprintf(l + k, 160 - k, " per /%u", klen);
+				k += snprintf(l + k, RULE_LINE - k, " per /%u", klen);
 			}
 			if (chance(20))
-				k += snprintf(l + k, 160 - k, " action limit");
+				k += snprintf(l + k, RULE_LINE - k, " action limit");
+			k += gen_shared(l + k, RULE_LINE - k, ep || window || strstr(l, "bit") ||
+					strstr(l, "bps"));
 		}
 		if (chance(40) && !strstr(l, "allow"))
-			k += snprintf(l + k, 160 - k, " on-failure %s", chance(50) ? "closed" : "open");
+			k += snprintf(l + k, RULE_LINE - k, " on-failure %s", chance(50) ? "closed" : "open");
 		if (chance(20))
-			k += snprintf(l + k, 160 - k, " dry-run");
-		snprintf(l + k, 160 - k, " id %d", rs->n + 1);
+			k += snprintf(l + k, RULE_LINE - k, " dry-run");
+		snprintf(l + k, RULE_LINE - k, " id %d", rs->n + 1);
 		rs->n++;
 	}
 }
@@ -745,6 +839,9 @@ struct pool {
 	int n;
 	int family[256];
 	uint8_t a[256][16];
+	/* a spoofer: every frame from a new address under its rule's prefix
+	 * (plen + 1; 0: an ordinary source) */
+	uint8_t spoof[256];
 };
 
 static void gen_pool(struct pool *p, const struct ruleset *rs)
@@ -759,10 +856,12 @@ static void gen_pool(struct pool *p, const struct ruleset *rs)
 		for (int j = 0; j < 1 + (int)below(6); j++, p->n++) {
 			p->family[p->n] = c.rule.family;
 			addr_under(c.rule.family, c.rule.addr, c.rule.prefix_len, p->a[p->n]);
+			p->spoof[p->n] = chance(40) ? c.rule.prefix_len + 1 : 0;
 		}
 	}
 	for (int j = 0; j < 8; j++, p->n++) {
 		p->family[p->n] = chance(50) ? 4 : 6;
+		p->spoof[p->n] = 0;
 		if (chance(20)) {
 			for (int b = 0; b < 16; b++)
 				p->a[p->n][b] = rnd();
@@ -803,13 +902,36 @@ static size_t l4(uint8_t *p, size_t room, unsigned proto)
 	return n;
 }
 
+/* During a flood, every frame comes from this source of the pool (a
+ * spoofer: from new addresses under its prefix); -1: any source. */
+static int flood_who = -1;
+
+/* A spoofer's next address: random bits below its prefix. */
+static const uint8_t *pool_addr(const struct pool *pool, int who)
+{
+	static uint8_t a[16];
+	unsigned plen = pool->spoof[who] - 1u;
+
+	if (!pool->spoof[who])
+		return pool->a[who];
+	for (unsigned b = 0; b < 128; b++) {
+		uint8_t bit = 0x80 >> (b % 8);
+
+		if (b < plen ? pool->a[who][b / 8] & bit : rnd() & 1)
+			a[b / 8] |= bit;
+		else
+			a[b / 8] &= ~bit;
+	}
+	return a;
+}
+
 /* A frame from a source of the pool, well formed or nearly. */
 static size_t gen_frame(uint8_t *f, const struct pool *pool)
 {
 	static const unsigned l4s[] = { 6, 17, 1, 58, 132, 47 };
 	size_t off = 12, n;
 	int tags = chance(70) ? 0 : chance(70) ? 1 : chance(70) ? 2 : 3 + below(2);
-	int who = below(pool->n);
+	int who = flood_who >= 0 && flood_who < pool->n ? flood_who : (int)below(pool->n);
 	int family = pool->family[who];
 	unsigned type;
 
@@ -835,7 +957,7 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 		ip[9] = proto;
 		if (chance(20))
 			put16(ip + 6, (chance(50) ? 0x2000 : 0) | (unsigned)below(0x2000));
-		memcpy(ip + 12, pool->a[who], 4);
+		memcpy(ip + 12, pool_addr(pool, who), 4);
 		for (unsigned i = 0; i < opt * 4; i++)
 			ip[20 + i] = chance(50) ? 1 : rnd();
 		n = 20 + opt * 4;
@@ -850,7 +972,7 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 		memset(ip, 0, 40);
 		ip[0] = 0x60;
 		ip[7] = 64;
-		memcpy(ip + 8, pool->a[who], 16);
+		memcpy(ip + 8, pool_addr(pool, who), 16);
 		for (int b = 0; b < 16; b++)
 			ip[24 + b] = chance(50) ? NET6[b] : rnd();
 		n = 40;
@@ -983,6 +1105,8 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 		char why[1024];
 
 		log_reset();
+		if (chance(25))
+			LOG.keys = FUZZ_KEYS_SMALL;
 		/* the clock: an ordinary uptime, or near the 2^57/2^58 ns
 		 * where time units pass 2^63 and wrap */
 		now = chance(70) ? 1000000000000ULL + below(1ULL << 40) :
@@ -1047,7 +1171,7 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 				/* duplicates after the copy: keep the old set */
 				for (int i = 0; i < rs->n; i++)
 					for (int j = 0; j < i; j++) {
-						char a[160], b[160];
+						char a[RULE_LINE], b[RULE_LINE];
 
 						rule_key(rs->line[i], a, sizeof(a));
 						rule_key(rs->line[j], b, sizeof(b));
@@ -1055,6 +1179,27 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 							*rs = *old;
 					}
 				log_add(S_RULES, LOG.n_sets++);
+			} else if (what < 72) {
+				/* a flood from one source or spoofer, small steps of
+				 * the clock between: aggregates, new-key budgets and
+				 * the chunks of a CPU run out and refill */
+				int n = 20 + below(chance(70) ? 200 : 3000);
+				uint64_t step = chance(60) ? 1000 : below(chance(50) ? 1000000 : 100000000);
+
+				flood_who = below(pool.n);
+				/* often a spoofer: new keys beyond the budgets */
+				for (int j = 0; j < 8 && chance(60) && !pool.spoof[flood_who]; j++)
+					flood_who = below(pool.n);
+				for (int j = 0; j < n && LOG.n < MAX_STEPS - 2 && done < frames; j++) {
+					if (chance(10)) {
+						now += below(step + 1);
+						log_add(S_CLOCK, now);
+					}
+					len = gen_frame(f, &pool);
+					log_frame(f, len);
+					done++;
+				}
+				flood_who = -1;
 			} else if (chance(2)) {
 				/* every truncation of one frame */
 				len = gen_frame(f, &pool);
@@ -1125,6 +1270,26 @@ static int quiet_print(enum libbpf_print_level l, const char *fmt, va_list ap)
 	return l == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
+/* One CPU: a test run executes on the calling CPU, and the per-CPU chunks
+ * of an aggregate or a new-key budget (and the hot-key cache) are then one
+ * CPU's, as the model has them. The first CPU the process may use. */
+static int pin_one_cpu(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return perror("sched_getaffinity"), -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			if (sched_setaffinity(0, sizeof(set), &set))
+				return perror("sched_setaffinity"), -1;
+			return 0;
+		}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1166,7 +1331,10 @@ int main(int argc, char **argv)
 		}
 	}
 	libbpf_set_print(quiet_print);
+	if (pin_one_cpu())
+		return 2;
 	LOG.s = calloc(MAX_STEPS, sizeof(*LOG.s));
+	LOG.keys = FUZZ_KEYS;
 	LOG.sets = calloc(16, sizeof(*LOG.sets));
 	if (do_replay)
 		return replay_files(argv + optind, argc - optind);

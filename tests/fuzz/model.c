@@ -20,13 +20,18 @@ int model_init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->b = calloc(M_BUCKETS, sizeof(*m->b));
-	return m->b ? 0 : -1;
+	m->hot = calloc(M_HOT, sizeof(*m->hot));
+	m->ncpus = 1;
+	m->keys = 65536;
+	return m->b && m->hot ? 0 : -1;
 }
 
 void model_free(struct model *m)
 {
 	free(m->b);
+	free(m->hot);
 	m->b = NULL;
+	m->hot = NULL;
 }
 
 /* ---- parse: README, "Packets it does not meter" ---- */
@@ -261,6 +266,48 @@ static void bucket_forget(struct model *m, struct m_bucket *b)
 	m->n_buckets--;
 }
 
+/* README, Rules (Aggregate, New keys): both count packets; the aggregate's
+ * burst is one second of its rate (at least 1: decided) unless written;
+ * the new-key budget's burst is its rate's count, and without new-keys a
+ * limit rule gets a sixteenth of the table a second after a burst of half
+ * of it. A CPU takes tokens in chunks of 1/100 of the burst shared among
+ * the CPUs (at least 1, at most 1024). */
+static uint32_t model_chunk(const struct model *m, uint64_t burst)
+{
+	uint64_t c = burst / (100ULL * m->ncpus);
+
+	return c < 1 ? 1 : c > 1024 ? 1024 : (uint32_t)c;
+}
+
+static void model_shared_params(const struct model *m, struct m_rule *r)
+{
+	uint64_t burst;
+
+	r->agg_interval = r->agg_limit = r->nk_interval = r->nk_limit = 0;
+	if (r->action != XRL_ACT_LIMIT)
+		return;
+	if (r->agg_count) {
+		burst = r->agg_burst ? r->agg_burst :
+			r->agg_count * XRL_NSEC_PER_SEC / r->agg_period_ns;
+		if (burst < 1)
+			burst = 1;
+		r->agg_interval = xrl_rate_interval(r->agg_count, r->agg_period_ns);
+		r->agg_limit = xrl_burst_limit(r->agg_interval, burst);
+		r->agg_chunk = model_chunk(m, burst);
+	}
+	if (r->nk_count) {
+		burst = r->nk_count;
+		r->nk_interval = xrl_rate_interval(r->nk_count, r->nk_period_ns);
+	} else {
+		uint64_t rate = m->keys / 16 ? m->keys / 16 : 1;
+
+		burst = m->keys / 2 > rate ? m->keys / 2 : rate;
+		r->nk_interval = xrl_rate_interval(rate, XRL_NSEC_PER_SEC);
+	}
+	r->nk_limit = xrl_burst_limit(r->nk_interval, burst);
+	r->nk_chunk = model_chunk(m, burst);
+}
+
 void model_set_rules(struct model *m, const struct m_rule *v, int n)
 {
 	struct m_rule old[M_MAX_RULES];
@@ -272,9 +319,19 @@ void model_set_rules(struct model *m, const struct m_rule *v, int n)
 
 		*r = v[i];
 		memset(&r->st, 0, sizeof(r->st));
+		r->agg_used = r->nk_used = false;
+		r->agg_tat = r->nk_tat = 0;
 		for (int j = 0; j < n_old; j++)
-			if (old[j].gen == r->gen)
-				r->st = old[j].st;	/* unchanged: its counters go on */
+			if (old[j].gen == r->gen) {
+				/* unchanged: its counters, aggregate and new-key
+				 * budget go on */
+				r->st = old[j].st;
+				r->agg_used = old[j].agg_used;
+				r->agg_tat = old[j].agg_tat;
+				r->nk_used = old[j].nk_used;
+				r->nk_tat = old[j].nk_tat;
+			}
+		model_shared_params(m, r);
 		/* README, Rules and Algorithms: a bit rate is an eighth of a
 		 * byte per bit; a window rule's rate is its limit per window */
 		if (r->algo == XRL_ALGO_GCRA) {
@@ -287,6 +344,8 @@ void model_set_rules(struct model *m, const struct m_rule *v, int n)
 		}
 	}
 	m->n_rules = n;
+	/* a commit voids the hot-key cache */
+	memset(m->hot, 0, M_HOT * sizeof(*m->hot));
 }
 
 /* What one packet costs in the rule's unit: 1, or its frame's length in
@@ -296,22 +355,133 @@ static uint64_t model_cost(const struct m_rule *r, const struct m_pkt *p)
 	return r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
 }
 
-/* The rule's algorithm on the key's bucket: 1 admit, 0 over the limit.
- * A new key starts with a full bucket (TAT = now) or empty windows; it is
- * a new key (counted) once its first packet is admitted. */
+/* ---- the hot-key cache, ideal: one entry per source, never evicted ---- */
+
+static struct m_hot *model_hot(struct model *m, const struct m_pkt *p, bool add)
+{
+	uint64_t h = 1099511628211ULL * (uint64_t)p->family;
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ p->src[i]) * 1099511628211ULL;
+	for (uint64_t i = h & (M_HOT - 1), n = 0; n < M_HOT; i = (i + 1) & (M_HOT - 1), n++) {
+		struct m_hot *e = &m->hot[i];
+
+		if (e->used && e->family == p->family && !memcmp(e->src, p->src, 16))
+			return e;
+		if (!e->used) {
+			if (!add)
+				return NULL;
+			e->used = 1;
+			e->family = p->family;
+			memcpy(e->src, p->src, 16);
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* README, Limits of the design: the cache answers only for an enforcing
+ * packet token bucket of a source rule (not dry-run, not a fleet rule). */
+static bool model_cacheable(const struct model *m, const struct m_rule *r)
+{
+	return m->mode == XRL_MODE_ENFORCE && !r->ep && !r->dry_run && !r->fleet &&
+	       r->algo == XRL_ALGO_GCRA && r->unit == XRL_UNIT_PACKETS;
+}
+
+/* ---- shared GCRAs: the aggregate and the new-key budget ---- */
+
+/* One token of a shared GCRA on this (the one) CPU: from the tokens the CPU
+ * holds, else a chunk from the GCRA, else (near the limit: decided, see
+ * the README) the one token left. Refused: *until, the first time it may
+ * admit again (TAT only grows). */
+static int model_take(__u64 *tat, bool *used, __u64 *tokens, __u64 now,
+		      __u64 interval, __u64 limit, __u32 chunk, __u64 *until)
+{
+	__u64 cur = *used ? *tat : now, next, cost = chunk;
+
+	if (*tokens) {
+		(*tokens)--;
+		return 1;
+	}
+	if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
+		cost = 1;
+		if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
+			*until = xrl_gcra_refused_until(cur, interval, limit);
+			return 0;
+		}
+	}
+	*tat = next;
+	*used = true;
+	*tokens = cost - 1;
+	return 1;
+}
+
+/* The rule's aggregate after the key admitted: 1 admit (or none). Refused,
+ * the CPU drops the rule's packets until it may admit again. */
+static int model_aggregate(struct m_rule *r, __u64 now)
+{
+	__u64 until = 0;
+
+	if (!r->agg_interval)
+		return 1;
+	if (model_take(&r->agg_tat, &r->agg_used, &r->st.agg_tokens, now, r->agg_interval,
+		       r->agg_limit, r->agg_chunk, &until))
+		return 1;
+	r->st.agg_dropped++;
+	r->st.agg_until = until;
+	return 0;
+}
+
+/* Refused by the aggregate on this CPU and not yet at the time it may
+ * admit again: dropped before the key is looked up. */
+static bool model_agg_closed(struct model *m, struct m_rule *r)
+{
+	if (!r->agg_interval || !r->st.agg_until)
+		return false;
+	if (!xrl_before(xrl_ns_to_tu(m->now_ns), r->st.agg_until)) {
+		r->st.agg_until = 0;
+		return false;
+	}
+	r->st.agg_dropped++;
+	return true;
+}
+
+/* May a new key of the rule get a bucket? Every limit rule has a budget. */
+static int model_new_key(struct model *m, struct m_rule *r)
+{
+	__u64 until;
+
+	if (model_take(&r->nk_tat, &r->nk_used, &r->st.nk_tokens, xrl_ns_to_tu(m->now_ns),
+		       r->nk_interval, r->nk_limit, r->nk_chunk, &until))
+		return 1;
+	r->st.nk_refused++;
+	return 0;
+}
+
+/* The rule's algorithm on the key's bucket, then the aggregate: 1 admit,
+ * 0 over a limit. A new key needs the new-key budget first (a token spent
+ * even when its first packet then does not fit: decided); without one it
+ * is metered by the aggregate alone, or dropped. It starts with a full
+ * bucket (TAT = now) or empty windows, and is a new key (counted, and in
+ * the table) once its first packet is admitted by its bucket. */
 static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 {
-	__u64 now = xrl_ns_to_tu(m->now_ns), cost = model_cost(r, p), next;
+	__u64 now = xrl_ns_to_tu(m->now_ns), cost = model_cost(r, p), next, old;
 	bool fresh;
 	struct m_bucket *b = bucket(m, r, p, &fresh);
 	int ok, k;
 
+	if (fresh && !model_new_key(m, r)) {
+		bucket_forget(m, b);
+		return r->agg_interval ? model_aggregate(r, now) : 0;
+	}
 	if (fresh) {
 		if (r->algo == XRL_ALGO_GCRA)
 			b->tat = now;
 		else
 			b->tat = b->win1 = xrl_win_empty(m->now_ns, r->interval);
 	}
+	old = b->tat;
 	switch (r->algo) {
 	case XRL_ALGO_FIXED_WINDOW:
 		ok = xrl_fixed_window(b->tat, m->now_ns, r->interval, r->limit, cost, &next);
@@ -334,11 +504,24 @@ static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 			b->tat = next;
 		break;
 	}
-	if (fresh && ok)
+	if (fresh && ok) {
 		r->st.new_keys++;
-	else if (fresh)
+		m->g.keys_inserted++;
+	} else if (fresh) {
 		bucket_forget(m, b);
-	return ok;
+	}
+	if (!ok) {
+		/* refused at TAT: refused until TAT + T - L, every packet of
+		 * the source (README, Limits of the design) */
+		struct m_hot *e;
+
+		if (!fresh && model_cacheable(m, r) && (e = model_hot(m, p, true))) {
+			e->rule = (int)(r - m->rules);
+			e->until = xrl_gcra_refused_until(old, r->interval, r->limit);
+		}
+		return 0;
+	}
+	return model_aggregate(r, now);
 }
 
 /* The watchdog fired: a heartbeat older than the watchdog time (0: none).
@@ -375,6 +558,8 @@ static enum m_count model_decide(struct model *m, struct m_rule *r, const struct
 	if (model_failing(m))
 		c = r->on_failure == XRL_FAIL_CLOSED ? C_FAIL_DROP : C_FAIL_PASS;
 	else if (r->action == XRL_ACT_DENY)
+		c = C_DROP;
+	else if (model_agg_closed(m, r))
 		c = C_DROP;
 	else
 		c = model_meter(m, r, p) ? C_PASS : C_DROP;
@@ -436,7 +621,19 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		drop = true;
 	} else {
 		enum m_count c;
+		struct m_hot *e;
 
+		/* enforcing, a source the cache knows refused: the verdict
+		 * and counters of the whole path, with hot_dropped (ideal) */
+		if (m->mode == XRL_MODE_ENFORCE && (e = model_hot(m, p, false)) &&
+		    !model_failing(m) && xrl_before(xrl_ns_to_tu(m->now_ns), e->until)) {
+			res->rule = e->rule;
+			m->rules[e->rule].st.hot_dropped++;
+			model_count(&m->rules[e->rule], p, C_DROP);
+			res->verdict = XDP_DROP;
+			model_count_verdict(m, res->verdict);
+			return;
+		}
 		if ((res->rule = model_classify(m, p)) < 0) {
 			m->g.unmatched_packets++;
 			drop = m->mode == XRL_MODE_FAIL_CLOSED;

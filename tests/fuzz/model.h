@@ -11,10 +11,15 @@
  *   model_classify() which source rule matches; model_classify_endpoint()
  *                    which endpoint rule (README, Endpoint rules)
  *   model_cost()     what one packet costs (packets, or the frame's bytes)
- *   model_meter()    the algorithms: token bucket, fixed and sliding window
- *                    (aggregate limits: a second check after the key's);
- *                    a hot-key or refused-until cache is invisible by
- *                    definition: the model has none, verdicts must agree
+ *   model_meter()    the algorithms: token bucket, fixed and sliding window;
+ *                    the new-key budget before a key gets a bucket, the
+ *                    aggregate after the key's bucket admitted (model_take:
+ *                    a shared GCRA taken in per-CPU chunks, one CPU)
+ *   model_agg_closed() the aggregate refused on this CPU: the rule's
+ *                    packets dropped before the key look-up until then
+ *   model_hot()      the hot-key drop cache as an ideal one (every entry
+ *                    kept): it predicts the most drops the program's cache
+ *                    may answer; verdicts never depend on it
  *   model_decide()   modes, watchdog, actions, per-rule and global dry-run
  *   model_count()    every counter: per rule, global, per interface
  *   model_run()      the order: the source rule, then (if it passed) the
@@ -61,6 +66,11 @@ struct m_rule {
 	uint32_t burst;
 	uint32_t id;
 	bool dry_run;
+	bool fleet;		/* scope fleet: without a daemon, a host rule */
+	/* aggregate R [burst B] (agg_burst 0: not written), new-keys R (0:
+	 * the default from the table size): as written */
+	uint64_t agg_count, agg_period_ns, nk_count, nk_period_ns;
+	uint32_t agg_burst;
 	/* an endpoint rule: proto, and a port range only when dport was named */
 	bool ep, has_dport, syn;
 	uint8_t proto;
@@ -70,8 +80,24 @@ struct m_rule {
 	/* token bucket: emission interval and tolerance (time units, per cost
 	 * unit); windows: the window (ns) and the cost units per window */
 	uint64_t interval, limit;
+	/* the aggregate's and the new-key budget's shared GCRA (interval 0:
+	 * none) and the chunk a CPU takes; their TATs (used: not full) */
+	uint64_t agg_interval, agg_limit, nk_interval, nk_limit;
+	uint32_t agg_chunk, nk_chunk;
+	__u64 agg_tat, nk_tat;
+	bool agg_used, nk_used;
 	struct xrl_rule_stats st;
 };
+
+/* An entry of the ideal hot-key cache: a source refused until `until`. */
+struct m_hot {
+	uint32_t used;
+	int family, rule;
+	uint8_t src[16];
+	uint64_t until;		/* time units */
+};
+
+#define M_HOT		(1u << 16)
 
 struct m_bucket {
 	uint32_t used, gen;
@@ -91,6 +117,9 @@ struct model {
 	struct xrl_if_stats ifs;	/* the one receiving interface */
 	struct m_bucket *b;		/* M_BUCKETS */
 	uint64_t n_buckets;
+	struct m_hot *hot;		/* M_HOT */
+	uint32_t ncpus;			/* possible CPUs: the chunks' divisor */
+	uint64_t keys;			/* the table size: the default new-key budget */
 };
 
 struct m_result {
