@@ -158,9 +158,33 @@ test_endpoint_rules() {
 	check_match "duplicate endpoint" "$out" "$CONF:3:10: duplicate prefix 0.0.0.0/0"
 }
 
+# show ADDR: the address's keys under the endpoint rules that cover it,
+# with or without a source rule.
+test_show_endpoint_keys() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null
+	ctl rule add 198.18.0.0/24 rate 1000/s burst 1000 id 1 >/dev/null
+	ctl rule add 0.0.0.0/0 proto udp dport 53 rate 1/h burst 3 id 7 >/dev/null
+	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s 198.18.0.9 -d 198.18.0.254 \
+		-n 10 -P udp -p 53 -T 30 -j >/dev/null
+	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s 198.18.1.9 -d 198.18.0.254 \
+		-n 10 -P udp -p 53 -T 30 -j >/dev/null
+	local out
+	out=$(ctl show 198.18.0.9)
+	check_match "source rule shown" "$out" "rule:      1 \(198.18.0.0/24, limit\)"
+	check_match "endpoint key shown" "$out" "endpoint:  rule 7 \(0.0.0.0/0, proto udp dport 53\), key 198.18.0.9/32: 0 of 3 tokens, 7 dropped"
+	check_eq "endpoint key, json" "$(ctl -j show 198.18.0.9 | jq -c '[.endpoints[] | [.rule, .proto, .dport, .tokens, .dropped_packets]]')" '[[7,"udp","53",0,7]]'
+	# no source rule: the endpoint key still is one
+	out=$(ctl show 198.18.1.9)
+	check_match "unmatched by source rules" "$out" "no source rule matches"
+	check_match "its endpoint key" "$out" "endpoint:  rule 7 .*key 198.18.1.9/32: 0 of 3 tokens, 7 dropped"
+	check_eq "json: rule null, endpoint key" "$(ctl -j show 198.18.1.9 | jq -c '[.rule, [.endpoints[].rule]]')" '[null,[7]]'
+}
+
 run_test test_endpoint_rules
 run_test test_rule_fields
 run_test test_config_check
 run_test test_algorithms_on_the_wire
 run_test test_dry_run_counted_apart
+run_test test_show_endpoint_keys
 summary

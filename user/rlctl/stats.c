@@ -190,6 +190,65 @@ out:
 	return err;
 }
 
+/* The keys of the address under the endpoint rules that cover it: each
+ * meters the address's packets of its protocol and ports, besides the
+ * source rule. */
+static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
+{
+	struct xrl_rule_entry *ep = NULL;
+	size_t nep = 0;
+
+	if (xrl_endpoint_rules_covering(x, c->family, c->addr, &ep, &nep))
+		nep = 0;
+	if (opt.json)
+		jw_arr_start(&jw);
+	for (size_t i = 0; i < nep; i++) {
+		const struct xrl_rule *r = &ep[i].r;
+		char proto[16], ports[16], key[80], pfx[64];
+		struct xrl_bucket b;
+		struct xrl_key k;
+		bool tracked;
+		__u64 tokens;
+
+		xrl_key_of(&k, r, c->family, c->addr);
+		key_format(&k, r->key_len, key, sizeof(key));
+		xrl_prefix_format(&ep[i], pfx, sizeof(pfx));
+		xrl_rule_proto_format(r, proto, sizeof(proto));
+		xrl_rule_ports_format(r, ports, sizeof(ports));
+		tracked = xrl_bucket_get(x, &k, &b) == 0;
+		tokens = tracked ? xrl_bucket_left(r, &b, now) : xrl_rule_capacity(r);
+		if (opt.json) {
+			jw_obj_start(&jw);
+			jw_ku64(&jw, "rule", r->id);
+			jw_kstr(&jw, "prefix", pfx);
+			jw_kstr(&jw, "proto", proto);
+			if (strcmp(ports, "-"))
+				jw_kstr(&jw, "dport", ports);
+			jw_kbool(&jw, "syn", r->syn);
+			jw_kstr(&jw, "key", key);
+			jw_kbool(&jw, "tracked", tracked);
+			jw_ku64(&jw, "tokens", tokens);
+			jw_ku64(&jw, "burst", xrl_rule_capacity(r));
+			if (tracked)
+				jw_ku64(&jw, "dropped_packets", b.dropped);
+			jw_obj_end(&jw);
+		} else {
+			printf("endpoint:  rule %u (%s, proto %s%s%s%s), key %s: ", r->id, pfx, proto,
+			       strcmp(ports, "-") ? " dport " : "", strcmp(ports, "-") ? ports : "",
+			       r->syn ? " syn" : "", key);
+			if (tracked)
+				printf("%llu of %llu tokens, %llu dropped\n", (unsigned long long)tokens,
+				       (unsigned long long)xrl_rule_capacity(r),
+				       (unsigned long long)b.dropped);
+			else
+				printf("not tracked (full: %llu tokens)\n", (unsigned long long)tokens);
+		}
+	}
+	if (opt.json)
+		jw_arr_end(&jw);
+	free(ep);
+}
+
 int do_show(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry e;
@@ -209,10 +268,13 @@ int do_show(struct xrl_cmd *c)
 			jw_kstr(&jw, "address", addr);
 			jw_key(&jw, "rule");
 			jw_null(&jw);
+			jw_key(&jw, "endpoints");
+			show_endpoints(x, c, xrl_now_ns(x));
 			jw_obj_end(&jw);
 			jw_finish(&jw);
 		} else {
-			printf("%s: no rule matches (passed, counted as unmatched)\n", addr);
+			printf("%s: no source rule matches (counted as unmatched)\n", addr);
+			show_endpoints(x, c, xrl_now_ns(x));
 		}
 		xrl_close(x);
 		return 0;
@@ -242,6 +304,8 @@ int do_show(struct xrl_cmd *c)
 			jw_ku64(&jw, "dropped_packets", b.dropped);
 			jw_ku64(&jw, "last_seen_ms_ago", now > b.last_ns ? (now - b.last_ns) / 1000000 : 0);
 		}
+		jw_key(&jw, "endpoints");
+		show_endpoints(x, c, now);
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else {
@@ -258,6 +322,7 @@ int do_show(struct xrl_cmd *c)
 			       (unsigned long long)tokens, (unsigned long long)xrl_rule_capacity(&e.r),
 			       xrl_word_name(xrl_algo_words, e.r.algo), (unsigned long long)b.dropped,
 			       now > b.last_ns ? (now - b.last_ns) / 1e9 : 0.0);
+		show_endpoints(x, c, now);
 	}
 	xrl_close(x);
 	return 0;
