@@ -64,20 +64,7 @@ static int outer(struct xrl *x, int which)
 /* A new fd on the inner map published in an outer map, or -ENOENT. */
 static int inner_fd(struct xrl *x, int which)
 {
-	__u32 zero = 0, id;
-
-	for (int tries = 0; tries < 8; tries++) {
-		int fd;
-
-		if (bpf_map_lookup_elem(outer(x, which), &zero, &id))
-			return -errno;
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd >= 0)
-			return fd;
-		if (errno != ENOENT)
-			return -errno;
-	}
-	return -EAGAIN;
+	return published_fd(outer(x, which));
 }
 
 /* The id space of the published set: 1 or 2; 0 when none is published. */

@@ -79,7 +79,9 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
 int xrl__map_max_entries(int fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
-/* A new fd on the published trie of a family, or -ENOENT (rules.c). */
+/* rules.c: a new fd on the map a one-entry map-in-map publishes, and on
+ * the published trie of a family; -ENOENT when none is published */
+int xrl__published_fd(int outer);
 int xrl__rules_fd(struct xrl *x, int family);
 int xrl__events_claim(struct xrl *x);
 /* upgrade.c: the build a program carries (-ENOENT: none); refuse another
@@ -94,6 +96,7 @@ int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_ad
 #define pin_path xrl__pin_path
 #define map_max_entries xrl__map_max_entries
 #define rules_install_empty xrl__rules_install_empty
+#define published_fd xrl__published_fd
 #define rules_fd xrl__rules_fd
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);

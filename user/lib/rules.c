@@ -289,18 +289,19 @@ int rules_install_empty(struct xrl *x, int family)
 }
 
 /*
- * A new fd on the published trie of a family, or -ENOENT when none is
- * published. The outer map gives the inner map's id; a concurrent commit may
- * replace and free that map between the two look-ups: look again.
+ * A new fd on the map published in a one-entry outer map (a map-in-map), or
+ * -ENOENT when none is published. The outer map gives the inner map's id; a
+ * concurrent commit may replace and free that map between the two
+ * look-ups: look again.
  */
-int rules_fd(struct xrl *x, int family)
+int published_fd(int outer)
 {
 	__u32 zero = 0, id;
 
 	for (int tries = 0; tries < 8; tries++) {
 		int fd;
 
-		if (bpf_map_lookup_elem(outer_fd(x, family), &zero, &id))
+		if (bpf_map_lookup_elem(outer, &zero, &id))
 			return -errno;
 		fd = bpf_map_get_fd_by_id(id);
 		if (fd >= 0)
@@ -309,6 +310,12 @@ int rules_fd(struct xrl *x, int family)
 			return -errno;
 	}
 	return -EAGAIN;
+}
+
+/* A new fd on the published trie of a family, or -ENOENT. */
+int rules_fd(struct xrl *x, int family)
+{
+	return published_fd(outer_fd(x, family));
 }
 
 /* Read every rule of one trie, appending to *v. */
