@@ -1779,6 +1779,7 @@ static void test_fleet_lease_path(void)
 	l[6].expires_ns = T0 + 2 * SEC;		/* renewed */
 	CHECK_EQ(run_from("198.18.1.1"), PASS);
 	CHECK_EQ(l[6].credit, 99);
+	teardown();
 }
 
 /* ---- floods: the hot-key cache, aggregates, new keys ---- */
@@ -1963,7 +1964,7 @@ static void test_hot_cache_only_where_exact(void)
 {
 	struct pkt_spec big = { .src = "198.18.3.1", .payload = 458 };	/* 500-byte frame */
 	struct pkt_spec small = { .src = "198.18.3.1", .payload = 18 };
-	uint8_t b1[512], b2[128];
+	uint8_t b1[512], b2[512];	/* pkt_build clears 512 bytes */
 	size_t l1, l2;
 
 	one_cpu();
