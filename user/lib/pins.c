@@ -975,26 +975,15 @@ int xrl_pins_ok(struct xrl *x)
 static bool foreign_links(struct xrl *x)
 {
 	__u32 ours = fd_id(x->prog_fd, true);
-	struct dirent *de;
+	struct xrl_attachment *a = NULL;
 	bool found = false;
-	DIR *dir = opendir(x->pin_dir);
+	size_t n = 0;
 
-	while (dir && !found && (de = readdir(dir))) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		char p[PATH_MAX];
-		int fd;
-
-		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
-			continue;
-		pin_path(x, de->d_name, p, sizeof(p));
-		if ((fd = bpf_obj_get(p)) < 0)
-			continue;
-		found = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.prog_id != ours;
-		close(fd);
-	}
-	if (dir)
-		closedir(dir);
+	if (xrl_attachments(x, &a, &n))
+		return false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = a[i].prog_id && a[i].prog_id != ours;
+	free(a);
 	return found;
 }
 
