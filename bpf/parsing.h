@@ -35,6 +35,9 @@ struct xrl_pkt {
 	__u16 dport;		/* host order */
 	__u8 ports;		/* 1: dport (and syn) read */
 	__u8 syn;		/* TCP SYN without ACK */
+	/* not parsed: the endpoint class being decided, 0 for the source
+	 * rule (part of the hot-key cache's key) */
+	__u32 klass;
 };
 
 struct hdr_cursor {

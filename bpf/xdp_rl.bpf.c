@@ -459,10 +459,12 @@ static __always_inline void window_undo(__u64 *word, __u64 mine, __u64 cost)
  * its first pass in a window that had admitted nothing before it. */
 static __always_inline void window_passed(struct xrl_bucket *b, const struct xrl_rule *r,
 					  const __u32 *addr, __u32 family, __u64 now_ns,
-					  __u64 next, __u64 cost)
+					  __u64 next, __u64 cost, const struct xrl_pkt *p)
 {
 	if ((__u32)next != cost)
 		return;
+	if (b->reported)
+		hot_collect(b, p, r->gen);
 	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
 		return;
 	b->reported = 0;
@@ -487,27 +489,36 @@ static __always_inline void window_passed(struct xrl_bucket *b, const struct xrl
  * change and takes its admission back (window_undo) and decides again. An
  * admission taken back never over-admits: it counted for a moment, which
  * can only have made a racing decision stricter. Losing every try drops.
+ *
+ * A refusal sets *until (time units) to the algorithm's "refused until",
+ * or 0 when it has none (xrl_meter.h).
  */
 static __always_inline int meter_window(struct xrl_bucket *b, const struct xrl_rule *r,
 					const __u32 *addr, __u32 family, __u64 now_ns,
-					__u64 cost)
+					__u64 cost, __u64 *until, const struct xrl_pkt *p)
 {
-	__u64 s0, s1, next;
+	__u64 s0, s1, next, u;
 	int i, k;
 
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		s0 = READ_ONCE(b->tat);
 		if (r->algo == XRL_ALGO_FIXED_WINDOW) {
-			if (!xrl_fixed_window(s0, now_ns, r->interval, r->limit, cost, &next))
+			if (!xrl_fixed_window(s0, now_ns, r->interval, r->limit, cost, &next)) {
+				u = xrl_fixed_refused_until(s0, now_ns, r->interval);
+				*until = u ? xrl_ns_to_tu(u) : 0;
 				break;
+			}
 			if (__sync_val_compare_and_swap(&b->tat, s0, next) != s0)
 				continue;
 			goto passed;
 		}
 		s1 = READ_ONCE(b->win1);
 		k = xrl_sliding_window(s0, s1, now_ns, r->interval, r->limit, cost, &next);
-		if (k < 0)
+		if (k < 0) {
+			u = xrl_sliding_refused_until(s0, s1, now_ns, r->interval, r->limit, cost);
+			*until = u ? xrl_ns_to_tu(u) : 0;
 			break;
+		}
 		if (k) {
 			if (__sync_val_compare_and_swap(&b->win1, s1, next) != s1)
 				continue;
@@ -525,7 +536,7 @@ static __always_inline int meter_window(struct xrl_bucket *b, const struct xrl_r
 	return bucket_dropped(b, r, addr, family, now_ns);
 passed:
 	if (b->limited)
-		window_passed(b, r, addr, family, now_ns, next, cost);
+		window_passed(b, r, addr, family, now_ns, next, cost, p);
 	return XRL_PASS;
 }
 
@@ -555,7 +566,7 @@ static __always_inline int take_shared(__u64 *tat, __u64 *tokens, __u64 now,
 		if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
 			cost = 1;
 			if (!xrl_gcra(cur, now, interval, limit, 1, &next)) {
-				*until = xrl_gcra_refused_until(cur, interval, limit);
+				*until = xrl_gcra_refused_until(cur, interval, limit, 1);
 				return 0;
 			}
 		}
@@ -640,10 +651,10 @@ static __always_inline int newkey_admits(const struct xrl_rule *r, __u64 now,
 	return 0;
 }
 
-/* Hash of the source into the hot-key cache. */
+/* Hash of the source (and the endpoint class) into the hot-key cache. */
 static __always_inline __u32 hot_index(const struct xrl_pkt *p)
 {
-	__u32 h = p->saddr[0];
+	__u32 h = p->saddr[0] ^ p->klass * 0x165667b1U;
 
 	if (p->family == 6)
 		h ^= p->saddr[1] * 0x85ebca6bU ^ p->saddr[2] * 0xc2b2ae35U ^
@@ -653,11 +664,19 @@ static __always_inline __u32 hot_index(const struct xrl_pkt *p)
 	return (h * 0x9e3779b1U) >> (32 - XRL_HOT_SET_BITS) << 1;
 }
 
-/* Is this entry the packet's source under the current epoch? */
+/* The family byte of the packet's entries (struct xrl_hot), but for
+ * XRL_HOT_SIZED. */
+static __always_inline __u8 hot_tag(const struct xrl_pkt *p)
+{
+	return p->family | (p->klass ? XRL_HOT_EP : 0);
+}
+
+/* Is this entry the packet's source (and class) under the current epoch? */
 static __always_inline int hot_match(const struct xrl_hot *e, const struct xrl_pkt *p,
 				     __u32 epoch)
 {
-	if (e->family != p->family || e->epoch != epoch || e->src[0] != p->saddr[0])
+	if ((e->family & ~XRL_HOT_SIZED) != hot_tag(p) || e->epoch != epoch ||
+	    e->src[0] != p->saddr[0] || e->klass != p->klass)
 		return 0;
 	return p->family == 4 || (e->src[1] == p->saddr[1] && e->src[2] == p->saddr[2] &&
 				  e->src[3] == p->saddr[3]);
@@ -673,11 +692,11 @@ static __noinline int hot_flush(struct xrl_hot *e)
 	if (!n)
 		return 0;
 	e->pending = 0;
-	if (e->family == 4) {
+	if ((e->family & XRL_HOT_FAMILY) == 4) {
 		struct xrl_bucket_key4 k4 = { .gen = e->gen, .addr = e->kaddr[0] };
 
 		b = bpf_map_lookup_elem(&xrl_buckets4, &k4);
-	} else if (e->family == 6) {
+	} else if ((e->family & XRL_HOT_FAMILY) == 6) {
 		struct xrl_bucket_key6 k6 = { .gen = e->gen };
 
 		__builtin_memcpy(k6.addr, e->kaddr, 16);
@@ -707,9 +726,10 @@ static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl
 }
 
 /*
- * The hot-key drop path, right after parsing: 1 when the cache knows this
- * source over its limit under the current rule set (and has counted the
- * drop), 0 to take the whole path.
+ * The hot-key drop path, right after parsing (and for an endpoint class,
+ * once the source rule passed the packet): 1 when the cache knows this
+ * source over its rule's limit under the current rule set (and has counted
+ * the drop), 0 to take the whole path.
  */
 static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_control *ctrl,
 				    __u32 epoch)
@@ -727,6 +747,9 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 		if (!e || !hot_match(e, p, epoch))
 			return 0;
 	}
+	/* a byte rule refused a frame this long: a shorter one may fit */
+	if (p->len < e->min_len)
+		return 0;
 	if (!hot_still_refused(e, ctrl))
 		return 0;
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
@@ -751,9 +774,9 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 
 struct hot_collect_ctx {
 	__u32 src[4];
-	__u32 idx, gen;
+	__u32 idx, gen, klass;
 	__u64 n;
-	__u8 family;
+	__u8 tag;
 };
 
 static long hot_collect_cpu(__u64 cpu, void *arg)
@@ -766,9 +789,9 @@ static long hot_collect_cpu(__u64 cpu, void *arg)
 
 		if (!e)
 			return 1;	/* past the last CPU */
-		if (e->family == c->family && e->gen == c->gen && e->src[0] == c->src[0] &&
-		    e->src[1] == c->src[1] && e->src[2] == c->src[2] && e->src[3] == c->src[3] &&
-		    e->pending)
+		if ((e->family & ~XRL_HOT_SIZED) == c->tag && e->gen == c->gen &&
+		    e->klass == c->klass && e->src[0] == c->src[0] && e->src[1] == c->src[1] &&
+		    e->src[2] == c->src[2] && e->src[3] == c->src[3] && e->pending)
 			c->n += __sync_lock_test_and_set(&e->pending, 0);
 	}
 	return 0;
@@ -776,7 +799,9 @@ static long hot_collect_cpu(__u64 cpu, void *arg)
 
 static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen)
 {
-	struct hot_collect_ctx c = { .idx = hot_index(p), .gen = gen, .family = p->family };
+	struct hot_collect_ctx c = {
+		.idx = hot_index(p), .gen = gen, .klass = p->klass, .tag = hot_tag(p),
+	};
 
 	__builtin_memcpy(c.src, p->saddr, 16);
 	bpf_loop(XRL_MAX_CPUS, hot_collect_cpu, &c, 0);
@@ -785,11 +810,13 @@ static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p,
 	return 0;
 }
 
-/* Remember a refusal of the key's bucket until it may admit again: in
- * the way that holds the source already, else in one whose answer is void
- * (another epoch, or past its time), else in the second way. */
+/* Remember a refusal of the key's bucket until it may admit again (a
+ * byte rule's: for frames of min_len bytes or more): in the way that holds
+ * the source already, else in one whose answer is void (another epoch, or
+ * past its time), else in the second way. */
 static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_rule *r,
-				     const __u32 *kaddr, __u64 until, __u32 epoch, __u64 now)
+				     const __u32 *kaddr, __u64 until, __u32 epoch, __u64 now,
+				     __u32 min_len)
 {
 	__u32 idx = hot_index(p), idx1 = idx + 1;
 	struct xrl_hot *e, *e1;
@@ -814,7 +841,9 @@ static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_r
 	e->epoch = epoch;
 	e->gen = r->gen;
 	e->slot = r->slot;
-	e->family = p->family;
+	e->family = hot_tag(p) | (min_len ? XRL_HOT_SIZED : 0);
+	e->min_len = min_len;
+	e->klass = p->klass;
 }
 
 /*
@@ -865,13 +894,13 @@ static __always_inline int meter_bucket(void *map, const void *key,
 
 	b->last_ns = now_ns;
 	if (r->algo != XRL_ALGO_GCRA)
-		return meter_window(b, r, addr, family, now_ns, cost);
+		return meter_window(b, r, addr, family, now_ns, cost, until, p);
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = READ_ONCE(b->tat);
 		if (!xrl_gcra(old, now, r->interval, r->limit, cost, &tat)) {
-			/* refused at one packet: refused until then, whatever
+			/* refused at this cost: refused until then, whatever
 			 * other CPUs do (TAT only grows) */
-			*until = xrl_gcra_refused_until(old, r->interval, r->limit);
+			*until = xrl_gcra_refused_until(old, r->interval, r->limit, cost);
 			break;
 		}
 		if (__sync_val_compare_and_swap(&b->tat, old, tat) == old) {
@@ -884,36 +913,40 @@ static __always_inline int meter_bucket(void *map, const void *key,
 }
 
 /*
- * May the hot-key cache answer for this rule's refusals? Only where a
- * refusal of one key's packet means a refusal of every packet of its
- * source until a time known at once: a packet token bucket (a byte rule
- * refuses a large frame and may admit a small one) of a source rule (an
- * endpoint rule sees only some of the source's packets), enforced (not
- * dry-run: its drops pass), not a fleet rule (a lease may admit what the
- * local share refuses). Every other rule takes the whole path.
+ * May the hot-key cache answer for this rule's refusals? Where the
+ * refusal of one packet of the key means the refusal of every packet of
+ * the source (of its endpoint class, for an endpoint rule; at least as
+ * long, for a byte rule) until a time known at once: every algorithm
+ * (xrl_meter.h), enforced (not dry-run: its drops pass), not a fleet rule
+ * (a lease may admit what the local share refuses). A fleet or dry-run
+ * rule takes the whole path.
  */
 static __always_inline int hot_cacheable(const struct xrl_rule *r, __u32 mode)
 {
-	return mode == XRL_MODE_ENFORCE && !r->ep && !r->dry_run &&
-	       r->algo == XRL_ALGO_GCRA && r->unit == XRL_UNIT_PACKETS &&
-	       r->scope == XRL_SCOPE_HOST;
+	return mode == XRL_MODE_ENFORCE && !r->dry_run && r->scope == XRL_SCOPE_HOST;
 }
 
 /* The key's verdict, then the aggregate's: a packet passes only when both
- * admit. A refusal of the key's bucket goes into the hot-key cache. */
+ * admit. A refusal of the key's bucket goes into the hot-key cache (a byte
+ * rule's for frames of at least this one's length: a length past the
+ * entry's 16 bits is not cached). */
 static __always_inline int meter_done(const struct xrl_pkt *p, const struct xrl_rule *r,
 				      const __u32 *kaddr, int res, __u64 until,
 				      __u64 now_ns, __u32 epoch, struct xrl_rule_stats *rs)
 {
+	__u64 now = xrl_ns_to_tu(now_ns);
+
 	if (res == XRL_DROP) {
-		if (until)
-			hot_fill(p, r, kaddr, until, epoch, xrl_ns_to_tu(now_ns));
+		__u32 min_len = r->unit == XRL_UNIT_PACKETS ? 0 : p->len;
+
+		if (until && xrl_before(now, until) && min_len <= 0xffff)
+			hot_fill(p, r, kaddr, until, epoch, now, min_len);
 		return XRL_DROP;
 	}
 	/* a new key without budget: the aggregate alone, or nothing */
 	if (res == XRL_NO_BUDGET && !r->agg_interval)
 		return XRL_DROP;
-	return aggregate_admits(r, xrl_ns_to_tu(now_ns), rs) ? XRL_PASS : XRL_DROP;
+	return aggregate_admits(r, now, rs) ? XRL_PASS : XRL_DROP;
 }
 
 /*
@@ -1174,9 +1207,9 @@ int xdp_rl(struct xdp_md *ctx)
 
 	/* The epoch before the rule set: a rule published after this read
 	 * is followed by a bump that voids what this packet caches. Only
-	 * an enforcing source rule's refusals are cached (hot_cacheable()):
-	 * a cached drop is the source rule's drop, which the endpoint rule
-	 * would not have seen either. */
+	 * an enforcing rule's refusals are cached (hot_cacheable()): a
+	 * cached drop here is the source rule's drop, which the endpoint
+	 * rule would not have seen either. */
 	epoch = READ_ONCE(ctrl->cache_epoch);
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
 		return verdict(gs, is, mode, XRL_DROP);
@@ -1193,6 +1226,10 @@ int xdp_rl(struct xdp_md *ctx)
 		__u32 class = endpoint_class(&pkt);
 
 		if (class) {
+			/* the endpoint rule's entries: (source, class) */
+			pkt.klass = class;
+			if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+				return verdict(gs, is, mode, XRL_DROP);
 			rule = classify_endpoint(&pkt, class);
 			if (rule)
 				decision = xrl_rule_step(&pkt, rule, mode, epoch);

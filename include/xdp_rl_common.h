@@ -196,11 +196,18 @@ struct xrl_rule_shared {
  * bumps the epoch). Jiffies move just before the coarse clock does, so an
  * answer may be one tick late: the clock's own granularity.
  *
- * Room for later: another algorithm sets `until` to its own "refused until"
- * (a fixed window's end, a sliding window's time its count falls below the
- * limit) or leaves the entry alone when it has none; an endpoint rule puts
- * its class (proto, dport) in `klass`, which is part of the match and of
- * the hash.
+ * Every algorithm, source and endpoint rules (hot_cacheable()): `until`
+ * is the algorithm's own "refused until" (xrl_meter.h). A byte rule's
+ * refusal holds for frames at least as long as the refused one (min_len);
+ * an endpoint rule's entry is keyed by the source and the packet's
+ * endpoint class (klass, mixed into the hash too), and is looked at only
+ * after the source rule passed the packet.
+ *
+ * Layout: an entry of an earlier build (klass and min_len were padding,
+ * always 0) means the same here. An entry that an earlier build must not
+ * take for a source rule's unconditional one (running side by side for a
+ * moment during an upgrade) carries XRL_HOT_EP or XRL_HOT_SIZED in its
+ * family byte, which that build compares whole: hence no layout bump.
  */
 #define XRL_HOT_SET_BITS	12
 #define XRL_HOT_SLOTS	(2 << XRL_HOT_SET_BITS)	/* 4096 sets of two ways */
@@ -216,10 +223,14 @@ struct xrl_hot {
 	__u32 gen;		/* the rule's generation: the bucket key */
 	__u32 slot;		/* the rule's counters */
 	__u32 pending;		/* drops not yet added to the bucket */
-	__u8 family;		/* 4 or 6; 0: empty */
-	__u8 klass;		/* endpoint class; 0 today */
-	__u8 pad[6];
+	__u8 family;		/* 4 or 6 (0: empty), | XRL_HOT_EP, | XRL_HOT_SIZED */
+	__u8 pad;
+	__u16 min_len;		/* XRL_HOT_SIZED: frames of at least this length */
+	__u32 klass;		/* XRL_HOT_EP: the endpoint class; else 0 */
 };
+#define XRL_HOT_EP	0x80	/* an endpoint rule's entry */
+#define XRL_HOT_SIZED	0x40	/* a byte rule's entry: min_len applies */
+#define XRL_HOT_FAMILY	0x0f
 
 /*
  * The bucket of one key under one rule version. A generation is handed out

@@ -222,14 +222,71 @@ XRL_INLINE __u64 xrl_window_left(int sliding, __u64 s0, __u64 s1, __u64 now_ns,
 }
 
 /*
- * The first time a bucket refused at `tat` may admit again: a packet at
- * now is refused iff tat' + T - now > L for the bucket's tat' >= tat (TAT
- * only grows), so every packet before tat + T - L is refused. The hot-key
- * cache drops until then without looking at the bucket.
+ * "Refused until": the first time a key whose bucket refused a packet of
+ * `cost` may admit a packet of that cost or more again. Before it every
+ * such packet is refused, whatever other CPUs admit meanwhile (a bucket's
+ * state only moves towards "more refused" until then), so the hot-key cache
+ * drops until then without looking at the bucket. 0: no such time is known
+ * at once (the cache leaves it to the bucket).
+ *
+ * Token bucket: a packet at now is refused iff tat' + T * cost - now > L for
+ * the bucket's tat' >= tat (TAT only grows), so every packet before
+ * tat + T * cost - L is refused.
  */
-XRL_INLINE __u64 xrl_gcra_refused_until(__u64 tat, __u64 interval, __u64 limit)
+XRL_INLINE __u64 xrl_gcra_refused_until(__u64 tat, __u64 interval, __u64 limit, __u64 cost)
 {
-	return tat + interval - limit;
+	return tat + interval * cost - limit;
+}
+
+/*
+ * Fixed window: refused in the window the word holds, which is now's: its
+ * count only grows until the next window starts. (A word of a later window
+ * than now's, a lagging clock, or a refusal in a fresh window, a cost over
+ * the limit: 0.)
+ */
+XRL_INLINE __u64 xrl_fixed_refused_until(__u64 word, __u64 now_ns, __u64 window_ns)
+{
+	__u64 wn = now_ns / window_ns;
+
+	if ((__u32)wn != (__u32)(word >> 32))
+		return 0;
+	return (wn + 1) * window_ns;
+}
+
+/*
+ * Sliding window, refused at now: both counts only grow within now's window
+ * and the previous one's weight only falls, so the estimate stays above
+ * the limit while floor(prev * (W - e) / W) > limit - cur - cost =: k, that
+ * is while prev * (W - e) >= (k + 1) * W (e, W in microseconds, as
+ * xrl_sliding_weighted() takes them): e <= W - ceil((k + 1) * W / prev).
+ * When the current window alone is full, until its end. Not past the end
+ * of now's window (the next one starts from these counts: no closed form
+ * worth it). A lagging clock: 0.
+ */
+XRL_INLINE __u64 xrl_sliding_refused_until(__u64 s0, __u64 s1, __u64 now_ns, __u64 window_ns,
+					   __u64 limit, __u64 cost)
+{
+	__u64 wn = now_ns / window_ns, start = wn * window_ns;
+	__u32 w = wn, w0 = s0 >> 32, w1 = s1 >> 32;
+	__u64 cw, pw, cur, prev, k, w_us, need;
+
+	if ((__s32)(w0 - w) > 0 || (__s32)(w1 - w) > 0)
+		return 0;
+	cw = w & 1 ? s1 : s0;
+	pw = w & 1 ? s0 : s1;
+	cur = (__u32)(cw >> 32) == w ? (__u32)cw : 0;
+	prev = (__u32)(pw >> 32) == w - 1 ? (__u32)pw : 0;
+	if (cur + cost > limit)
+		return start + window_ns;
+	k = limit - cur - cost;
+	w_us = window_ns / 1000;
+	if (!prev || !w_us)
+		return 0;
+	/* k + 1 <= 2^32, w_us < 2^32: no overflow */
+	need = ((k + 1) * w_us + prev - 1) / prev;
+	if (need > w_us)
+		return 0;		/* not refused at the window's start */
+	return start + (w_us - need + 1) * 1000;
 }
 
 /* Is now before `until` (signed: the clock may wrap)? */

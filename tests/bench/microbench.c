@@ -109,11 +109,13 @@ int main(int argc, char **argv)
 		{ "xdp-rl sliding-window, passed", 0, { .src = "198.18.5.1", .payload = 18 } },
 		{ "xdp-rl sliding-window, dropped", 0, { .src = "198.18.6.1", .payload = 18 } },
 		{ "xdp-rl token bucket in bytes, passed", 0, { .src = "198.18.7.1", .payload = 18 } },
+		{ "xdp-rl token bucket in bytes, dropped", 0, { .src = "198.18.12.1", .payload = 18 } },
 		{ "xdp-rl dry-run rule, would-drop", 0, { .src = "198.18.8.1", .payload = 18 } },
 		/* endpoint rules: none on the packet's port (one array look-up
 		 * more than with no endpoint rule at all), and a hit */
 		{ "xdp-rl steady hit, endpoint rules but none on its port", 3, { .src = "198.18.0.1", .payload = 18 } },
 		{ "xdp-rl steady hit + endpoint rule hit", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5353 },
+		{ "xdp-rl steady hit + endpoint rule hit, dropped", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5354 },
 		{ "xdp-rl fleet rule, local share", 0, { .src = "198.18.9.1", .payload = 18 } },
 		{ "xdp-rl fleet rule, leased key", 0, { .src = "198.18.10.1", .payload = 18 } },
 		{ "xdp-rl aggregate far from its limit, passed", 0, { .src = "198.18.11.1", .payload = 18 } },
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
 	size_t ncases = sizeof(cases) / sizeof(cases[0]) - 2;
 	bool counted = true;
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
-	struct xrl_rule_entry v[16];
+	struct xrl_rule_entry v[24];
 	struct xrl_test_progs *ref;
 	int repeat = 1000000, rounds = 5, opt, fds[4];
 	bool json = false, with_stats = false;
@@ -182,6 +184,7 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.5.0/24 rate 4294967295/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
+	    add_rule(x, v, &n, "rule add 198.18.12.0/24 rate 8kbit burst 100") ||
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
@@ -189,9 +192,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
-	/* a second instance: the same rules and one endpoint rule */
+	/* a second instance: the same rules and two endpoint rules */
 	if (xrl_open(&o, &xe) ||
 	    add_rule(xe, v, &n, "rule add 0.0.0.0/0 proto udp dport 5353 rate 100000000/s burst 4000000000") ||
+	    add_rule(xe, v, &n, "rule add 0.0.0.0/0 proto udp dport 5354 rate 1/h burst 1") ||
 	    xrl_rules_commit(xe, v, n)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;

@@ -1953,12 +1953,12 @@ static void test_hot_cache_invalidated(void)
 }
 
 /*
- * The cache answers only where a refusal of one packet means a refusal of
- * every packet of the source until a known time (hot_cacheable()): never
- * for a dry-run rule (its drops pass), a window rule, a byte rule (a small
- * frame may pass where a large one did not), an endpoint rule (it sees
- * only some of the source's packets) or in dry-run mode. Each case would
- * drop a packet its rule admits if the cache answered for it.
+ * The cache never answers for a rule whose refusal is not a drop of every
+ * such packet until a known time (hot_cacheable()): a dry-run rule (its
+ * drops pass), any rule in dry-run mode. And an entry answers only for what
+ * it knows: a byte rule's refusal of a large frame not for a small one, an
+ * endpoint rule's not for the source's packets of another class. Each case
+ * would drop a packet its rule admits if the cache answered for it.
  */
 static void test_hot_cache_only_where_exact(void)
 {
@@ -1970,7 +1970,6 @@ static void test_hot_cache_only_where_exact(void)
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 dry-run id 1",
-		     "rule add 198.18.1.0/24 rate 1/h algo fixed-window id 2",
 		     "rule add 198.18.2.0/24 rate 1000/s burst 1000 id 3",
 		     "rule add 198.18.2.0/24 proto udp dport 53 rate 1/h burst 1 id 4",
 		     "rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"), "%s", xrl_errmsg());
@@ -1978,15 +1977,14 @@ static void test_hot_cache_only_where_exact(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(rstats(1).would_drop_packets, 3);
-	/* a fixed window: its window's end is not a GCRA's refused-until */
-	CHECK_EQ(run_from("198.18.1.1"), PASS);
-	CHECK_EQ(run_from("198.18.1.1"), DROP);
-	CHECK_EQ(run_from("198.18.1.1"), DROP);
-	CHECK_EQ(rstats(2).hot_dropped, 0);
+	CHECK_EQ(rstats(1).hot_dropped, 0);
 	/* an endpoint rule's drop is not the source's: port 80 still passes */
 	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 3), 1);
+	CHECK_EQ(rstats(4).hot_dropped, 1);
 	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 80, 0, false, 3), 3);
-	CHECK_EQ(rstats(4).hot_dropped, 0);
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_TCP, 53, 0x10, false, 3), 3);
+	CHECK_EQ(rstats(3).passed_packets, 9);
+	CHECK_EQ(rstats(4).hot_dropped, 1);
 	/* a byte rule: a large frame refused, a small one still fits (1600
 	 * bytes of burst: three 500-byte frames, then 100 bytes left) */
 	l1 = pkt_build(b1, &big);
@@ -2005,6 +2003,149 @@ static void test_hot_cache_only_where_exact(void)
 	CHECK_EQ(rstats(6).hot_dropped, 0);
 	CHECK_EQ(rstats(6).would_drop_packets, 2);
 	teardown();
+}
+
+/*
+ * The window algorithms: a fixed window refuses until its next window
+ * starts, a sliding window until its estimate falls back under the limit
+ * (to the microsecond it weighs the previous window with), and the cache
+ * answers exactly until then: the last nanosecond before is a cached drop,
+ * the first after passes.
+ */
+static void test_hot_cache_windows(void)
+{
+	const char *s = "198.18.1.1", *s2 = "198.18.2.1";
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.1.0/24 rate 3/s algo fixed-window id 1",
+		     "rule add 198.18.2.0/24 rate 10/s algo sliding-window id 2"), "%s", xrl_errmsg());
+	/* fixed: T0 starts a window; 3 pass, the 4th is the bucket's drop */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(run_from(s), PASS);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 9);
+	xrl_test_clock_set(X, T0 + SEC - 1);
+	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 10);
+	xrl_test_clock_set(X, T0 + SEC);
+	CHECK_EQ(run_from(s), PASS);
+	CHECK_EQ(rstats(1).dropped_packets, 11);
+	CHECK_EQ(bucket_of(1, s).dropped, 11);
+	/* sliding: 10 in the window from T0 + 1 s; half-way through the next
+	 * they weigh 5, so 5 more pass; the 6th is refused until the weight
+	 * falls to 4: T0 + 2.5 s + 1 us */
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(run_from(s2), PASS);
+	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(run_from(s2), PASS);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(run_from(s2), DROP);
+	CHECK_EQ(rstats(2).hot_dropped, 3);
+	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2 + 999);
+	CHECK_EQ(run_from(s2), DROP);
+	CHECK_EQ(rstats(2).hot_dropped, 4);
+	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2 + 1000);
+	CHECK_EQ(run_from(s2), PASS);
+	CHECK_EQ(run_from(s2), DROP);
+	CHECK_EQ(rstats(2).passed_packets, 16);
+	CHECK_EQ(rstats(2).dropped_packets, 6);
+	teardown();
+}
+
+/*
+ * A byte rule's refusal is cached for frames at least as long as the
+ * refused one, until exactly the time that length fits again; a shorter
+ * frame takes the whole path (and may pass).
+ */
+static void test_hot_cache_bytes(void)
+{
+	struct pkt_spec big = { .src = "198.18.3.1", .payload = 458 };	/* 500 bytes */
+	struct pkt_spec huge = { .src = "198.18.3.1", .payload = 470 };	/* 512 bytes */
+	struct pkt_spec small = { .src = "198.18.3.1", .payload = 18 };	/* 60 bytes */
+	uint8_t b1[512], b2[512], b3[512];
+	size_t l1, l2, l3;
+
+	one_cpu();
+	setup();
+	/* 1,500 bytes a second, 1,600 of burst */
+	CHECK(!RULES("rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"), "%s", xrl_errmsg());
+	l1 = pkt_build(b1, &big);
+	l2 = pkt_build(b2, &small);
+	l3 = pkt_build(b3, &huge);
+	CHECK_EQ(l1, 500);
+	CHECK_EQ(l2, 60);
+	CHECK_EQ(l3, 512);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(run_raw(b1, l1), PASS);
+	CHECK_EQ(run_raw(b1, l1), DROP);	/* the bucket's: cached for >= 500 */
+	CHECK_EQ(run_raw(b1, l1), DROP);
+	CHECK_EQ(run_raw(b3, l3), DROP);
+	CHECK_EQ(rstats(5).hot_dropped, 2);
+	CHECK_EQ(run_raw(b2, l2), PASS);	/* 60 of the 100 left */
+	CHECK_EQ(run_raw(b2, l2), DROP);	/* 40 left: refused, cached for >= 60 */
+	CHECK_EQ(run_raw(b1, l1), DROP);
+	CHECK_EQ(rstats(5).hot_dropped, 3);
+	/* 1,560 bytes taken: 500 fit again when 460 have come back, after
+	 * 460 / 1500 s = 306.67 ms; the 60-byte frame's entry replaced the
+	 * 500-byte one, and holds until 20 bytes came back (13.3 ms) */
+	xrl_test_clock_set(X, T0 + 13 * 1000000);
+	CHECK_EQ(run_raw(b1, l1), DROP);	/* cached, >= 60 */
+	CHECK_EQ(rstats(5).hot_dropped, 4);
+	xrl_test_clock_set(X, T0 + 14 * 1000000);
+	CHECK_EQ(run_raw(b1, l1), DROP);	/* the bucket's again: >= 500 */
+	CHECK_EQ(rstats(5).hot_dropped, 4);
+	xrl_test_clock_set(X, T0 + 306 * 1000000);
+	CHECK_EQ(run_raw(b1, l1), DROP);
+	CHECK_EQ(rstats(5).hot_dropped, 5);
+	xrl_test_clock_set(X, T0 + 307 * 1000000);
+	CHECK_EQ(run_raw(b1, l1), PASS);
+	CHECK_EQ(rstats(5).dropped_packets, 8);
+	teardown();
+}
+
+/*
+ * An endpoint rule's refusal is cached for the source and the packet's
+ * endpoint class, checked after the source rule passed it (which counts
+ * the pass, as the whole path does), for IPv4 and IPv6; another class of
+ * the same source, or another source, is not touched.
+ */
+static void test_hot_cache_endpoint(void)
+{
+	static const char *const src[] = { "198.18.2.1", "2001:db8:2::1" };
+
+	one_cpu();
+	for (int f = 0; f < 2; f++) {
+		const char *other = f ? "2001:db8:3::1" : "198.18.2.2";
+
+		setup();
+		CHECK(!RULES("rule add 198.18.0.0/15 rate 1000/s burst 1000 id 1",
+			     "rule add 2001:db8::/32 rate 1000/s burst 1000 id 2",
+			     "rule add 198.18.2.0/24 proto udp dport 53 rate 1/s burst 2 id 3",
+			     "rule add 2001:db8::/32 proto udp dport 53 rate 1/s burst 2 id 4",
+			     "rule add 0.0.0.0/0 proto tcp syn rate 1/h burst 1 id 5",
+			     "rule add ::/0 proto tcp syn rate 1/h burst 1 id 6"), "%s", xrl_errmsg());
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 10), 2);
+		CHECK_EQ(rstats(3 + f).hot_dropped, 7);
+		CHECK_EQ(rstats(3 + f).dropped_packets, 8);
+		CHECK_EQ(rstats(1 + f).passed_packets, 10);	/* the source rule's */
+		/* another class (a SYN, its own rule), another port, another source */
+		CHECK_EQ(ep_send(src[f], IPPROTO_TCP, 80, 0x02, false, 3), 1);
+		CHECK_EQ(rstats(5 + f).hot_dropped, 1);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 54, 0, false, 3), 3);
+		CHECK_EQ(ep_send(other, IPPROTO_UDP, 53, 0, false, 3), 2);
+		CHECK_EQ(rstats(3 + f).hot_dropped, 7);
+		/* refused until TAT + T - L = T0 + 2 s + 1 s - 2 s */
+		xrl_test_clock_set(X, T0 + SEC - 1);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 1), 0);
+		CHECK_EQ(rstats(3 + f).hot_dropped, 8);
+		xrl_test_clock_set(X, T0 + SEC);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 2), 1);
+		CHECK_EQ(bucket_of(3 + f, src[f]).dropped, 10);
+		teardown();
+	}
 }
 
 static void on_cpu(int cpu)
@@ -2298,6 +2439,9 @@ int main(void)
 	RUN(test_hot_cache_thousand_sources);
 	RUN(test_hot_cache_event_counts);
 	RUN(test_hot_cache_only_where_exact);
+	RUN(test_hot_cache_windows);
+	RUN(test_hot_cache_bytes);
+	RUN(test_hot_cache_endpoint);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
 	RUN(test_aggregate_fresh_late_clock);

@@ -1186,16 +1186,36 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 				int n = 20 + below(chance(70) ? 200 : 3000);
 				uint64_t step = chance(60) ? 1000 : below(chance(50) ? 1000000 : 100000000);
 
+				/* or one frame again and again, padded past its IP
+				 * packet to other lengths (the same source, class
+				 * and verdicts, other costs): the hot-key cache's
+				 * entries of byte and endpoint rules answer */
+				bool sticky = chance(40);
+				uint8_t sf[MAX_FRAME];
+				size_t base = 0;
+
 				flood_who = below(pool.n);
 				/* often a spoofer: new keys beyond the budgets */
 				for (int j = 0; j < 8 && chance(60) && !pool.spoof[flood_who]; j++)
 					flood_who = below(pool.n);
+				if (sticky)
+					base = gen_frame(sf, &pool);
 				for (int j = 0; j < n && LOG.n < MAX_STEPS - 2 && done < frames; j++) {
 					if (chance(10)) {
 						now += below(step + 1);
 						log_add(S_CLOCK, now);
 					}
-					len = gen_frame(f, &pool);
+					if (sticky) {
+						size_t room = MAX_FRAME - base, pad;
+
+						pad = chance(50) ? 0 : below((room < 1400 ? room : 1400) + 1);
+						memcpy(f, sf, base);
+						for (size_t b = 0; b < pad; b++)
+							f[base + b] = rnd();
+						len = base + pad;
+					} else {
+						len = gen_frame(f, &pool);
+					}
 					log_frame(f, len);
 					done++;
 				}

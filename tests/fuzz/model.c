@@ -26,8 +26,17 @@ int model_init(struct model *m)
 	return m->b && m->hot ? 0 : -1;
 }
 
+static void model_hot_clear(struct model *m)
+{
+	for (uint32_t i = 0; i < M_HOT; i++)
+		free(m->hot[i].st);
+	memset(m->hot, 0, M_HOT * sizeof(*m->hot));
+}
+
 void model_free(struct model *m)
 {
+	if (m->hot)
+		model_hot_clear(m);
 	free(m->b);
 	free(m->hot);
 	m->b = NULL;
@@ -344,8 +353,8 @@ void model_set_rules(struct model *m, const struct m_rule *v, int n)
 		}
 	}
 	m->n_rules = n;
-	/* a commit voids the hot-key cache */
-	memset(m->hot, 0, M_HOT * sizeof(*m->hot));
+	/* a commit voids the hot-key cache (and rules[] are renumbered) */
+	model_hot_clear(m);
 }
 
 /* What one packet costs in the rule's unit: 1, or its frame's length in
@@ -355,24 +364,27 @@ static uint64_t model_cost(const struct m_rule *r, const struct m_pkt *p)
 	return r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
 }
 
-/* ---- the hot-key cache, ideal: one entry per source, never evicted ---- */
+/* ---- the hot-key cache, ideal: one entry per source and rule, never
+ * evicted, every statement kept ---- */
 
-static struct m_hot *model_hot(struct model *m, const struct m_pkt *p, bool add)
+static struct m_hot *model_hot(struct model *m, const struct m_pkt *p, int rule, bool add)
 {
-	uint64_t h = 1099511628211ULL * (uint64_t)p->family;
+	uint64_t h = 1099511628211ULL * (uint64_t)p->family ^ (uint64_t)rule << 32;
 
 	for (int i = 0; i < 16; i++)
 		h = (h ^ p->src[i]) * 1099511628211ULL;
 	for (uint64_t i = h & (M_HOT - 1), n = 0; n < M_HOT; i = (i + 1) & (M_HOT - 1), n++) {
 		struct m_hot *e = &m->hot[i];
 
-		if (e->used && e->family == p->family && !memcmp(e->src, p->src, 16))
+		if (e->used && e->family == p->family && e->rule == rule &&
+		    !memcmp(e->src, p->src, 16))
 			return e;
 		if (!e->used) {
 			if (!add)
 				return NULL;
 			e->used = 1;
 			e->family = p->family;
+			e->rule = rule;
 			memcpy(e->src, p->src, 16);
 			return e;
 		}
@@ -380,12 +392,113 @@ static struct m_hot *model_hot(struct model *m, const struct m_pkt *p, bool add)
 	return NULL;
 }
 
-/* README, Limits of the design: the cache answers only for an enforcing
- * packet token bucket of a source rule (not dry-run, not a fleet rule). */
+/* README, Limits of the design: the cache answers for an enforcing rule
+ * that is not dry-run and not a fleet rule, source or endpoint, of every
+ * algorithm, packets or bytes. */
 static bool model_cacheable(const struct model *m, const struct m_rule *r)
 {
-	return m->mode == XRL_MODE_ENFORCE && !r->ep && !r->dry_run && !r->fleet &&
-	       r->algo == XRL_ALGO_GCRA && r->unit == XRL_UNIT_PACKETS;
+	return m->mode == XRL_MODE_ENFORCE && !r->dry_run && !r->fleet;
+}
+
+/* The statement a refusal of this packet by its key's bucket makes
+ * (xrl_meter.h): false when there is none. The bucket as it is: a refusal
+ * leaves it alone. */
+static bool model_refusal(const struct model *m, const struct m_rule *r, const struct m_pkt *p,
+			  const struct m_bucket *b, struct m_stmt *st)
+{
+	uint64_t cost = model_cost(r, p), now = xrl_ns_to_tu(m->now_ns), u;
+
+	switch (r->algo) {
+	case XRL_ALGO_FIXED_WINDOW:
+		u = xrl_fixed_refused_until(b->tat, m->now_ns, r->interval);
+		u = u ? xrl_ns_to_tu(u) : 0;
+		break;
+	case XRL_ALGO_SLIDING_WINDOW:
+		u = xrl_sliding_refused_until(b->tat, b->win1, m->now_ns, r->interval, r->limit, cost);
+		u = u ? xrl_ns_to_tu(u) : 0;
+		break;
+	case XRL_ALGO_GCRA:
+	default:
+		u = xrl_gcra_refused_until(b->tat, r->interval, r->limit, cost);
+		break;
+	}
+	st->until = u;
+	st->min_len = r->unit == XRL_UNIT_PACKETS ? 0 : (uint32_t)cost;
+	return u && xrl_before(now, u) && st->min_len <= 0xffff;
+}
+
+/* Keep a statement: drop those it covers and those run out. */
+static void model_hot_add(struct model *m, struct m_hot *e, const struct m_stmt *st)
+{
+	uint64_t now = xrl_ns_to_tu(m->now_ns);
+	int n = 0;
+
+	for (int i = 0; i < e->n; i++) {
+		struct m_stmt *o = &e->st[i];
+
+		if (o->min_len <= st->min_len && !xrl_before(o->until, st->until))
+			return;		/* covered already */
+		if (!xrl_before(now, o->until) ||
+		    (st->min_len <= o->min_len && !xrl_before(st->until, o->until)))
+			continue;
+		e->st[n++] = *o;
+	}
+	e->n = n;
+	if (e->n == e->cap) {
+		int cap = e->cap ? 2 * e->cap : 4;
+		struct m_stmt *v = realloc(e->st, cap * sizeof(*v));
+
+		if (!v)
+			abort();
+		e->st = v;
+		e->cap = cap;
+	}
+	e->st[e->n++] = *st;
+}
+
+/* Does a statement cover this packet now? */
+static bool model_hot_covers(const struct model *m, const struct m_hot *e, const struct m_pkt *p)
+{
+	uint64_t now = xrl_ns_to_tu(m->now_ns);
+
+	for (int i = 0; i < e->n; i++)
+		if (p->len >= e->st[i].min_len && xrl_before(now, e->st[i].until))
+			return true;
+	return false;
+}
+
+/* A refusal of rule r's bucket: its statement into the ideal cache. */
+static void model_hot_refused(struct model *m, const struct m_rule *r, const struct m_pkt *p,
+			      const struct m_bucket *b)
+{
+	struct m_stmt st;
+	struct m_hot *e;
+
+	if (model_cacheable(m, r) && model_refusal(m, r, p, b, &st) &&
+	    (e = model_hot(m, p, (int)(r - m->rules), true)))
+		model_hot_add(m, e, &st);
+}
+
+/* Enforcing, the watchdog quiet, a statement covers the packet under rule
+ * r: the cache may answer (the drop is the bucket's anyway). Its own
+ * statement joins the others: the program's cache, having missed, may
+ * have made it. */
+static bool model_failing(const struct model *m);
+
+static bool model_hot_answers(struct model *m, struct m_rule *r, const struct m_pkt *p)
+{
+	struct m_hot *e;
+	struct m_bucket *b;
+	bool fresh;
+
+	if (m->mode != XRL_MODE_ENFORCE || model_failing(m) ||
+	    !(e = model_hot(m, p, (int)(r - m->rules), false)) || !model_hot_covers(m, e, p))
+		return false;
+	b = bucket(m, r, p, &fresh);	/* there: a statement came from it */
+	if (fresh)
+		abort();
+	model_hot_refused(m, r, p, b);
+	return true;
 }
 
 /* ---- shared GCRAs: the aggregate and the new-key budget ---- */
@@ -406,7 +519,7 @@ static int model_take(__u64 *tat, bool *used, __u64 *tokens, __u64 now,
 	if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
 		cost = 1;
 		if (!xrl_gcra(cur, now, interval, limit, cost, &next)) {
-			*until = xrl_gcra_refused_until(cur, interval, limit);
+			*until = xrl_gcra_refused_until(cur, interval, limit, 1);
 			return 0;
 		}
 	}
@@ -466,7 +579,7 @@ static int model_new_key(struct model *m, struct m_rule *r)
  * the table) once its first packet is admitted by its bucket. */
 static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 {
-	__u64 now = xrl_ns_to_tu(m->now_ns), cost = model_cost(r, p), next, old;
+	__u64 now = xrl_ns_to_tu(m->now_ns), cost = model_cost(r, p), next;
 	bool fresh;
 	struct m_bucket *b = bucket(m, r, p, &fresh);
 	int ok, k;
@@ -481,7 +594,6 @@ static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 		else
 			b->tat = b->win1 = xrl_win_empty(m->now_ns, r->interval);
 	}
-	old = b->tat;
 	switch (r->algo) {
 	case XRL_ALGO_FIXED_WINDOW:
 		ok = xrl_fixed_window(b->tat, m->now_ns, r->interval, r->limit, cost, &next);
@@ -511,14 +623,10 @@ static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 		bucket_forget(m, b);
 	}
 	if (!ok) {
-		/* refused at TAT: refused until TAT + T - L, every packet of
-		 * the source (README, Limits of the design) */
-		struct m_hot *e;
-
-		if (!fresh && model_cacheable(m, r) && (e = model_hot(m, p, true))) {
-			e->rule = (int)(r - m->rules);
-			e->until = xrl_gcra_refused_until(old, r->interval, r->limit);
-		}
+		/* refused: refused until a time the algorithm knows (README,
+		 * Limits of the design) */
+		if (!fresh)
+			model_hot_refused(m, r, p, b);
 		return 0;
 	}
 	return model_aggregate(r, now);
@@ -621,20 +729,18 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		drop = true;
 	} else {
 		enum m_count c;
-		struct m_hot *e;
 
 		/* enforcing, a source the cache knows refused: the verdict
 		 * and counters of the whole path, with hot_dropped (ideal) */
-		if (m->mode == XRL_MODE_ENFORCE && (e = model_hot(m, p, false)) &&
-		    !model_failing(m) && xrl_before(xrl_ns_to_tu(m->now_ns), e->until)) {
-			res->rule = e->rule;
-			m->rules[e->rule].st.hot_dropped++;
-			model_count(&m->rules[e->rule], p, C_DROP);
+		res->rule = model_classify(m, p);
+		if (res->rule >= 0 && model_hot_answers(m, &m->rules[res->rule], p)) {
+			m->rules[res->rule].st.hot_dropped++;
+			model_count(&m->rules[res->rule], p, C_DROP);
 			res->verdict = XDP_DROP;
 			model_count_verdict(m, res->verdict);
 			return;
 		}
-		if ((res->rule = model_classify(m, p)) < 0) {
+		if (res->rule < 0) {
 			m->g.unmatched_packets++;
 			drop = m->mode == XRL_MODE_FAIL_CLOSED;
 		} else {
@@ -647,8 +753,15 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		 * decide */
 		if (!drop && m->mode != XRL_MODE_FAIL_CLOSED &&
 		    (res->ep_rule = model_classify_endpoint(m, p)) >= 0) {
-			c = model_decide(m, &m->rules[res->ep_rule], p);
-			model_count(&m->rules[res->ep_rule], p, c);
+			struct m_rule *er = &m->rules[res->ep_rule];
+
+			if (model_hot_answers(m, er, p)) {
+				er->st.hot_dropped++;
+				c = C_DROP;
+			} else {
+				c = model_decide(m, er, p);
+			}
+			model_count(er, p, c);
 			drop = dropped(c);
 		}
 	}

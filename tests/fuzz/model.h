@@ -18,8 +18,10 @@
  *   model_agg_closed() the aggregate refused on this CPU: the rule's
  *                    packets dropped before the key look-up until then
  *   model_hot()      the hot-key drop cache as an ideal one (every entry
- *                    kept): it predicts the most drops the program's cache
- *                    may answer; verdicts never depend on it
+ *                    kept, every statement of every refusal, even those it
+ *                    answered): it predicts the most drops the program's
+ *                    cache may answer; its statements are true, so a drop it
+ *                    answers is one the whole path would make
  *   model_decide()   modes, watchdog, actions, per-rule and global dry-run
  *   model_count()    every counter: per rule, global, per interface
  *   model_run()      the order: the source rule, then (if it passed) the
@@ -89,12 +91,23 @@ struct m_rule {
 	struct xrl_rule_stats st;
 };
 
-/* An entry of the ideal hot-key cache: a source refused until `until`. */
+/* A statement of the ideal hot-key cache: frames of min_len bytes or more
+ * (any frame: 0) are refused until `until` (time units). */
+struct m_stmt {
+	uint64_t until;
+	uint32_t min_len;
+};
+
+/* An entry of the ideal hot-key cache: what is known of a source under one
+ * rule (a source or an endpoint rule). It keeps every statement that no
+ * other one covers and that has not run out: the program's cache keeps one
+ * per source and class, made at some of the same refusals. */
 struct m_hot {
 	uint32_t used;
 	int family, rule;
 	uint8_t src[16];
-	uint64_t until;		/* time units */
+	struct m_stmt *st;
+	int n, cap;
 };
 
 #define M_HOT		(1u << 16)

@@ -422,7 +422,7 @@ static void test_refused_until_exact(void)
 				b.tat = nt;
 			} else {
 				refused++;
-				u2 = xrl_gcra_refused_until(b.tat, b.interval, b.limit);
+				u2 = xrl_gcra_refused_until(b.tat, b.interval, b.limit, 1);
 				CHECK(xrl_before(now, u2), "refused at %llu, until %llu",
 				      (unsigned long long)now, (unsigned long long)u2);
 				/* the last instant before: still refused; at it: passes */
@@ -433,6 +433,153 @@ static void test_refused_until_exact(void)
 			now += b.interval / 3 + 1;
 		}
 		CHECK(refused > 0, "rate %llu: nothing refused", (unsigned long long)rates[k][0]);
+	}
+}
+
+/*
+ * "Refused until" for every algorithm and for costs above 1 (byte rules):
+ * a statement "a cost of c or more is refused until u", made at each
+ * refusal, must hold for every later offer whatever passed in between; and
+ * it is tight where the cache relies on it being so: the instant before u
+ * the snapshot refuses, at u it admits (the token bucket; the fixed
+ * window's next window; the sliding window within its window).
+ */
+struct stmt {
+	__u64 until, cost;
+};
+
+static __u64 xs_next(__u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void test_refused_until_every_algorithm(void)
+{
+	static const struct {
+		int algo;		/* 0 gcra, 1 fixed, 2 sliding */
+		__u64 limit, window_ns, burst, maxcost;
+	} cfg[] = {
+		{ 0, 10, SEC, 10, 1 }, { 0, 12000, SEC, 1600, 700 }, { 0, 3, XRL_PERIOD_MIN, 2, 3 },
+		{ 1, 10, SEC, 0, 1 }, { 1, 1500, SEC, 0, 600 }, { 1, 7, 250000000, 0, 2 },
+		{ 2, 10, SEC, 0, 1 }, { 2, 1500, SEC, 0, 600 }, { 2, 100, 3 * SEC / 2, 0, 5 },
+		{ 2, 4000000000ULL, XRL_PERIOD_HOUR, 0, 1 },
+	};
+	__u64 x = 88172645463325252ULL;
+
+	for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+		struct stmt st[64];
+		int n = 0, algo = cfg[k].algo;
+		__u64 now = 1000 * SEC + 12345, W = cfg[k].window_ns, s0, s1, tat, iv = 0, lim = 0;
+		unsigned refused = 0, made = 0, r;
+
+		if (algo == 0) {
+			iv = xrl_rate_interval(cfg[k].limit, W);
+			lim = xrl_burst_limit(iv, cfg[k].burst);
+			tat = xrl_ns_to_tu(now);
+		}
+		/* windows: from a window's start, the previous one full, the
+		 * current one half */
+		now = (now / W + 2) * W + 12345;
+		s0 = s1 = xrl_win_empty(now, W);
+		if (algo == 2) {
+			__u32 wn = now / W;
+			__u64 pw = xrl_win_word(wn - 1, cfg[k].limit);
+			__u64 cw = xrl_win_word(wn, cfg[k].limit / 2);
+
+			s0 = wn & 1 ? pw : cw;
+			s1 = wn & 1 ? cw : pw;
+		}
+		for (int i = 0; i < 40000; i++) {
+			__u64 c = 1 + xs_next(&x) % cfg[k].maxcost, nx, u = 0, t = xrl_ns_to_tu(now);
+			int ok, w = 0;
+
+			if (algo == 0) {
+				ok = xrl_gcra(tat, t, iv, lim, c, &nx);
+			} else if (algo == 1) {
+				ok = xrl_fixed_window(s0, now, W, cfg[k].limit, c, &nx);
+			} else {
+				w = xrl_sliding_window(s0, s1, now, W, cfg[k].limit, c, &nx);
+				ok = w >= 0;
+			}
+			/* every statement made so far holds */
+			for (int j = 0; j < n; j++)
+				if (c >= st[j].cost && xrl_before(t, st[j].until))
+					CHECK(!ok, "algo %d cfg %zu: cost %llu passed at %llu before %llu (cost %llu)",
+					      algo, k, (unsigned long long)c, (unsigned long long)t,
+					      (unsigned long long)st[j].until, (unsigned long long)st[j].cost);
+			if (ok) {
+				if (algo == 0)
+					tat = nx;
+				else if (algo == 1 || w == 0)
+					s0 = nx;
+				else
+					s1 = nx;
+			} else {
+				refused++;
+				if (algo == 0) {
+					u = xrl_gcra_refused_until(tat, iv, lim, c);
+					if (xrl_before(t, u)) {
+						CHECK(!xrl_gcra(tat, u - 1, iv, lim, c, &nx), "gcra: just before");
+						CHECK(xrl_gcra(tat, u, iv, lim, c, &nx) || c * iv > lim,
+						      "gcra: at until");
+					} else {
+						u = 0;	/* a cost over the burst: no time */
+					}
+				} else if (algo == 1) {
+					u = xrl_fixed_refused_until(s0, now, W);
+					if (u) {
+						CHECK(!xrl_fixed_window(s0, u - 1, W, cfg[k].limit, c, &nx),
+						      "fixed: just before");
+						CHECK(xrl_fixed_window(s0, u, W, cfg[k].limit, c, &nx),
+						      "fixed: at the next window");
+					}
+				} else {
+					__u64 end = (now / W + 1) * W;
+
+					u = xrl_sliding_refused_until(s0, s1, now, W, cfg[k].limit, c);
+					if (u) {
+						CHECK(u > now && u <= end, "sliding: %llu not in (now, end]",
+						      (unsigned long long)u);
+						CHECK(xrl_sliding_window(s0, s1, u - 1, W, cfg[k].limit, c, &nx) < 0,
+						      "sliding: just before");
+						if (u < end)
+							CHECK(xrl_sliding_window(s0, s1, u, W, cfg[k].limit, c, &nx) >= 0,
+							      "sliding: at until");
+					}
+				}
+				if (u && algo) {
+					u = xrl_ns_to_tu(u);
+				}
+				if (u) {
+					made++;
+					/* keep the live ones */
+					int m = 0;
+
+					for (int j = 0; j < n; j++)
+						if (xrl_before(t, st[j].until))
+							st[m++] = st[j];
+					n = m;
+					if (n < 64)
+						st[n++] = (struct stmt){ u, c };
+				}
+			}
+			/* odd steps: a third of a window, a whole idle one (not
+			 * for a limit that 40,000 offers cannot reach), a 50th;
+			 * mostly offers at about twice the limit */
+			r = xs_next(&x) % 64;
+			if (r == 0 && cfg[k].limit < 1000000)
+				now += W / 3 + 7;
+			else if (r == 1 && cfg[k].limit < 1000000)
+				now += W + 1;
+			else if (r < 6)
+				now += xs_next(&x) % (W / 50 + 1);
+			else
+				now += xs_next(&x) % (W * cfg[k].maxcost / cfg[k].limit / 2 + 1);
+		}
+		CHECK(refused > 100 && made > 50, "cfg %zu: %u refused, %u statements", k, refused, made);
 	}
 }
 
@@ -473,6 +620,7 @@ int main(void)
 	RUN(test_window_largest);
 	RUN(test_window_left);
 	RUN(test_refused_until_exact);
+	RUN(test_refused_until_every_algorithm);
 	RUN(test_chunk);
 	return tl_summary();
 }

@@ -107,6 +107,7 @@ static struct hot_pending *hot_pending_load(struct xrl *x, size_t *n)
 	struct xrl_hot *v = calloc(x->ncpus, sizeof(*v));
 	struct hot_pending *hp = NULL, *t;
 	size_t cap = 0;
+	__u32 fam;
 
 	*n = 0;
 	if (!v)
@@ -123,9 +124,12 @@ static struct hot_pending *hot_pending_load(struct xrl *x, size_t *n)
 					goto out;
 				hp = t;
 			}
-			hp[*n] = (struct hot_pending){ .family = v[c].family, .gen = v[c].gen,
+			/* a source's and an endpoint rule's entries alike:
+			 * the bucket is (gen, kaddr) */
+			fam = v[c].family & XRL_HOT_FAMILY;
+			hp[*n] = (struct hot_pending){ .family = fam, .gen = v[c].gen,
 						       .n = v[c].pending };
-			memcpy(hp[*n].kaddr, v[c].kaddr, v[c].family == 6 ? 16 : 4);
+			memcpy(hp[*n].kaddr, v[c].kaddr, fam == 6 ? 16 : 4);
 			++*n;
 		}
 	}
