@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.5.0/24 rate 4294967295/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
-	    add_rule(x, v, &n, "rule add 198.18.12.0/24 rate 8kbit burst 100") ||
+	    add_rule(x, v, &n, "rule add 198.18.12.0/24 rate 1bps burst 1514") ||
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
