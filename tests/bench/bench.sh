@@ -20,9 +20,12 @@
 #
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
-# client's rate, 1000), PARTS (flood split goodput dns algos fleet micro),
+# client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2 micro),
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
 # xdp-rl runs beside this one in the same rounds).
+#
+# agg2: an aggregate metered by two CPUs at once (xrl-flood on both), far
+# above the flood in chunks, far above with chunks of one, and binding.
 #
 # fleet: one source flooded through a fleet rule (scope fleet, its key
 # promoted and leased from a real redis-server by a real xdp-rld, both
@@ -43,7 +46,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -693,6 +696,76 @@ if [[ $PARTS == *" fleet "* ]]; then
 			log "   round $r  $(tail -n 1 "$RESULTS" | jq -r '"\(.contender)\t\(.mpps * 1000 | round / 1000) Mpps"')"
 		done
 	done
+fi
+
+# ---- agg2: an aggregate metered by two CPUs at once, on the live path ----
+# xrl-flood on CPUs 0 and 1 (each its half of 1,000 sources; each CPU's
+# frames land on its own queue of d0, whose NAPI runs on that CPU), one rule
+# whose per-key limit never binds, so that every packet meets the
+# aggregate: none, far above the flood (burst 10^8: chunks of 1024), and one
+# that binds (100,000/s burst 10,000: admitted against burst + rate x t,
+# both CPUs). (Chunks of one, the shared cache line written by every packet,
+# cannot be far above a flood of millions a second: their burst would be
+# under 400, and the clock then decides; the micro-benchmark shows what
+# that line costs: one key's bucket metered by two CPUs at once.)
+AGG2_RESULTS="$TMPD/agg2.jsonl"
+AGG2_CASES=(xdp_drop none agg_off agg_chunks agg_binds)
+declare -A AGG2_WORDS=([agg_off]="" [agg_chunks]="aggregate 100000000/s burst 100000000"
+		       [agg_binds]="aggregate 100000/s burst 10000")
+declare -A AGG2_LABEL=([xdp_drop]="bare XDP_DROP" [none]="no filter"
+		       [agg_off]="xdp-rl, no aggregate (every packet admitted)"
+		       [agg_chunks]="xdp-rl, aggregate far above, chunks of 1024"
+		       [agg_binds]="xdp-rl, aggregate 100,000/s burst 10,000 (binds)")
+agg2_one() {	# ROUND CASE: one run on two CPUs, one JSON line
+	local round=$1 c=$2 x0 x1 e0 e1 res seen=0 dropped=0
+	case $c in
+	xdp_drop) setup_xdp_drop || return 1 ;;
+	none) ;;
+	*) xdprl_attach native &&
+	   ctl rule add 198.18.0.0/15 rate 100000000/s burst 100000000 id 1 ${AGG2_WORDS[$c]} >/dev/null || return 1 ;;
+	esac
+	read -r x0 e0 < <(xmit)
+	res=$(in_gen "$FLOOD" -i s0 -m $DST_MAC -d $DST4 -s 198.18.0.0/15 -N 1000 -n 1000000000 -T "$DUR" -t 2 -c 0 -j)
+	read -r x1 e1 < <(xmit)
+	sleep 0.1
+	case $c in
+	xdp_drop) teardown_xdp_drop ;;
+	none) ;;
+	*) read -r seen dropped < <(counters_xdprl); ctl detach dev d0 purge >/dev/null ;;
+	esac
+	jq -nc --argjson r "$round" --arg c "$c" --argjson gen "$res" --argjson delivered $((x1 - x0)) \
+		--argjson seen "${seen:-0}" --argjson dropped "${dropped:-0}" '
+		{round: $r, case: $c, seconds: $gen.seconds, delivered: $delivered,
+		 mpps: ($delivered / $gen.seconds / 1e6), seen: $seen, admitted: ($seen - $dropped),
+		 expected: (if $c == "agg_binds" then ([10000 + 100000 * $gen.seconds, $seen] | min) else null end)}' >>"$AGG2_RESULTS"
+}
+if [[ $PARTS == *" agg2 "* ]]; then
+	if (($(nproc) < 2)); then
+		log "== agg2 skipped: fewer than 2 CPUs"
+	else
+		log "== an aggregate on two CPUs at once, 1,000 sources, $ROUNDS rounds, ${DUR}s each"
+		: >"$AGG2_RESULTS"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for c in "${AGG2_CASES[@]}"; do
+				agg2_one "$r" "$c" || { log "Error: agg2 $c failed"; exit 1; }
+				log "   round $r  $(tail -n 1 "$AGG2_RESULTS" | jq -r '"\(.case)\t\(.mpps * 1000 | round / 1000) Mpps"')"
+			done
+		done
+		cp "$AGG2_RESULTS" "$OUT/agg2_runs.jsonl"
+		{
+			echo "| two CPUs at once | Mpps (median, min–max) | × bare XDP_DROP | admitted ÷ (burst + rate × t) |"
+			echo "|---|---:|---:|---:|"
+			for c in "${AGG2_CASES[@]}"; do
+				jq -sr --arg c "$c" --arg name "${AGG2_LABEL[$c]}" '
+					(map(select(.case == "xdp_drop")) | map({key: (.round | tostring), value: .mpps}) | from_entries) as $drop |
+					map(select(.case == $c)) | sort_by(.mpps) as $g | $g[length / 2 | floor] as $m |
+					(map(.mpps / $drop[.round | tostring]) | sort | .[length / 2 | floor]) as $ratio |
+					"| \($name) | \($m.mpps * 1000 | round / 1000) (\($g[0].mpps * 100 | round / 100)–\($g[-1].mpps * 100 | round / 100)) | \($ratio * 100 | round / 100) | \(if $m.expected then "\($m.admitted / $m.expected * 1000 | round / 10) %" else "—" end) |"' \
+					"$AGG2_RESULTS"
+			done
+		} >"$OUT/agg2.md"
+		cat "$OUT/agg2.md" >&2
+	fi
 fi
 
 # Micro-benchmark of the program alone.

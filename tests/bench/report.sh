@@ -136,6 +136,15 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		done
 		echo
 	fi
+	if [[ -f "$OUT/agg2.md" ]]; then
+		echo "**An aggregate metered by two CPUs at once** — xrl-flood on CPUs 0 and 1, each its half"
+		echo "of 1,000 sources landing on its own queue (NAPI on that CPU); a rule whose per-key limit"
+		echo "never binds, so that every packet meets the aggregate; median of the rounds, ratio to bare"
+		echo "XDP_DROP in the same round."
+		echo
+		cat "$OUT/agg2.md"
+		echo
+	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
 		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
 		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"
