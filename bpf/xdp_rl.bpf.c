@@ -214,6 +214,20 @@ static __always_inline __u64 clock_ns(const struct xrl_control *ctrl)
 	return bpf_ktime_get_coarse_ns();
 }
 
+/*
+ * A rule's clock: the coarse one, or the precise one for a rule that
+ * refills its burst within XRL_PRECISE_TICKS ticks (xrl_rule.precise): on
+ * the coarse clock it would admit at most its burst a tick, a fraction of
+ * its rate. bpf_ktime_get_ns() is never behind the coarse clock.
+ */
+static __always_inline __u64 rule_clock_ns(const struct xrl_control *ctrl,
+					   const struct xrl_rule *r)
+{
+	if (use_test_clock)
+		return ctrl->test_now_ns;
+	return r->precise ? bpf_ktime_get_ns() : bpf_ktime_get_coarse_ns();
+}
+
 /* The daemon stopped heartbeating: its watchdog time has passed. */
 static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 now_ns)
 {
@@ -616,12 +630,12 @@ static __always_inline int aggregate_closed(const struct xrl_rule *r,
 
 	if (!r->agg_interval || !rs || !rs->agg_until)
 		return 0;
-	if (!use_test_clock) {
+	if (!use_test_clock && !r->precise) {
 		j = bpf_jiffies64();
 		if (j == rs->agg_checked_j)
 			goto closed;
 	}
-	if (!xrl_before(xrl_ns_to_tu(clock_ns(ctrl)), rs->agg_until)) {
+	if (!xrl_before(xrl_ns_to_tu(rule_clock_ns(ctrl, r)), rs->agg_until)) {
 		rs->agg_until = 0;	/* open again: no more checks */
 		return 0;
 	}
@@ -675,7 +689,7 @@ static __always_inline __u8 hot_tag(const struct xrl_pkt *p)
 static __always_inline int hot_match(const struct xrl_hot *e, const struct xrl_pkt *p,
 				     __u32 epoch)
 {
-	if ((e->family & ~XRL_HOT_SIZED) != hot_tag(p) || e->epoch != epoch ||
+	if ((e->family & ~XRL_HOT_COND) != hot_tag(p) || e->epoch != epoch ||
 	    e->src[0] != p->saddr[0] || e->klass != p->klass)
 		return 0;
 	return p->family == 4 || (e->src[1] == p->saddr[1] && e->src[2] == p->saddr[2] &&
@@ -708,11 +722,17 @@ static __noinline int hot_flush(struct xrl_hot *e)
 }
 
 /* Is the entry's source still refused, the watchdog quiet? The clock only
- * for a known source, and once a tick (struct xrl_hot). */
+ * for a known source, and once a tick (struct xrl_hot); a precise-clock
+ * rule's entry reads the precise clock every time. */
 static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl_control *ctrl)
 {
 	__u64 now_ns, j = 0;
 
+	if (e->family & XRL_HOT_PRECISE) {
+		now_ns = use_test_clock ? ctrl->test_now_ns : bpf_ktime_get_ns();
+		return !watchdog_fired(ctrl, now_ns) &&
+		       xrl_before(xrl_ns_to_tu(now_ns), e->until);
+	}
 	if (!use_test_clock) {
 		j = bpf_jiffies64();
 		if (j == e->checked_j)
@@ -789,7 +809,7 @@ static long hot_collect_cpu(__u64 cpu, void *arg)
 
 		if (!e)
 			return 1;	/* past the last CPU */
-		if ((e->family & ~XRL_HOT_SIZED) == c->tag && e->gen == c->gen &&
+		if ((e->family & ~XRL_HOT_COND) == c->tag && e->gen == c->gen &&
 		    e->klass == c->klass && e->src[0] == c->src[0] && e->src[1] == c->src[1] &&
 		    e->src[2] == c->src[2] && e->src[3] == c->src[3] && e->pending)
 			c->n += __sync_lock_test_and_set(&e->pending, 0);
@@ -841,7 +861,7 @@ static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_r
 	e->epoch = epoch;
 	e->gen = r->gen;
 	e->slot = r->slot;
-	e->family = hot_tag(p) | (min_len ? XRL_HOT_SIZED : 0);
+	e->family = hot_tag(p) | (min_len ? XRL_HOT_SIZED : 0) | (r->precise ? XRL_HOT_PRECISE : 0);
 	e->min_len = min_len;
 	e->klass = p->klass;
 }
@@ -1077,7 +1097,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 	if (mode == XRL_MODE_FAIL_OPEN)
 		return XRL_PASS;
 	if (wd)
-		now_ns = clock_ns(ctrl);
+		now_ns = rule_clock_ns(ctrl, r);
 	if (wd && watchdog_fired(ctrl, now_ns)) {
 		/* each rule's failure policy, counted as such */
 		if (r->on_failure == XRL_FAIL_CLOSED) {
@@ -1093,7 +1113,7 @@ static __always_inline int decide(const struct xrl_rule *r, __u32 mode,
 		return XRL_DROP;
 	if (aggregate_closed(r, ctrl, rs))
 		return XRL_DROP;
-	return meter(r, mode, p, wd ? now_ns : clock_ns(ctrl), rs, epoch);
+	return meter(r, mode, p, wd ? now_ns : rule_clock_ns(ctrl, r), rs, epoch);
 }
 
 /* Dry-run, the rule's (while enforcing) or the mode's: a drop the rule

@@ -47,6 +47,9 @@ struct xrl_build_info {
 #define XRL_MAX_RULES		16384
 #define XRL_RULE_SLOTS		(2 * XRL_MAX_RULES)
 #define XRL_DEFAULT_KEYS	1048576	/* bucket table size */
+/* A token bucket (or aggregate) whose burst refills in fewer ticks of the
+ * coarse clock than this meters on the precise clock (xrl_rule.precise). */
+#define XRL_PRECISE_TICKS	2
 
 /* Operating mode (control block). */
 enum xrl_mode {
@@ -131,7 +134,12 @@ struct xrl_rule {
 	__u8 syn;		/* TCP: SYNs (without ACK) only */
 	__u16 dport_lo, dport_hi;	/* host order; 0-65535: any port */
 	__u8 scope;		/* enum xrl_scope */
-	__u8 pad2[7];
+	/* 1: the rule (or its aggregate) refills its whole burst within
+	 * XRL_PRECISE_TICKS ticks of the coarse clock, which would let it
+	 * admit no more than its burst a tick: it meters on the precise
+	 * clock (libxrl decides at commit; 0 in rules of earlier builds) */
+	__u8 precise;
+	__u8 pad2[6];
 	/*
 	 * Aggregate: one GCRA for all keys of the rule together, checked after
 	 * the key's own bucket admitted the packet (both must admit). Shared
@@ -230,6 +238,8 @@ struct xrl_hot {
 };
 #define XRL_HOT_EP	0x80	/* an endpoint rule's entry */
 #define XRL_HOT_SIZED	0x40	/* a byte rule's entry: min_len applies */
+#define XRL_HOT_PRECISE	0x20	/* a precise-clock rule's entry (xrl_rule) */
+#define XRL_HOT_COND	(XRL_HOT_SIZED | XRL_HOT_PRECISE)	/* not in the match */
 #define XRL_HOT_FAMILY	0x0f
 
 /*

@@ -170,6 +170,9 @@ int main(int argc, char **argv)
 		{ "xdp-rl token bucket in bytes, passed", 0, { .src = "198.18.7.1", .payload = 18 } },
 		{ "xdp-rl token bucket in bytes, dropped", 0, { .src = "198.18.12.1", .payload = 18 } },
 		{ "xdp-rl dry-run rule, would-drop", 0, { .src = "198.18.8.1", .payload = 18 } },
+		/* a burst refilled within two ticks: the precise clock */
+		{ "xdp-rl precise clock (burst < 2 ticks of rate), passed", 0, { .src = "198.18.13.1", .payload = 18 } },
+		{ "xdp-rl precise clock (burst < 2 ticks of rate), dropped", 0, { .src = "198.18.14.1", .payload = 18 } },
 		/* endpoint rules: none on the packet's port (one array look-up
 		 * more than with no endpoint rule at all), and a hit */
 		{ "xdp-rl steady hit, endpoint rules but none on its port", 3, { .src = "198.18.0.1", .payload = 18 } },
@@ -244,6 +247,8 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.6.0/24 rate 1/h algo sliding-window") ||
 	    add_rule(x, v, &n, "rule add 198.18.7.0/24 rate 800mbit burst 4294967295") ||
 	    add_rule(x, v, &n, "rule add 198.18.12.0/24 rate 1bps burst 1514") ||
+	    add_rule(x, v, &n, "rule add 198.18.13.0/24 rate 100000000/s burst 1000") ||
+	    add_rule(x, v, &n, "rule add 198.18.14.0/24 rate 1000/s burst 1") ||
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||

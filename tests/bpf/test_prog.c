@@ -2187,6 +2187,56 @@ static void test_hot_cache_event_counts(void)
 	on_cpu(0);
 }
 
+/*
+ * A rule whose burst is less than its rate refills in one tick of the
+ * coarse clock (4 ms at HZ=250) would admit at most its burst a tick, a
+ * fraction of its rate (2,500/s here): such a rule meters on the precise
+ * clock. On the real clock, 20,000 packets a second, 50 us apart, against
+ * 100,000/s burst 10 pass every one, as against an aggregate of 100,000/s
+ * burst 10; 1,000/s burst 10 (10 ms of tolerance: the coarse clock) still
+ * limits to its burst + rate x t.
+ */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_small_burst_high_rate(void)
+{
+	static const char *const rule[] = {
+		"rule add 198.18.0.0/24 rate 100000/s burst 10 id 1",
+		"rule add 198.18.1.0/24 rate 1000/s burst 10 id 2",
+		"rule add 198.18.2.0/24 rate 100000000/s burst 4000000000 aggregate 100000/s burst 10 id 3",
+	};
+	static const char *const src[] = { "198.18.0.1", "198.18.1.1", "198.18.2.1" };
+	double t0, t;
+	int passed[3] = { 0 }, sent = 0;
+
+	one_cpu();
+	X = instance(false);		/* the real clock */
+	CHECK(!set_rules((const char *const[]){ rule[0], rule[1], rule[2], NULL }), "%s", xrl_errmsg());
+	/* 200 ms, a packet of each every 50 us */
+	t0 = now_s();
+	for (t = t0; t - t0 < 0.2; t = now_s()) {
+		for (int i = 0; i < 3; i++)
+			passed[i] += run_from(src[i]) == PASS;
+		sent++;
+		while (now_s() - t < 50e-6)
+			;
+	}
+	if (getenv("XRL_DEBUG"))
+		fprintf(stderr, "    sent %d: passed %d %d %d\n", sent, passed[0], passed[1], passed[2]);
+	CHECK(passed[0] == sent, "100000/s burst 10: %d of %d passed", passed[0], sent);
+	CHECK(passed[2] == sent, "aggregate 100000/s burst 10: %d of %d passed", passed[2], sent);
+	/* 1,000/s over at most 0.2 s and a bit, plus the burst */
+	CHECK(passed[1] <= 10 + 1000 * (now_s() - t0) + 2 && passed[1] >= 150,
+	      "1000/s burst 10: %d of %d passed", passed[1], sent);
+	teardown();
+}
+
 /* aggregate: one bucket for all keys of the rule, after each key's own. */
 static void test_aggregate(void)
 {
@@ -2442,6 +2492,7 @@ int main(void)
 	RUN(test_hot_cache_windows);
 	RUN(test_hot_cache_bytes);
 	RUN(test_hot_cache_endpoint);
+	RUN(test_small_burst_high_rate);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
 	RUN(test_aggregate_fresh_late_clock);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -112,6 +113,37 @@ static int shared_gcra(__u64 count, __u64 period_ns, __u32 burst, const char *pf
 	return 0;
 }
 
+/*
+ * The data path's coarse clock moves a tick at a time (clock_getres() of
+ * CLOCK_MONOTONIC_COARSE: 4 ms at HZ=250). A token bucket whose tolerance
+ * (burst / rate) is under XRL_PRECISE_TICKS ticks would admit at most its
+ * burst a tick, a fraction of its rate ("100000/s burst 10": 2,500/s): such
+ * a rule, or one whose aggregate is such a bucket, meters on the precise
+ * clock instead (some 20 ns a packet more).
+ */
+static __u64 coarse_tick_tu(void)
+{
+	static __u64 tick;
+	struct timespec ts;
+
+	if (!tick) {
+		__u64 ns = 4000000;	/* HZ=250, if the clock will not say */
+
+		if (!clock_getres(CLOCK_MONOTONIC_COARSE, &ts) && (ts.tv_sec || ts.tv_nsec))
+			ns = ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
+		tick = xrl_ns_to_tu(ns);
+	}
+	return tick;
+}
+
+static void rule_clock(struct xrl_rule *r)
+{
+	__u64 need = XRL_PRECISE_TICKS * coarse_tick_tu();
+
+	r->precise = (r->algo == XRL_ALGO_GCRA && r->limit && r->limit < need) ||
+		     (r->agg_limit && r->agg_limit < need);
+}
+
 /* aggregate RATE [burst N]: the burst defaults to one second of the rate
  * (at least 1, at most 2^32 - 1); new-keys RATE: burst = the rate's count. */
 static int aggregate_check(struct xrl_rule *r, const char *pfx, enum xrl_rule_field *bad)
@@ -149,6 +181,7 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	char pfx[INET6_ADDRSTRLEN + 8];
 	enum xrl_rule_field dummy;
 	__u8 mask[16] = {};
+	int err;
 
 	if (!bad)
 		bad = &dummy;
@@ -178,13 +211,17 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 		/* allow and deny are never metered */
 		r->interval = r->limit = 0;
 		r->agg_interval = r->agg_limit = r->nk_interval = r->nk_limit = 0;
+		r->precise = 0;
 		return 0;
 	}
 	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
 		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
-	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS)
-		return rule_check_units(e, pfx, bad) ?: aggregate_check(r, pfx, bad);
+	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS) {
+		err = rule_check_units(e, pfx, bad) ?: aggregate_check(r, pfx, bad);
+		rule_clock(r);
+		return err;
+	}
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
 		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
@@ -196,7 +233,9 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	if (!r->limit)
 		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
 			    pfx, r->burst);
-	return aggregate_check(r, pfx, bad);
+	err = aggregate_check(r, pfx, bad);
+	rule_clock(r);
+	return err;
 }
 
 /*
