@@ -65,6 +65,11 @@ test_aggregate_two_cpus() {
 		"$(rule_stat 1 dropped_packets)"
 	check_eq "json" "$(ctl -j rule list | jq -c '.[0] | [.aggregate, .aggregate_burst, .new_keys_rate]')" \
 		'["1/min",50000,null]'
+	# a burst that refills within two ticks of the coarse clock: the
+	# precise one (README, Rules: The clock)
+	ctl rule add 198.18.1.0/24 rate 100000/s burst 10 id 2 >/dev/null
+	ctl rule add 198.18.2.0/24 action allow id 3 >/dev/null
+	check_eq "clock" "$(ctl -j rule list | jq -c '[.[] | .clock]')" '["coarse","precise",null]'
 }
 
 # A real source drained at 100/s, then two million random spoofed sources

@@ -222,6 +222,12 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_kbool(w, "syn", false);
 	}
 	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
+	/* the data path's clock for the rule (README, Rules: The clock) */
+	jw_key(w, "clock");
+	if (e->r.action == XRL_ACT_LIMIT)
+		jw_str(w, e->r.precise ? "precise" : "coarse");
+	else
+		jw_null(w);
 	/* the aggregate and the new-key budget; null: none, or the default */
 	jw_key(w, "aggregate");
 	if (e->r.agg_rate_count) {
