@@ -472,7 +472,7 @@ static void test_refused_until_every_algorithm(void)
 	for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
 		struct stmt st[64];
 		int n = 0, algo = cfg[k].algo;
-		__u64 now = 1000 * SEC + 12345, W = cfg[k].window_ns, s0, s1, tat, iv = 0, lim = 0;
+		__u64 now = 1000 * SEC + 12345, W = cfg[k].window_ns, s0, s1, tat = 0, iv = 0, lim = 0;
 		unsigned refused = 0, made = 0, r;
 
 		if (algo == 0) {
