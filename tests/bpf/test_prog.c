@@ -2148,6 +2148,40 @@ static void test_hot_cache_endpoint(void)
 	}
 }
 
+/*
+ * Review: an endpoint rule that covers two endpoint classes (53 alone, and
+ * 54 shared with another rule) has one bucket per source, but its cache
+ * entries are per class. The drops cached under the other class are in
+ * the key's count (show) and must be in its "unlimited" event too.
+ */
+static void test_hot_cache_endpoint_two_classes(void)
+{
+	const char *src = "198.18.2.1";
+	struct xrl_events *ev;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.2.0/24 proto udp dport 53-54 rate 1/s burst 2 id 3",
+		     "rule add 198.18.9.0/24 proto udp dport 54 rate 1/s burst 2 id 4"),
+	      "%s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 2), 2);
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 5), 0);	/* 1 + 4 cached */
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 5), 0);	/* 1 + 4 cached */
+	CHECK_EQ(rstats(3).hot_dropped, 8);
+	CHECK_EQ(rstats(3).dropped_packets, 10);
+	CHECK_EQ(bucket_of(3, src).dropped, 10);
+	CHECK_EQ(events_read(ev), 1);
+	xrl_test_clock_set(X, T0 + 10 * SEC);
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 1), 1);
+	CHECK_EQ(events_read(ev), 1);
+	CHECK_EQ(evs[0].kind, XRL_EV_UNLIMITED);
+	CHECK_EQ(evs[0].dropped, 10);	/* every drop of the key so far */
+	CHECK_EQ(bucket_of(3, src).dropped, 10);
+	xrl_events_close(ev);
+	teardown();
+}
+
 static void on_cpu(int cpu)
 {
 	cpu_set_t set;
@@ -2492,6 +2526,7 @@ int main(void)
 	RUN(test_hot_cache_windows);
 	RUN(test_hot_cache_bytes);
 	RUN(test_hot_cache_endpoint);
+	RUN(test_hot_cache_endpoint_two_classes);
 	RUN(test_small_burst_high_rate);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
