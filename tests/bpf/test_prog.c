@@ -2271,6 +2271,43 @@ static void test_small_burst_high_rate(void)
 	teardown();
 }
 
+/*
+ * Review: a precise-clock rule stamps its buckets (last_ns, TAT) with
+ * bpf_ktime_get_ns(), while libxrl's "now" (xrl_now_ns(): show, keys,
+ * the fleet's promote_hot() "traffic here lately") is the coarse clock,
+ * up to a tick behind. A key that sent one packet a moment ago must not
+ * look seen in the future (fleet.c: now - last_ns wraps: "idle"), nor
+ * show an empty bucket when it has 9 of its 10 tokens.
+ */
+static void test_precise_rule_userspace_now(void)
+{
+	const char *src = "198.18.0.1";
+	struct xrl_rule_entry *v;
+	int ahead = 0, empty = 0;
+	size_t n;
+
+	one_cpu();
+	X = instance(false);		/* the real clock */
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 100000/s burst 10 id 1"), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "%s", xrl_errmsg());
+	CHECK(v[0].r.precise, "precise");
+	for (int i = 0; i < 50; i++) {
+		struct xrl_bucket b;
+		__u64 now;
+
+		usleep(1000);		/* the bucket full again */
+		CHECK_EQ(run_from(src), PASS);
+		b = bucket_of(1, src);
+		now = xrl_now_ns(X);
+		ahead += b.last_ns > now;
+		empty += xrl_bucket_left(&v[0].r, &b, now) < 9;
+	}
+	CHECK(!ahead, "last_ns ahead of xrl_now_ns() %d times of 50", ahead);
+	CHECK(!empty, "under 9 tokens shown %d times of 50", empty);
+	free(v);
+	teardown();
+}
+
 /* aggregate: one bucket for all keys of the rule, after each key's own. */
 static void test_aggregate(void)
 {
@@ -2528,6 +2565,7 @@ int main(void)
 	RUN(test_hot_cache_endpoint);
 	RUN(test_hot_cache_endpoint_two_classes);
 	RUN(test_small_burst_high_rate);
+	RUN(test_precise_rule_userspace_now);
 	RUN(test_aggregate);
 	RUN(test_aggregate_two_cpus);
 	RUN(test_aggregate_fresh_late_clock);
