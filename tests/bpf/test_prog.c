@@ -2182,6 +2182,52 @@ static void test_hot_cache_endpoint_two_classes(void)
 	teardown();
 }
 
+/*
+ * Review: a source the cache holds refused stops touching its bucket, so
+ * the LRU table evicts that bucket first under key pressure; the whole
+ * path would then start it afresh. An operator's "key reset" of it finds
+ * no bucket (-ENOENT, "nothing to forgive") and leaves the cache as it
+ * is: the source stays dropped until the refusal's time (here an hour).
+ */
+static void test_hot_cache_reset_evicted_key(void)
+{
+	const char *src = "198.18.0.1";
+	struct xrl_rule_entry *v;
+	struct xrl_bucket b;
+	struct xrl_key k;
+	char a[32];
+	__u8 addr[16];
+	int family, err;
+	size_t n;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 new-keys 100000000/s id 1"),
+	      "%s", xrl_errmsg());
+	CHECK_EQ(run_from(src), PASS);
+	CHECK_EQ(run_from(src), DROP);		/* the bucket's: cached for an hour */
+	CHECK_EQ(run_from(src), DROP);
+	CHECK_EQ(rstats(1).hot_dropped, 1);
+	for (int i = 0; i < 8 * 4096; i++) {	/* other sources fill the table */
+		snprintf(a, sizeof(a), "198.19.%d.%d", i / 250, i % 250 + 1);
+		run_from(a);
+		run_from(a);		/* referenced: the LRU's active list */
+	}
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "%s", xrl_errmsg());
+	xrl_addr_parse(src, &family, addr);
+	xrl_key_of(&k, &v[0].r, family, addr);
+	if (xrl_bucket_get(X, &k, &b) == 0) {
+		fprintf(stderr, "    note: the key was not evicted: nothing shown\n");
+	} else {
+		err = xrl_bucket_reset(X, &v[0].r, &k);
+		CHECK_EQ(err, -ENOENT);
+		/* the whole path: a new bucket, full; reset or not */
+		CHECK_EQ(run_from(src), PASS);
+	}
+	free(v);
+	teardown();
+}
+
 static void on_cpu(int cpu)
 {
 	cpu_set_t set;
@@ -2564,6 +2610,7 @@ int main(void)
 	RUN(test_hot_cache_bytes);
 	RUN(test_hot_cache_endpoint);
 	RUN(test_hot_cache_endpoint_two_classes);
+	RUN(test_hot_cache_reset_evicted_key);
 	RUN(test_small_burst_high_rate);
 	RUN(test_precise_rule_userspace_now);
 	RUN(test_aggregate);

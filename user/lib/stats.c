@@ -190,8 +190,14 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 	int fd = bucket_raw(x, k, &raw);
 	struct xrl_bucket b;
 
-	if (bpf_map_lookup_elem(fd, &raw, &b))
-		return errno == ENOENT ? -ENOENT : fail(errno, "cannot read the bucket: %s", strerror(errno));
+	if (bpf_map_lookup_elem(fd, &raw, &b)) {
+		if (errno != ENOENT)
+			return fail(errno, "cannot read the bucket: %s", strerror(errno));
+		/* evicted (a source the hot-key cache answers for leaves
+		 * its bucket cold): the cache may hold it refused still */
+		xrl__cache_bump(x);
+		return -ENOENT;
+	}
 	switch (r->algo) {
 	case XRL_ALGO_GCRA:
 		b.tat = xrl_ns_to_tu(xrl_now_ns(x));
@@ -203,8 +209,12 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 	default:
 		return fail(EOPNOTSUPP, "rule %u: unknown metering algorithm %u", r->id, r->algo);
 	}
-	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST))
-		return errno == ENOENT ? -ENOENT : fail(errno, "cannot reset the bucket: %s", strerror(errno));
+	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST)) {
+		if (errno != ENOENT)
+			return fail(errno, "cannot reset the bucket: %s", strerror(errno));
+		xrl__cache_bump(x);
+		return -ENOENT;
+	}
 	xrl__cache_bump(x);	/* its TAT went back: "refused until" is void */
 	return 0;
 }
@@ -227,8 +237,12 @@ int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)
 	struct xrl_bucket_key6 raw;
 	int fd = bucket_raw(x, k, &raw);
 
-	if (bpf_map_delete_elem(fd, &raw))
-		return errno == ENOENT ? -ENOENT : fail(errno, "cannot delete the bucket: %s", strerror(errno));
+	if (bpf_map_delete_elem(fd, &raw)) {
+		if (errno != ENOENT)
+			return fail(errno, "cannot delete the bucket: %s", strerror(errno));
+		xrl__cache_bump(x);	/* evicted: the cache may hold it still */
+		return -ENOENT;
+	}
 	xrl__cache_bump(x);
 	return 0;
 }
