@@ -696,29 +696,44 @@ static __always_inline int hot_match(const struct xrl_hot *e, const struct xrl_p
 				  e->src[3] == p->saddr[3]);
 }
 
+/* The bucket of an entry's key (a look-up keeps it warm in the LRU). */
+static __always_inline struct xrl_bucket *hot_bucket(const struct xrl_hot *e)
+{
+	if ((e->family & XRL_HOT_FAMILY) == 4) {
+		struct xrl_bucket_key4 k4 = { .gen = e->gen, .addr = e->kaddr[0] };
+
+		return bpf_map_lookup_elem(&xrl_buckets4, &k4);
+	} else {
+		struct xrl_bucket_key6 k6 = { .gen = e->gen };
+
+		__builtin_memcpy(k6.addr, e->kaddr, 16);
+		return bpf_map_lookup_elem(&xrl_buckets6, &k6);
+	}
+}
+
 /* Add an entry's pending drops to its key's bucket. Out of line: once per
  * XRL_HOT_FLUSH cached drops, and when an entry is replaced. */
 static __noinline int hot_flush(struct xrl_hot *e)
 {
-	struct xrl_bucket *b = NULL;
+	struct xrl_bucket *b;
 	__u32 n = e->pending;
 
-	if (!n)
+	if (!n || !e->family)
 		return 0;
 	e->pending = 0;
-	if ((e->family & XRL_HOT_FAMILY) == 4) {
-		struct xrl_bucket_key4 k4 = { .gen = e->gen, .addr = e->kaddr[0] };
-
-		b = bpf_map_lookup_elem(&xrl_buckets4, &k4);
-	} else if ((e->family & XRL_HOT_FAMILY) == 6) {
-		struct xrl_bucket_key6 k6 = { .gen = e->gen };
-
-		__builtin_memcpy(k6.addr, e->kaddr, 16);
-		b = bpf_map_lookup_elem(&xrl_buckets6, &k6);
-	}
+	b = hot_bucket(e);
 	if (b)
 		__sync_fetch_and_add(&b->dropped, n);
 	return 0;
+}
+
+/* Is the entry's key still in the table? Out of line: once a tick. A key
+ * the cache answers for leaves its bucket untouched, the coldest of the
+ * LRU: the look-up keeps it warm, and a bucket evicted all the same voids
+ * the entry (the whole path then meets a new key, as it would). */
+static __noinline int hot_key_kept(struct xrl_hot *e)
+{
+	return hot_bucket(e) != NULL;
 }
 
 /* Is the entry's source still refused, the watchdog quiet? The clock only
@@ -728,16 +743,20 @@ static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl
 {
 	__u64 now_ns, j = 0;
 
+	if (!use_test_clock)
+		j = bpf_jiffies64();
+	/* once a tick (every packet under the test clock): the key's bucket */
+	if ((use_test_clock || j != e->checked_j) && !hot_key_kept(e))
+		return 0;
 	if (e->family & XRL_HOT_PRECISE) {
 		now_ns = use_test_clock ? ctrl->test_now_ns : bpf_ktime_get_ns();
-		return !watchdog_fired(ctrl, now_ns) &&
-		       xrl_before(xrl_ns_to_tu(now_ns), e->until);
+		if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
+			return 0;
+		e->checked_j = j;
+		return 1;
 	}
-	if (!use_test_clock) {
-		j = bpf_jiffies64();
-		if (j == e->checked_j)
-			return 1;
-	}
+	if (!use_test_clock && j == e->checked_j)
+		return 1;
 	now_ns = clock_ns(ctrl);
 	if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
 		return 0;
@@ -778,7 +797,10 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 		rs->dropped_packets++;
 		rs->dropped_bytes += p->len;
 	}
-	if (++e->pending >= XRL_HOT_FLUSH)
+	/* an endpoint rule of several classes has its key cached under each,
+	 * entries hot_collect() cannot find all: its drops go to the bucket
+	 * at once, so that its "unlimited" event counts every one */
+	if (++e->pending >= XRL_HOT_FLUSH || e->flush_now)
 		hot_flush(e);
 	return 1;
 }
@@ -787,8 +809,10 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
  * Take the drops every CPU's cache holds for this source into its bucket:
  * only when a limited key passes again and its "unlimited" is due, so that
  * the event counts them. Another CPU may be adding to its entry meanwhile
- * (a flood on two CPUs): a drop may then be counted late, never twice (the
- * entry is swapped to 0 atomically).
+ * (a flood on two CPUs) with a plain increment, which an atomic one would
+ * make dearer on every cached drop: a drop counted at the very moment of
+ * the swap to 0 may then be counted twice (in the key's count only; the
+ * rule's counters are per CPU).
  */
 #define XRL_MAX_CPUS	1024
 
@@ -864,6 +888,7 @@ static __always_inline void hot_fill(const struct xrl_pkt *p, const struct xrl_r
 	e->family = hot_tag(p) | (min_len ? XRL_HOT_SIZED : 0) | (r->precise ? XRL_HOT_PRECISE : 0);
 	e->min_len = min_len;
 	e->klass = p->klass;
+	e->flush_now = r->ep_multi;
 }
 
 /*

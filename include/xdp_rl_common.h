@@ -139,7 +139,11 @@ struct xrl_rule {
 	 * admit no more than its burst a tick: it meters on the precise
 	 * clock (libxrl decides at commit; 0 in rules of earlier builds) */
 	__u8 precise;
-	__u8 pad2[6];
+	/* an endpoint rule's entry of a class: 1 when the rule is in the
+	 * tries under several classes (the hot-key cache then adds its
+	 * cached drops to the bucket at once: struct xrl_hot) */
+	__u8 ep_multi;
+	__u8 pad2[5];
 	/*
 	 * Aggregate: one GCRA for all keys of the rule together, checked after
 	 * the key's own bucket admitted the packet (both must admit). Shared
@@ -232,7 +236,9 @@ struct xrl_hot {
 	__u32 slot;		/* the rule's counters */
 	__u32 pending;		/* drops not yet added to the bucket */
 	__u8 family;		/* 4 or 6 (0: empty), | XRL_HOT_EP, | XRL_HOT_SIZED */
-	__u8 pad;
+	__u8 flush_now;		/* an endpoint rule of several classes, whose other
+				 * classes' entries hot_collect() cannot find:
+				 * every drop to the bucket at once */
 	__u16 min_len;		/* XRL_HOT_SIZED: frames of at least this length */
 	__u32 klass;		/* XRL_HOT_EP: the endpoint class; else 0 */
 };

@@ -2361,11 +2361,10 @@ static void test_small_burst_high_rate(void)
 
 /*
  * Review: a precise-clock rule stamps its buckets (last_ns, TAT) with
- * bpf_ktime_get_ns(), while libxrl's "now" (xrl_now_ns(): show, keys,
- * the fleet's promote_hot() "traffic here lately") is the coarse clock,
- * up to a tick behind. A key that sent one packet a moment ago must not
- * look seen in the future (fleet.c: now - last_ns wraps: "idle"), nor
- * show an empty bucket when it has 9 of its 10 tokens.
+ * bpf_ktime_get_ns(), while xrl_now_ns() is the coarse clock, up to a tick
+ * behind. The rule's own "now" (xrl_rule_now_ns(): show, keys) must not
+ * see a key that sent one packet a moment ago in the future, nor show an
+ * empty bucket when it has 9 of its 10 tokens.
  */
 static void test_precise_rule_userspace_now(void)
 {
@@ -2386,7 +2385,7 @@ static void test_precise_rule_userspace_now(void)
 		usleep(1000);		/* the bucket full again */
 		CHECK_EQ(run_from(src), PASS);
 		b = bucket_of(1, src);
-		now = xrl_now_ns(X);
+		now = xrl_rule_now_ns(X, &v[0].r);
 		ahead += b.last_ns > now;
 		empty += xrl_bucket_left(&v[0].r, &b, now) < 9;
 	}

@@ -50,6 +50,17 @@ __u64 xrl_now_ns(struct xrl *x)
 	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
 }
 
+__u64 xrl_rule_now_ns(struct xrl *x, const struct xrl_rule *r)
+{
+	struct timespec ts;
+
+	if (!r->precise || (x->skel ? x->skel->rodata->use_test_clock : false))
+		return xrl_now_ns(x);
+	/* the program's bpf_ktime_get_ns() */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * XRL_NSEC_PER_SEC + ts.tv_nsec;
+}
+
 void xrl_heartbeat(struct xrl *x, __u32 interval_ms, __u64 watchdog_ns)
 {
 	__atomic_store_n(&x->ctrl->heartbeat_interval_ms, interval_ms, __ATOMIC_RELEASE);

@@ -182,9 +182,14 @@ struct class {
 	size_t *idx;
 };
 
-/* The class of every slot, in vals; the classes' entries into the tries. */
+/*
+ * The class of every slot, in vals; the classes' entries into the tries
+ * (trie NULL: only count, in best_of[i], the classes in which endpoint rule i
+ * is written: a rule written in several has its ep_multi set, for the
+ * hot-key cache, which keys its entries by class).
+ */
 static int build_classes(const struct xrl_rule_entry **ep, size_t nep, __u32 space,
-			 __u32 *vals, const int trie[2])
+			 __u32 *vals, const int *trie, unsigned *best_of)
 {
 	__u32 *cut = malloc((nep * 6 + 2) * sizeof(*cut));
 	struct class *cls = NULL;
@@ -258,8 +263,15 @@ static int build_classes(const struct xrl_rule_entry **ep, size_t nep, __u32 spa
 					    !memcmp(o->addr, e->addr, 16) && port_narrower(&o->r, &e->r))
 						best = false;
 				}
-				if (best && (err = trie_put(trie[e->family == 6], e, id)))
-					goto out;
+				if (best && !trie) {
+					best_of[cur[i]]++;
+				} else if (best) {
+					struct xrl_rule_entry w = *e;
+
+					w.r.ep_multi = best_of[cur[i]] > 1;
+					if ((err = trie_put(trie[e->family == 6], &w, id)))
+						goto out;
+				}
 			}
 		}
 		id = space << XRL_EP_SPACE_SHIFT | (__u32)(c + 1);
@@ -297,6 +309,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	const struct xrl_rule_entry **ep = malloc((n + 1) * sizeof(*ep));
 	__u32 old = space_in_use(x), space = old == 1 ? 2 : 1, zero = 0, count = XRL_EP_SLOTS;
 	__u32 *keys = NULL;
+	unsigned *best = NULL;
 	size_t nep = 0;
 	int err = 0;
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
@@ -329,7 +342,13 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		if ((err = trie_put(b.trie[ep[i]->family == 6], ep[i],
 				    XRL_EP_LIST | space << XRL_EP_SPACE_SHIFT | (__u32)i)))
 			goto out;
-	if ((err = build_classes(ep, nep, space, b.vals, b.trie)))
+	best = calloc(nep ? nep : 1, sizeof(*best));
+	if (!best) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((err = build_classes(ep, nep, space, b.vals, NULL, best)) ||
+	    (err = build_classes(ep, nep, space, b.vals, b.trie, best)))
 		goto out;
 	b.vals[XRL_EP_SPACE_SLOT] = space;
 	b.array = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_ep_class_set", sizeof(__u32),
@@ -351,6 +370,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		err = fail(errno, "cannot publish the endpoint rules: %s", strerror(errno));
 out:
 	ep_close(&b);
+	free(best);
 	free(keys);
 	free(ep);
 	return err;

@@ -552,7 +552,9 @@ static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *
 	k.family = e.family;
 	k.gen = r->gen;
 	memcpy(k.addr, e.addr, 16);
-	if (xrl_bucket_get(f->x, &k, &b) || now_ns - b.last_ns > 1000000000ULL)
+	/* signed: a precise-clock rule stamps last_ns up to a tick ahead of
+	 * now_ns (xrl_rule_now_ns()), which is "just now", not idle */
+	if (xrl_bucket_get(f->x, &k, &b) || (__s64)(now_ns - b.last_ns) > 1000000000LL)
 		return;
 	promote(f, e.family, r->gen, e.addr, r, r->key_len);
 }

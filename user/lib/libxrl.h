@@ -138,6 +138,10 @@ enum xrl_mode xrl_mode_get(struct xrl *x);
 const char *xrl_mode_name(enum xrl_mode m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
+/* The clock of a rule's buckets now: the precise one for a rule that meters
+ * on it (xrl_rule.precise), which stamps its buckets up to a tick ahead of
+ * xrl_now_ns(); else xrl_now_ns(). */
+__u64 xrl_rule_now_ns(struct xrl *x, const struct xrl_rule *r);
 void xrl_test_clock_set(struct xrl *x, __u64 ns);
 /* The daemon's heartbeat: now, the period of its heartbeats (0: it stops
  * heartbeating) and the watchdog time (0: none). */

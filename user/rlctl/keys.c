@@ -41,7 +41,8 @@ struct list_ctx {
 	size_t nrules;
 	__u32 only;			/* a rule id, or 0 */
 	bool limited;
-	__u64 now;
+	__u64 now;			/* xrl_now_ns() */
+	__u64 now_precise;		/* a precise-clock rule's: xrl_rule_now_ns() */
 };
 
 /* One line (one object) per bucket, as the walk reads it: a table of a
@@ -50,16 +51,17 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 {
 	struct list_ctx *l = ctx;
 	const struct xrl_rule_entry *e = rule_of_gen(l->rules, l->nrules, k->gen);
-	__u64 tokens, ago;
+	__u64 tokens, ago, now;
 	char key[80];
 
 	/* a bucket of a rule version no longer in the rule set is skipped */
 	if (!e || e->r.action != XRL_ACT_LIMIT || (l->only && e->r.id != l->only))
 		return 0;
-	tokens = xrl_bucket_left(&e->r, b, l->now);
+	now = e->r.precise ? l->now_precise : l->now;
+	tokens = xrl_bucket_left(&e->r, b, now);
 	if (l->limited && tokens)
 		return 0;
-	ago = l->now > b->last_ns ? (l->now - b->last_ns) / 1000000 : 0;
+	ago = now > b->last_ns ? (now - b->last_ns) / 1000000 : 0;
 	key_format(k, e->r.key_len, key, sizeof(key));
 	if (opt.json) {
 		jw_obj_start(&jw);
@@ -104,6 +106,7 @@ int do_key_list(struct xrl_cmd *c)
 	}
 	rules_by_gen(l.rules, l.nrules);
 	l.now = xrl_now_ns(x);
+	l.now_precise = xrl_rule_now_ns(x, &(struct xrl_rule){ .precise = 1 });
 	if (opt.json)
 		jw_arr_start(&jw);
 	else

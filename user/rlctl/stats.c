@@ -216,7 +216,8 @@ static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
 		xrl_rule_proto_format(r, proto, sizeof(proto));
 		xrl_rule_ports_format(r, ports, sizeof(ports));
 		tracked = xrl_bucket_get(x, &k, &b) == 0;
-		tokens = tracked ? xrl_bucket_left(r, &b, now) : xrl_rule_capacity(r);
+		tokens = tracked ? xrl_bucket_left(r, &b, r->precise ? xrl_rule_now_ns(x, r) : now) :
+				   xrl_rule_capacity(r);
 		if (opt.json) {
 			jw_obj_start(&jw);
 			jw_ku64(&jw, "rule", r->id);
@@ -282,7 +283,7 @@ int do_show(struct xrl_cmd *c)
 	xrl_key_of(&k, &e.r, c->family, c->addr);
 	key_format(&k, e.r.key_len, key, sizeof(key));
 	xrl_prefix_format(&e, pfx, sizeof(pfx));
-	now = xrl_now_ns(x);
+	now = xrl_rule_now_ns(x, &e.r);
 	if (e.r.action == XRL_ACT_LIMIT) {
 		tracked = xrl_bucket_get(x, &k, &b) == 0;
 		tokens = tracked ? xrl_bucket_left(&e.r, &b, now) : xrl_rule_capacity(&e.r);
