@@ -393,26 +393,33 @@ static __always_inline void key_dropped(struct xrl_bucket *b, const struct xrl_r
 	}
 }
 
-/* A pass of a limited key: it is no longer limited when its bucket was
- * full for at least one interval before this packet (old TAT + T <= now).
- * Within a flood, a pass finds the bucket all but empty. An "unlimited"
- * that the cap left out is tried again at the key's next pass. */
 static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p, __u32 gen);
 
-static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_rule *r,
-				       const __u32 *addr, __u32 family, __u64 now_ns,
-				       __u64 old, __u64 now, const struct xrl_pkt *p)
+/* A limited key is no longer limited: its "unlimited" event (when its
+ * "limited" was reported), after the drops the hot-key cache holds for
+ * this source went into the bucket, so that the event says how many. An
+ * "unlimited" that the cap left out is tried again at the key's next pass. */
+static __always_inline void key_unlimited(struct xrl_bucket *b, const struct xrl_rule *r,
+					  const __u32 *addr, __u32 family, __u64 now_ns,
+					  const struct xrl_pkt *p)
 {
-	if ((__s64)(old + r->interval - now) > 0)
-		return;
-	/* the drops the hot-key cache holds for this source, into the
-	 * bucket before its "unlimited" says how many */
 	if (b->reported)
 		hot_collect(b, p, r->gen);
 	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
 		return;
 	b->reported = 0;
 	b->limited = 0;
+}
+
+/* A pass of a limited key: it is no longer limited when its bucket was
+ * full for at least one interval before this packet (old TAT + T <= now).
+ * Within a flood, a pass finds the bucket all but empty. */
+static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_rule *r,
+				       const __u32 *addr, __u32 family, __u64 now_ns,
+				       __u64 old, __u64 now, const struct xrl_pkt *p)
+{
+	if ((__s64)(old + r->interval - now) <= 0)
+		key_unlimited(b, r, addr, family, now_ns, p);
 }
 
 /* A key dropped: counted in its bucket, and its event on a transition. */
@@ -475,14 +482,8 @@ static __always_inline void window_passed(struct xrl_bucket *b, const struct xrl
 					  const __u32 *addr, __u32 family, __u64 now_ns,
 					  __u64 next, __u64 cost, const struct xrl_pkt *p)
 {
-	if ((__u32)next != cost)
-		return;
-	if (b->reported)
-		hot_collect(b, p, r->gen);
-	if (b->reported && !key_event(b, r, addr, now_ns, family << 8 | XRL_EV_UNLIMITED))
-		return;
-	b->reported = 0;
-	b->limited = 0;
+	if ((__u32)next == cost)
+		key_unlimited(b, r, addr, family, now_ns, p);
 }
 
 /*
@@ -745,19 +746,16 @@ static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl
 
 	if (!use_test_clock)
 		j = bpf_jiffies64();
-	/* once a tick (every packet under the test clock): the key's bucket */
-	if ((use_test_clock || j != e->checked_j) && !hot_key_kept(e))
-		return 0;
-	if (e->family & XRL_HOT_PRECISE) {
-		now_ns = use_test_clock ? ctrl->test_now_ns : bpf_ktime_get_ns();
-		if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
+	if (use_test_clock || j != e->checked_j) {
+		/* once a tick (every packet under the test clock): the key's
+		 * bucket */
+		if (!hot_key_kept(e))
 			return 0;
-		e->checked_j = j;
-		return 1;
+	} else if (!(e->family & XRL_HOT_PRECISE)) {
+		return 1;	/* checked within this tick */
 	}
-	if (!use_test_clock && j == e->checked_j)
-		return 1;
-	now_ns = clock_ns(ctrl);
+	now_ns = (e->family & XRL_HOT_PRECISE) && !use_test_clock ? bpf_ktime_get_ns() :
+								     clock_ns(ctrl);
 	if (watchdog_fired(ctrl, now_ns) || !xrl_before(xrl_ns_to_tu(now_ns), e->until))
 		return 0;
 	e->checked_j = j;

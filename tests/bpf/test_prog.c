@@ -78,6 +78,20 @@ static int run_from(const char *src)
 	return run(&s);
 }
 
+/* One packet from each of the n sources NET.first .. NET.first+n-1 (NET
+ * ends with a dot); how many passed. */
+static int passes_from(const char *net, int first, int n)
+{
+	char src[32];
+	int passed = 0;
+
+	for (int i = first; i < first + n; i++) {
+		snprintf(src, sizeof(src), "%s%d", net, i);
+		passed += run_from(src) == PASS;
+	}
+	return passed;
+}
+
 /* The rule set, as "rule add" lines of the CLI grammar, committed at once. */
 static int set_rules(const char *const *lines)
 {
@@ -2399,17 +2413,13 @@ static void test_precise_rule_userspace_now(void)
 static void test_aggregate(void)
 {
 	unsigned long long keys;
-	char src[32];
 	int passed = 0;
 
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 10/s burst 5 id 1"),
 	      "%s", xrl_errmsg());
-	for (int i = 0; i < 20; i++) {
-		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.18.0.", 1, 20);
 	CHECK_EQ(passed, 5);
 	CHECK_EQ(rstats(1).agg_dropped, 15);
 	/* once refused, the rule drops before the keys: 5 passed and the
@@ -2428,18 +2438,12 @@ static void test_aggregate(void)
 	CHECK_EQ(run_from("198.18.0.1"), PASS);
 	CHECK_EQ(run_from("198.18.0.1"), DROP);
 	passed = 0;
-	for (int i = 1; i < 20; i++) {
-		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.18.0.", 2, 19);
 	CHECK_EQ(passed, 3);
 	/* the default burst: one second of the rate */
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 7/s id 1"), "%s", xrl_errmsg());
 	passed = 0;
-	for (int i = 0; i < 20; i++) {
-		snprintf(src, sizeof(src), "198.19.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.19.0.", 1, 20);
 	CHECK_EQ(passed, 7);
 	teardown();
 }
@@ -2449,17 +2453,13 @@ static void test_aggregate(void)
  * time units are past 2^63, where 0 is no longer the past. */
 static void test_aggregate_fresh_late_clock(void)
 {
-	char src[32];
 	int passed = 0;
 
 	setup();
 	xrl_test_clock_set(X, 3ULL << 56);	/* time units: 3 << 62 */
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 1 aggregate 10/s burst 5 new-keys 3/s id 1"),
 	      "%s", xrl_errmsg());
-	for (int i = 0; i < 10; i++) {
-		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.18.0.", 1, 10);
 	CHECK_EQ(passed, 5);	/* 3 new keys, then 2 on the aggregate alone */
 	CHECK_EQ(rstats(1).new_keys, 3);
 	teardown();
@@ -2532,7 +2532,6 @@ static void test_new_keys(void)
 {
 	unsigned long long keys;
 	struct xrl_rule_stats st;
-	char src[32];
 	int passed = 0;
 
 	one_cpu();
@@ -2540,10 +2539,7 @@ static void test_new_keys(void)
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/s burst 3 new-keys 10/s id 1",
 		     "rule add 198.19.0.0/16 rate 1/s burst 3 new-keys 10/s aggregate 30/s burst 25 id 2"),
 	      "%s", xrl_errmsg());
-	for (int i = 0; i < 100; i++) {
-		snprintf(src, sizeof(src), "198.18.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.18.0.", 1, 100);
 	st = rstats(1);
 	CHECK_EQ(passed, 10);
 	CHECK_EQ(st.new_keys, 10);
@@ -2557,10 +2553,7 @@ static void test_new_keys(void)
 	/* with an aggregate: 10 new keys, then 15 more through the aggregate;
 	 * once it refused, the rest never reach the table or the budget */
 	passed = 0;
-	for (int i = 0; i < 100; i++) {
-		snprintf(src, sizeof(src), "198.19.0.%d", i + 1);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.19.0.", 1, 100);
 	st = rstats(2);
 	CHECK_EQ(passed, 25);
 	CHECK_EQ(st.new_keys, 10);
@@ -2573,10 +2566,7 @@ static void test_new_keys(void)
 	/* a second later: 10 more new keys */
 	xrl_test_clock_set(X, T0 + SEC);
 	passed = 0;
-	for (int i = 100; i < 150; i++) {
-		snprintf(src, sizeof(src), "198.18.1.%d", i - 99);
-		passed += run_from(src) == PASS;
-	}
+	passed += passes_from("198.18.1.", 1, 50);
 	CHECK_EQ(passed, 10);
 	teardown();
 }
