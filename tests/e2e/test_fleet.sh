@@ -354,6 +354,17 @@ test_fleet_hosts_come_and_go() {
 }
 
 # a three-master Redis Cluster on 7001-7003
+# the lab, a three-master Redis Cluster and hosts h1..h3 synced with it
+cluster_hosts() {
+	lab_up || return
+	start_cluster || return
+	local h
+	for h in h1 h2 h3; do
+		FLEET_REDIS="$RADDR:7001,$RADDR:7002" FLEET_OPTS=" cluster" start_host $h
+	done
+	N=3 wait_hosts h1 h2 h3
+}
+
 start_cluster() {
 	local p
 	for p in 7001 7002 7003; do
@@ -410,13 +421,7 @@ owner_port() {	# SLOT: the port of its master, from CLUSTER NODES
 # 7. the accuracy test on a three-master Redis Cluster, with the key's slot
 # migrated mid-run (ASK, then MOVED, followed)
 test_fleet_cluster() {
-	lab_up || return
-	start_cluster || return
-	local h
-	for h in h1 h2 h3; do
-		FLEET_REDIS="$RADDR:7001,$RADDR:7002" FLEET_OPTS=" cluster" start_host $h
-	done
-	N=3 wait_hosts h1 h2 h3 || return
+	cluster_hosts || return
 	( sleep 3; migrate_key_slot "{xrl:1:198.18.0.1/32}" ) &
 	BG_PIDS+=($!)
 	accuracy_run "Redis Cluster"

@@ -121,13 +121,7 @@ test_fleet_ipv6() {
 # 7. (TRYAGAIN/CLUSTERDOWN) a cluster that lost a slot's coverage answers
 # CLUSTERDOWN: counted as a failed sync, and each rule follows its policy
 test_fleet_clusterdown() {
-	lab_up || return
-	start_cluster || return
-	local h
-	for h in h1 h2 h3; do
-		FLEET_REDIS="$RADDR:7001,$RADDR:7002" FLEET_OPTS=" cluster" start_host $h
-	done
-	N=3 wait_hosts h1 h2 h3 || return
+	cluster_hosts || return
 	flood_h h1 198.18.0.1 900 12	# rule 1, on-failure open
 	flood_h h1 198.18.0.9 900 12	# rule 2, on-failure closed
 	sleep 1.5
