@@ -22,7 +22,11 @@ fleet_redis_ns() {
 	FLEET_AUTH="$LAB_TMP/redis.auth"
 	(umask 077; echo "$FLEET_PASS" >"$FLEET_AUTH")
 	lab_ns "$FLEET_RNS" || return 1
-	ip -n "$FLEET_RNS" link add br0 type bridge || return 1
+	# a MAC of its own: a bridge left to itself takes the lowest of its
+	# ports', so a host added later (a random veth MAC) could change it
+	# under the others, whose neighbour entries then point at the old one
+	# for the 30 s or so it takes them to give up and ask again
+	ip -n "$FLEET_RNS" link add br0 address 02:00:00:00:10:01 type bridge || return 1
 	ip -n "$FLEET_RNS" link set br0 up
 	ip -n "$FLEET_RNS" addr add $FLEET_RADDR/24 dev br0
 }
