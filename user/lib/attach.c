@@ -33,6 +33,92 @@ static int try_attach(struct xrl *x, int ifindex, __u32 flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The program attached to IFINDEX's XDP hook (either mode), with its name
+ * when this process may read it (by id: CAP_SYS_ADMIN). 0 with prog_id 0:
+ * nothing attached. */
+static int holder_of(unsigned int ifindex, struct xrl_xdp_holder *h)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int err, fd;
+
+	memset(h, 0, sizeof(*h));
+	h->mode = XRL_XDP_UNKNOWN;
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err)
+		return err;
+	switch (q.attach_mode) {
+	case XDP_ATTACHED_DRV:
+		h->prog_id = q.prog_id;
+		h->mode = XRL_XDP_NATIVE;
+		break;
+	case XDP_ATTACHED_SKB:
+		h->prog_id = q.prog_id;
+		h->mode = XRL_XDP_GENERIC;
+		break;
+	case XDP_ATTACHED_MULTI:
+		h->prog_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		h->mode = q.drv_prog_id ? XRL_XDP_NATIVE : XRL_XDP_GENERIC;
+		break;
+	case XDP_ATTACHED_HW:
+		h->prog_id = q.hw_prog_id;
+		break;
+	default:
+		return 0;
+	}
+	fd = bpf_prog_get_fd_by_id(h->prog_id);
+	if (fd >= 0) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			snprintf(h->name, sizeof(h->name), "%s", info.name);
+		close(fd);
+	}
+	return 0;
+}
+
+void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len)
+{
+	snprintf(buf, len, "another XDP program (id %u%s%s%s%s%s)", h->prog_id,
+		 h->name[0] ? ", name " : "", h->name,
+		 h->mode != XRL_XDP_UNKNOWN ? ", " : "",
+		 h->mode != XRL_XDP_UNKNOWN ? xrl_xdp_mode_name(h->mode) : "",
+		 h->mode != XRL_XDP_UNKNOWN ? " mode" : "");
+}
+
+/* The program of the link pinned for IFNAME under PIN_DIR, 0: none. */
+static __u32 pinned_link_prog(const char *pin_dir, const char *ifname)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char p[PATH_MAX];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/" LINK_PREFIX "%s", pin_dir, ifname);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.prog_id = 0;
+	close(fd);
+	return info.prog_id;
+}
+
+int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_holder *h)
+{
+	unsigned int ifindex;
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
+		return 0;
+	err = holder_of(ifindex, h);
+	if (err)
+		return fail(err, "cannot query the XDP program of %s: %s", ifname, strerror(-err));
+	if (!h->prog_id)
+		return 0;
+	return h->prog_id != pinned_link_prog(pin_dir ? pin_dir : XRL_DEFAULT_PIN_DIR, ifname);
+}
+
 int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got)
 {
@@ -57,8 +143,16 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 		*got = XRL_XDP_GENERIC;
 		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
 	}
-	if (fd == -EBUSY || fd == -EEXIST)
-		return fail(EBUSY, "another XDP program is already attached to %s", ifname);
+	if (fd == -EBUSY || fd == -EEXIST) {
+		struct xrl_xdp_holder h;
+		char who[128];
+
+		/* say which: the operator has to find and remove it */
+		if (holder_of(ifindex, &h) || !h.prog_id)
+			return fail(EBUSY, "another XDP program is already attached to %s", ifname);
+		xrl_xdp_holder_format(&h, who, sizeof(who));
+		return fail(EBUSY, "%s is attached to %s", who, ifname);
+	}
 	if (fd < 0)
 		return fail(fd, "cannot attach to %s in %s mode: %s", ifname,
 			    xrl_xdp_mode_name(*got), strerror(-fd));

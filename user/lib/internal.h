@@ -25,6 +25,7 @@
 #define INFO_PIN_NEW	"xrl_info_new"
 #define LINK_PREFIX	"link_"
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
+#define SERVES_PREFIX	"if_"		/* DAEMON_DIR/if_NAME: an interface the daemon serves */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
 
 enum {

@@ -257,6 +257,19 @@ struct xrl_attachment {
 };
 
 const char *xrl_xdp_mode_name(enum xrl_xdp_mode m);
+/* What holds an interface's XDP hook. */
+struct xrl_xdp_holder {
+	__u32 prog_id;		/* 0: nothing attached */
+	char name[16];		/* "" when it cannot be read (by id: CAP_SYS_ADMIN) */
+	enum xrl_xdp_mode mode;
+};
+/* 1 when an XDP program other than the one of the link pinned for IFNAME
+ * under PIN_DIR (NULL: the default) is attached to IFNAME, *h naming it;
+ * 0 when none is, or it is xdp-rl's own, or IFNAME does not exist. Reads
+ * only: the start and --check ask it before anything is created. */
+int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_holder *h);
+/* "another XDP program (id 42, name xdp_pass, native mode)" */
+void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len);
 int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got);
 int xrl_detach(struct xrl *x, const char *ifname);
@@ -273,6 +286,11 @@ int xrl_purge(struct xrl *x);
  * xrl_close(). -EBUSY when another daemon holds it (*holder: its pid, or 0
  * when unknown). */
 int xrl_daemon_claim(struct xrl *x, pid_t *holder);
+/* The daemon names the interfaces it serves (all of them, each time; n 0
+ * at its stop), so that xdp-rlctl can tell a detach that it would undo. */
+int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n);
+/* 1 when a running daemon serves IFNAME (*pid: its pid, -1 unknown). */
+int xrl_daemon_serves(struct xrl *x, const char *ifname, pid_t *pid);
 /* 1 when every pin under the pin directory is still this handle's objects. */
 int xrl_pins_ok(struct xrl *x);
 /* Pin this handle's program and maps again where they were removed (an

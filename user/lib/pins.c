@@ -755,10 +755,32 @@ static pid_t claim_holder(struct xrl *x, const char *name)
 	return pid;
 }
 
+/* Remove the served interfaces' names from the daemon's claim. */
+static void serves_clear(struct xrl *x)
+{
+	struct dirent *de;
+	char p[PATH_MAX];
+	DIR *d;
+
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	if (!(d = opendir(p)))
+		return;
+	while ((de = readdir(d))) {
+		char q[PATH_MAX * 2];
+
+		if (de->d_type != DT_DIR || strncmp(de->d_name, SERVES_PREFIX, strlen(SERVES_PREFIX)))
+			continue;
+		snprintf(q, sizeof(q), "%s/%s", p, de->d_name);
+		rmdir(q);
+	}
+	closedir(d);
+}
+
 /* A claim directory holds nothing (anything in it is another tool's); a
  * pin is no directory. */
 static bool claim_empty(struct xrl *x, const char *name)
 {
+	bool daemon = !strcmp(name, DAEMON_DIR);
 	struct dirent *de;
 	char p[PATH_MAX];
 	bool empty = true;
@@ -769,8 +791,11 @@ static bool claim_empty(struct xrl *x, const char *name)
 	pin_path(x, name, p, sizeof(p));
 	if (!(d = opendir(p)))
 		return errno == ENOTDIR;
+	/* the daemon's claim holds its served interfaces' names (a daemon
+	 * killed with -9 leaves them) */
 	while (empty && (de = readdir(d)))
-		empty = de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]));
+		empty = (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))) ||
+			(daemon && de->d_type == DT_DIR && !strncmp(de->d_name, SERVES_PREFIX, strlen(SERVES_PREFIX)));
 	closedir(d);
 	return empty;
 }
@@ -836,6 +861,8 @@ int xrl_purge(struct xrl *x)
 			continue;
 		pin_path(x, de->d_name, p, sizeof(p));
 		/* the claims are directories (DAEMON_DIR, EVENTS_DIR) */
+		if (!strcmp(de->d_name, DAEMON_DIR))
+			serves_clear(x);
 		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	}
@@ -901,6 +928,49 @@ int xrl__events_claim(struct xrl *x)
 			    pid, x->pin_dir);
 	return fail(EBUSY, "another 'xdp-rlctl events' follows the events of %s: one reader at a time",
 		    x->pin_dir);
+}
+
+/*
+ * The interfaces the daemon serves, for xdp-rlctl to see: a directory
+ * DAEMON_DIR/if_NAME each (bpffs has no regular files), made and removed by
+ * the daemon that holds the claim. The names count only while a daemon
+ * holds it: one killed with -9 leaves them, and nobody serves them.
+ */
+int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n)
+{
+	char p[PATH_MAX], q[PATH_MAX * 2];
+	int err = 0;
+
+	if (x->daemon_fd < 0)
+		return fail(EINVAL, "only the daemon's handle names what it serves");
+	serves_clear(x);
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(q, sizeof(q), "%s/" SERVES_PREFIX "%s", p, names[i]);
+		if (mkdir(q, 0700) && errno != EEXIST && !err)
+			err = fail(errno, "cannot create %s: %s", q, strerror(errno));
+	}
+	return err;
+}
+
+int xrl_daemon_serves(struct xrl *x, const char *ifname, pid_t *pid)
+{
+	char p[PATH_MAX], q[PATH_MAX * 2];
+	struct stat st;
+
+	*pid = 0;
+	if (!x->pinned || strlen(ifname) >= IF_NAMESIZE)
+		return 0;
+	pin_path(x, DAEMON_DIR, p, sizeof(p));
+	snprintf(q, sizeof(q), "%s/" SERVES_PREFIX "%s", p, ifname);
+	if (stat(q, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	if (x->daemon_fd >= 0) {
+		*pid = getpid();
+		return 1;
+	}
+	*pid = claim_holder(x, DAEMON_DIR);
+	return *pid != 0;
 }
 
 int xrl_daemon_claim(struct xrl *x, pid_t *holder)

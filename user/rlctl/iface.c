@@ -74,10 +74,27 @@ int do_detach(struct xrl_cmd *c)
 	bool purged = false, detached = true;
 	struct xrl *x;
 	size_t n = 0;
+	pid_t pid;
 	int err;
 
 	if (open_writer(&x, false, 0))
 		return 1;
+	/* the daemon would put it back within a second: refused, and the
+	 * ways that do stop it named */
+	if (xrl_daemon_serves(x, c->ifname, &pid) == 1) {
+		char who[32] = "";
+
+		if (pid > 0)
+			snprintf(who, sizeof(who), " (pid %d)", (int)pid);
+		unlock(x, -EBUSY);
+		p_err("%s is served by xdp-rld%s, which would attach it again within a second: not detached. "
+		      "To stop limiting %s, remove it from the daemon's configuration ('interface %s' or --iface) and reload "
+		      "(systemctl reload xdp-rld); to remove the limiter, stop the daemon (systemctl stop xdp-rld), then "
+		      "'xdp-rlctl detach dev %s purge'",
+		      c->ifname, who, c->ifname, c->ifname, c->ifname);
+		xrl_close(x);
+		return 1;
+	}
 	err = xrl_detach(x, c->ifname);
 	if (err == -ENOENT && c->purge) {
 		/* Not attached there. With nothing attached anywhere, purge

@@ -12,13 +12,16 @@
 
 enum link_state { LINK_NONE, LINK_STALE, LINK_LIVE };
 
-/* Our pinned link on ifname: none, stale (its device is gone), or live. */
-static enum link_state link_state(const char *ifname)
+/* Our pinned link on ifname: none, stale (its device is gone, or the link
+ * was detached), or live, and then in which mode. */
+static enum link_state link_state(const char *ifname, enum xrl_xdp_mode *mode)
 {
 	enum link_state st = LINK_NONE;
 	struct xrl_attachment *a;
 	size_t n;
 
+	if (mode)
+		*mode = XRL_XDP_UNKNOWN;
 	if (xrl_attachments(d.x, &a, &n))
 		return LINK_NONE;
 	for (size_t i = 0; i < n; i++) {
@@ -29,6 +32,8 @@ static enum link_state link_state(const char *ifname)
 		/* live while its device is still the one of that name */
 		st = a[i].ifindex && if_indextoname(a[i].ifindex, name) && !strcmp(name, ifname) ?
 			     LINK_LIVE : LINK_STALE;
+		if (mode)
+			*mode = a[i].mode;
 	}
 	free(a);
 	return st;
@@ -36,42 +41,112 @@ static enum link_state link_state(const char *ifname)
 
 bool attached_now(const char *ifname)
 {
-	return link_state(ifname) == LINK_LIVE;
+	return link_state(ifname, NULL) == LINK_LIVE;
 }
 
 bool has_link_pin(const char *ifname)
 {
-	return link_state(ifname) != LINK_NONE;
+	return link_state(ifname, NULL) != LINK_NONE;
 }
 
+/* What the metrics show: each served interface, attached or not, and the
+ * count. The metrics thread reads the copy, under d.lock. */
 void count_attached(void)
 {
+	struct xrl_iface_stat *v = calloc(d.nifaces + 1, sizeof(*v));
 	unsigned n = 0;
 
-	for (size_t i = 0; i < d.nifaces; i++)
-		n += attached_now(d.ifaces[i].name);
+	for (size_t i = 0; i < d.nifaces; i++) {
+		bool live = attached_now(d.ifaces[i].name);
+
+		n += live;
+		if (!v)
+			continue;
+		snprintf(v[i].name, sizeof(v[i].name), "%s", d.ifaces[i].name);
+		v[i].attached = live;
+		v[i].mode_mismatch = live && d.ifst && d.ifst[i].mode_mismatch;
+	}
+	pthread_mutex_lock(&d.lock);
+	free(d.stats.ifaces);
+	d.stats.ifaces = v;
+	d.stats.nifaces = v ? d.nifaces : 0;
 	d.stats.interfaces_attached = n;
+	pthread_mutex_unlock(&d.lock);
 }
 
-/* Attach (quiet: without repeating an error already said), or adopt what
- * a previous run left attached. 0 when attached, -1 when not. */
-static int attach_iface(const struct xrl_iface_cfg *ic, bool quiet)
+/*
+ * The program is attached, but not in the configured mode (xdp-rlctl
+ * attached it natively, and the file says generic): attach it again in the
+ * file's mode. The kernel has one XDP program per device at a time, so the
+ * old link goes first: packets in between (some microseconds) are not
+ * metered. If the configured mode fails, the old one is put back and the
+ * mismatch is reported (log, metric), not retried until a reload.
+ */
+static int reattach_mode(size_t i, enum xrl_xdp_mode cur)
 {
+	const struct xrl_iface_cfg *ic = &d.ifaces[i];
+	struct iface_state *st = &d.ifst[i];
 	enum xrl_xdp_mode got;
+	char why[512];
 	int err;
 
-	if (attached_now(ic->name)) {
-		xrl_log(XRL_LOG_INFO, "interface %s: adopted the program already attached", ic->name);
+	if (xrl_lock(d.x))
+		return 0;	/* another process holds the lock: the next tick */
+	xrl_detach(d.x, ic->name);
+	err = xrl_attach(d.x, ic->name, ic->mode, &got);
+	if (!err) {
+		xrl_log(XRL_LOG_WARN, "interface %s: the program was attached in %s mode (by xdp-rlctl attach?), the configuration says %s: attached again in %s mode",
+			ic->name, xrl_xdp_mode_name(cur), xrl_xdp_mode_name(ic->mode), xrl_xdp_mode_name(got));
+		st->ours = true;
+		st->mode_mismatch = false;
+		xrl_unlock(d.x);
 		return 0;
 	}
-	if (!if_nametoindex(ic->name)) {
-		xrl_log(XRL_LOG_WARN, "interface %s does not exist; it will be attached when it appears", ic->name);
+	snprintf(why, sizeof(why), "%s", xrl_errmsg());
+	err = xrl_attach(d.x, ic->name, cur, &got);
+	xrl_unlock(d.x);
+	if (err) {
+		xrl_log(XRL_LOG_ERR, "interface %s: attaching in %s mode failed (%s), and in %s mode again too: %s",
+			ic->name, xrl_xdp_mode_name(ic->mode), why, xrl_xdp_mode_name(cur), xrl_errmsg());
 		return -1;
+	}
+	st->mode_mismatch = true;
+	xrl_log(XRL_LOG_ERR, "interface %s: attached in %s mode, but the configuration says %s, and attaching in %s mode failed (%s): left in %s mode",
+		ic->name, xrl_xdp_mode_name(cur), xrl_xdp_mode_name(ic->mode), xrl_xdp_mode_name(ic->mode), why,
+		xrl_xdp_mode_name(cur));
+	return 0;
+}
+
+/* Attach served interface i (quiet: without repeating an error already
+ * said), or adopt what a previous run or xdp-rlctl left attached, in the
+ * configured mode. 0 when attached; -ENODEV when the interface does not
+ * exist; another negative errno when the attach failed (the cause logged). */
+static int attach_iface(size_t i, bool quiet)
+{
+	const struct xrl_iface_cfg *ic = &d.ifaces[i];
+	struct iface_state *st = &d.ifst[i];
+	enum xrl_xdp_mode got, cur;
+	int err;
+
+	if (link_state(ic->name, &cur) == LINK_LIVE) {
+		if (!st->attached)
+			xrl_log(XRL_LOG_INFO, "interface %s: adopted the program already attached (%s mode)", ic->name,
+				xrl_xdp_mode_name(cur));
+		st->attached = true;
+		if (ic->mode != XRL_XDP_AUTO && cur != XRL_XDP_UNKNOWN && cur != ic->mode && !st->mode_mismatch)
+			return reattach_mode(i, cur);
+		return 0;
+	}
+	st->attached = false;
+	if (!if_nametoindex(ic->name)) {
+		if (!quiet)
+			xrl_log(XRL_LOG_WARN, "interface %s does not exist; it will be attached when it appears", ic->name);
+		return -ENODEV;
 	}
 	if ((err = xrl_lock(d.x))) {
 		if (!quiet)
 			xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
-		return -1;
+		return err;
 	}
 	if (has_link_pin(ic->name))
 		xrl_detach(d.x, ic->name);	/* a stale link of a device that is gone */
@@ -81,40 +156,151 @@ static int attach_iface(const struct xrl_iface_cfg *ic, bool quiet)
 	else if (!err)
 		xrl_log(XRL_LOG_INFO, "interface %s: attached (%s mode)", ic->name, xrl_xdp_mode_name(got));
 	xrl_unlock(d.x);
-	return err ? -1 : 0;
+	if (!err) {
+		st->attached = st->ours = true;
+		st->mode_mismatch = false;
+	}
+	return err;
 }
 
-void serve_iface(const struct xrl_iface_cfg *ic)
+void serve_iface(size_t i)
 {
-	attach_iface(ic, false);
+	int err = attach_iface(i, false);
+
+	/* an error said once; a missing interface waits for its link event */
+	d.ifst[i].failed = err && err != -ENODEV;
+}
+
+/* Why the program left IFNAME, for the log. */
+static void lost_cause(const char *ifname, char *buf, size_t len)
+{
+	struct xrl_xdp_holder h;
+	char who[128];
+
+	if (xrl_xdp_foreign(xrl_pin_dir(d.x), ifname, &h) == 1) {
+		xrl_xdp_holder_format(&h, who, sizeof(who));
+		snprintf(buf, len, "%s is attached there now", who);
+	} else if (!has_link_pin(ifname)) {
+		snprintf(buf, len, "its link pin %s/link_%s was removed, or xdp-rlctl detached it", xrl_pin_dir(d.x), ifname);
+	} else {
+		snprintf(buf, len, "its link was detached");
+	}
 }
 
 /*
  * Every second: each served interface that exists carries the program. A
- * link pin removed on its own (rm PIN/link_d0), or a detach by hand, takes
- * XDP off without any event to see; this puts it back, saying so once per
- * outage.
+ * link pin removed on its own (rm PIN/link_d0), a detach by hand, or another
+ * XDP program in the way take XDP off (or keep it off) without any event
+ * to see; this attaches again, saying why once per outage.
  */
+/* Served interface i carries the program, in its mode, or is attached
+ * again; a loss is said once, with its cause. */
+static void recheck_iface(size_t i)
+{
+	const char *name = d.ifaces[i].name;
+	struct iface_state *st = &d.ifst[i];
+	enum xrl_xdp_mode cur;
+	char why[400];
+	int err;
+
+	if (!if_nametoindex(name)) {
+		st->failed = st->attached = false;
+		return;
+	}
+	if (link_state(name, &cur) == LINK_LIVE &&
+	    (d.ifaces[i].mode == XRL_XDP_AUTO || cur == XRL_XDP_UNKNOWN || cur == d.ifaces[i].mode ||
+	     st->mode_mismatch)) {
+		st->failed = false;
+		st->attached = true;
+		return;
+	}
+	if (st->attached && !attached_now(name)) {
+		lost_cause(name, why, sizeof(why));
+		xrl_log(XRL_LOG_WARN, "interface %s: the program is no longer attached (%s): attaching again",
+			name, why);
+		st->lost = true;
+		st->attached = false;
+	}
+	err = attach_iface(i, st->failed);
+	st->failed = err && err != -ENODEV;
+	if (!err && st->lost) {
+		d.stats.link_repairs++;
+		st->lost = false;
+	}
+}
+
 static void repair_links(void)
 {
-	if (!d.iface_failed)	/* out of memory at the last reload */
+	if (!d.ifst)	/* out of memory at the last reload */
 		return;
-	for (size_t i = 0; i < d.nifaces; i++) {
-		const char *name = d.ifaces[i].name;
-		bool failed = d.iface_failed[i];
-
-		if (!if_nametoindex(name) || attached_now(name)) {
-			d.iface_failed[i] = false;
-			continue;
-		}
-		if (!failed)
-			xrl_log(XRL_LOG_WARN, "interface %s: the program is no longer attached (its link pin removed?): attaching again",
-				name);
-		d.iface_failed[i] = attach_iface(&d.ifaces[i], failed) != 0;
-		if (!d.iface_failed[i])
-			d.stats.link_repairs++;
-	}
+	for (size_t i = 0; i < d.nifaces; i++)
+		recheck_iface(i);
 	count_attached();
+}
+
+size_t ifaces_failed(char *names, size_t len)
+{
+	size_t n = 0, l = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; d.ifst && i < d.nifaces; i++) {
+		if (!d.ifst[i].failed)
+			continue;
+		n++;
+		if (l < len)
+			l += snprintf(names + l, len - l, " %s", d.ifaces[i].name);
+	}
+	return n;
+}
+
+/* The names the daemon serves, for xdp-rlctl to see (detach). */
+void serves_sync(void)
+{
+	const char **v = calloc(d.nifaces + 1, sizeof(*v));
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < d.nifaces; i++)
+		v[i] = d.ifaces[i].name;
+	if (xrl_daemon_serves_set(d.x, v, d.nifaces))
+		xrl_log(XRL_LOG_WARN, "%s: xdp-rlctl detach cannot tell the served interfaces", xrl_errmsg());
+	free(v);
+}
+
+/* Is a served interface held by another XDP program? Asked before anything
+ * is created (the start refuses) and by --check: xdp-rl never replaces
+ * what it did not attach. Says each one: to the log, or (check) as
+ * FILE:LINE:1: to stdout. */
+int ifaces_held(const struct xrl_config *c, bool check)
+{
+	struct xrl_iface_cfg *v;
+	size_t n;
+	int held = 0;
+
+	if (set_ifaces(c, &v, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_xdp_holder h;
+		char who[128], where[PATH_MAX + 32];
+		int r = xrl_xdp_foreign(opt.pin_dir, v[i].name, &h);
+
+		if (r <= 0)
+			continue;
+		held++;
+		xrl_xdp_holder_format(&h, who, sizeof(who));
+		if (i < c->nifaces)
+			snprintf(where, sizeof(where), "%s:%d:1: ", opt.config, c->iface_line[i]);
+		else
+			snprintf(where, sizeof(where), "--iface %s: ", v[i].name);
+		if (check)
+			printf("%sinterface %s: %s is attached: the daemon would not start (xdp-rl never replaces what it did not attach)\n",
+			       where, v[i].name, who);
+		else
+			xrl_log(XRL_LOG_ERR, "%sinterface %s: %s is attached; xdp-rl never replaces what it did not attach: not starting",
+				where, v[i].name, who);
+	}
+	free(v);
+	return held;
 }
 
 void unserve_iface(const char *name)
@@ -159,9 +345,14 @@ void on_link(const struct xrl_link_event *ev, void *ctx)
 			continue;
 		if (!ev->added) {
 			xrl_log(XRL_LOG_WARN, "interface %s disappeared; keeping the maps, waiting for it", ev->ifname);
-		} else if (!attached_now(ev->ifname)) {
-			xrl_log(XRL_LOG_INFO, "interface %s appeared", ev->ifname);
-			serve_iface(&d.ifaces[i]);
+			if (d.ifst)
+				d.ifst[i].attached = false;
+		} else if (d.ifst && !attached_now(ev->ifname)) {
+			/* RTM_NEWLINK comes for any change of the link too (its
+			 * XDP program included): "appeared" only when it did */
+			if (!d.ifst[i].attached && !d.ifst[i].failed)
+				xrl_log(XRL_LOG_INFO, "interface %s appeared", ev->ifname);
+			recheck_iface(i);
 		}
 	}
 	count_attached();
@@ -202,8 +393,9 @@ int check_pins(void)
 		return err;
 	}
 	d.stats.pin_restores++;
+	serves_sync();
 	for (size_t i = 0; i < d.nifaces; i++)
-		serve_iface(&d.ifaces[i]);
+		serve_iface(i);
 	count_attached();
 	d.pins_broken = false;
 	d.stats.pins_ok = 1;

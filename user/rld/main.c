@@ -161,6 +161,37 @@ static void check_warnings(const struct xrl_config *c)
 	}
 }
 
+/*
+ * What a stop leaves. With --keep-attached (the unit's) a decided stop, not
+ * a failure: the program stays attached, enforcing the rules in force, with
+ * the watchdog disarmed, until a daemon starts again or the limiter is
+ * removed (xdp-rlctl detach dev IF purge). Without it, the daemon detaches
+ * from its interfaces and removes the pins once nothing else is attached.
+ */
+static void stop_data_path(void)
+{
+	xrl_daemon_serves_set(d.x, NULL, 0);	/* nobody serves them now */
+	if (opt.keep_attached) {
+		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
+		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
+	} else {
+		struct xrl_attachment *a;
+		size_t n;
+
+		for (size_t i = 0; i < d.nifaces; i++)
+			if (has_link_pin(d.ifaces[i].name))
+				unserve_iface(d.ifaces[i].name);
+		xrl_lock(d.x);
+		if (xrl_attachments(d.x, &a, &n) == 0) {
+			if (n == 0 && xrl_purge(d.x) == 0)
+				xrl_log(XRL_LOG_INFO, "removed the pins under %s", xrl_pin_dir(d.x));
+			else if (n)
+				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
+			free(a);
+		}
+	}
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -284,6 +315,10 @@ int main(int argc, char **argv)
 			printf("%s:%d:1: %s\n", opt.config, c.fleet_auth_line, xrl_errmsg());
 			err = 1;
 		}
+		/* what the start would refuse: an interface another XDP
+		 * program holds */
+		if (!err && ifaces_held(&c, true))
+			err = 1;
 		if (!err)
 			check_warnings(&c);
 		if (!err)
@@ -299,6 +334,12 @@ int main(int argc, char **argv)
 		xrl_log(XRL_LOG_WARN, "%s does not exist: using the built-in default rule set (every source, 1000/s, burst 2000)",
 		     opt.config);
 
+	/* before anything is created: an interface that another XDP program
+	 * holds cannot be served, and the start says so and stops */
+	if (ifaces_held(&c, false)) {
+		xrl_config_free(&c);
+		return 1;
+	}
 	oo.pin_dir = opt.pin_dir;
 	if (xrl_open(&oo, &d.x)) {
 		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
@@ -350,6 +391,24 @@ int main(int argc, char **argv)
 		xrl_config_free(&c);
 		xrl_close(d.x);
 		return 1;
+	}
+	{
+		/* A served interface that exists but cannot be attached is an
+		 * interface left unprotected: the start fails (no READY), and
+		 * stops as a stop does (--keep-attached: what is attached
+		 * stays). An interface that does not exist yet is waited for. */
+		char names[300];
+
+		if (ifaces_failed(names, sizeof(names))) {
+			xrl_log(XRL_LOG_ERR, "not starting: interface(s)%s could not be attached (see above)", names);
+			fleet_stop(false);
+			stop_data_path();
+			xrl_config_free(&c);
+			free(d.ifaces);
+			free(d.ifst);
+			xrl_close(d.x);
+			return 1;
+		}
 	}
 	d.stats.pins_ok = 1;
 	/* started: from here on, only what the kernel requires (caps.c) */
@@ -425,8 +484,8 @@ int main(int argc, char **argv)
 			reload_at = now_ms() + RELOAD_SETTLE_MS;
 		if (lm && (p[3].revents & POLLIN) && xrl_linkmon_read(lm, on_link, NULL) == -ENOBUFS) {
 			/* notifications were lost: look at every interface again */
-			for (size_t i = 0; i < d.nifaces; i++)
-				serve_iface(&d.ifaces[i]);
+			for (size_t i = 0; d.ifst && i < d.nifaces; i++)
+				serve_iface(i);
 			count_attached();
 		}
 	}
@@ -439,31 +498,12 @@ int main(int argc, char **argv)
 	xrl_metrics_stop(d.metrics);
 	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	xrl_linkmon_close(lm);
-	if (opt.keep_attached) {
-		/* A decided stop, not a failure: the data path keeps enforcing
-		 * the rules in force until a daemon heartbeats again. */
-		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
-		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
-	} else {
-		struct xrl_attachment *a;
-		size_t n;
-
-		for (size_t i = 0; i < d.nifaces; i++)
-			if (has_link_pin(d.ifaces[i].name))
-				unserve_iface(d.ifaces[i].name);
-		xrl_lock(d.x);
-		if (xrl_attachments(d.x, &a, &n) == 0) {
-			if (n == 0 && xrl_purge(d.x) == 0)
-				xrl_log(XRL_LOG_INFO, "removed the pins under %s", xrl_pin_dir(d.x));
-			else if (n)
-				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
-			free(a);
-		}
-	}
+	stop_data_path();
 	if (d.stats_fd >= 0)
 		close(d.stats_fd);	/* run-time statistics off, unless someone else holds them */
 	free(d.ifaces);
-	free(d.iface_failed);
+	free(d.ifst);
+	free(d.stats.ifaces);
 	xrl_close(d.x);
 	return 0;
 }

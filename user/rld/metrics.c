@@ -21,6 +21,13 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* A label's value, with the exposition format's escapes. */
+static void label_value(FILE *f, const char *s)
+{
+	for (const char *p = s; *p; p++)
+		fprintf(f, *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : "%c", *p);
+}
+
 /* The live events the daemon read, and those the data path left out since
  * the daemon started (before, nobody read its ring). */
 static int events_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
@@ -224,8 +231,7 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_last_reload_success_timestamp_seconds %lld\n", (long long)ds->last_reload_success);
 		help(f, "xdp_rl_config_info", "gauge", "The configuration applied: its file and SHA-256 (sha256sum FILE); always 1.");
 		fprintf(f, "xdp_rl_config_info{file=\"");
-		for (const char *p = ds->config_path; *p; p++)	/* a label value's escapes */
-			fprintf(f, *p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : "%c", *p);
+		label_value(f, ds->config_path);
 		fprintf(f, "\",sha256=\"%s\"} 1\n", ds->config_sha256);
 		help(f, "xdp_rl_reloads_total", "counter", "Configuration reloads applied.");
 		fprintf(f, "xdp_rl_reloads_total %llu\n", ds->reloads);
@@ -233,6 +239,20 @@ int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds)
 		fprintf(f, "xdp_rl_reload_failures_total %llu\n", ds->reload_failures);
 		help(f, "xdp_rl_interfaces_attached", "gauge", "Interfaces the program is attached to.");
 		fprintf(f, "xdp_rl_interfaces_attached %u\n", ds->interfaces_attached);
+		help(f, "xdp_rl_interface_attached", "gauge",
+		     "1 when the program is attached to the configured interface; 0 when it is not (the interface missing, or the attach failed: see the log).");
+		for (size_t i = 0; i < ds->nifaces; i++) {
+			fprintf(f, "xdp_rl_interface_attached{interface=\"");
+			label_value(f, ds->ifaces[i].name);
+			fprintf(f, "\"} %u\n", ds->ifaces[i].attached);
+		}
+		help(f, "xdp_rl_interface_mode_mismatch", "gauge",
+		     "1 when the program is attached to the interface in another XDP mode than configured (attaching in that mode failed: see the log).");
+		for (size_t i = 0; i < ds->nifaces; i++) {
+			fprintf(f, "xdp_rl_interface_mode_mismatch{interface=\"");
+			label_value(f, ds->ifaces[i].name);
+			fprintf(f, "\"} %u\n", ds->ifaces[i].mode_mismatch);
+		}
 		help(f, "xdp_rl_link_repairs_total", "counter", "Interfaces found without the program (a link pin removed) and attached again.");
 		fprintf(f, "xdp_rl_link_repairs_total %llu\n", ds->link_repairs);
 		help(f, "xdp_rl_log_lines_dropped_total", "counter", "Log lines dropped because stderr did not drain.");

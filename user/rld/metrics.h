@@ -8,10 +8,18 @@
 #include <time.h>
 #include "libxrl.h"
 
+struct xrl_iface_stat {
+	char name[IF_NAMESIZE];
+	unsigned attached;		/* 1: the program is attached to it now */
+	unsigned mode_mismatch;		/* 1: attached, not in the configured mode */
+};
+
 struct xrl_daemon_stats {
 	unsigned long long reloads;
 	unsigned long long reload_failures;
 	unsigned interfaces_attached;
+	struct xrl_iface_stat *ifaces;		/* each served interface */
+	size_t nifaces;
 	unsigned long long pin_restores;	/* pins re-created after a removal */
 	unsigned long long link_repairs;	/* links re-attached after a removal */
 	unsigned pins_ok;			/* 1: every pin in place */

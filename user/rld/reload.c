@@ -234,13 +234,27 @@ int apply(struct xrl_config *c, const char *what)
 		if (is_reload && (added[0] || removed[0]))
 			xrl_log(XRL_LOG_INFO, "%s: interfaces:%s%s%s%s%s", what, added[0] ? " added" : "", added,
 				added[0] && removed[0] ? ";" : "", removed[0] ? " removed" : "", removed);
-		free(d.ifaces);
-		free(d.iface_failed);
-		d.ifaces = ifs;
-		d.iface_failed = calloc(nifs + 1, sizeof(*d.iface_failed));
-		d.nifaces = nifs;
-		for (size_t i = 0; i < d.nifaces; i++)
-			serve_iface(&d.ifaces[i]);
+		{
+			/* a kept interface keeps its state (said once, adopted) */
+			struct iface_state *st = calloc(nifs + 1, sizeof(*st));
+
+			for (size_t j = 0; st && d.ifst && j < nifs; j++)
+				for (size_t i = 0; i < d.nifaces; i++)
+					if (!strcmp(d.ifaces[i].name, ifs[j].name)) {
+						st[j] = d.ifst[i];
+						/* a changed mode is tried again */
+						if (d.ifaces[i].mode != ifs[j].mode)
+							st[j].mode_mismatch = false;
+					}
+			free(d.ifaces);
+			free(d.ifst);
+			d.ifaces = ifs;
+			d.ifst = st;
+			d.nifaces = nifs;
+		}
+		serves_sync();
+		for (size_t i = 0; d.ifst && i < d.nifaces; i++)
+			serve_iface(i);
 	}
 	if (!d.nifaces)
 		xrl_log(XRL_LOG_WARN, "no interface to serve: name one with 'interface IF' or --iface");
@@ -252,7 +266,9 @@ void reload(const char *why)
 {
 	struct xrl_fleet *fleet_next = NULL;
 	bool builtin, fleet_changed = false;
+	time_t last_applied = d.last_applied;
 	struct xrl_config c;
+	char names[300];
 
 	xrl_log(XRL_LOG_INFO, "reloading %s (%s)", opt.config, why);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
@@ -273,6 +289,19 @@ void reload(const char *why)
 		if (fleet_next)
 			xrl_fleet_free(fleet_next);
 		sd_notify(0, "READY=1\nSTATUS=reload failed; the rules in force are unchanged");
+	} else if (ifaces_failed(names, sizeof(names))) {
+		/* The rules and mode are in force, but an interface of the
+		 * file is not protected: not an applied reload. Retried every
+		 * second (check_pins); the log said why. */
+		d.stats.reload_failures++;
+		d.last_applied = last_applied;
+		metrics_set(c.metrics, "reload");
+		if (fleet_changed)
+			fleet_reload_commit(&c, fleet_next);
+		xrl_log(XRL_LOG_ERR, "reload failed: the rules and mode are applied, but interface(s)%s could not be attached (see above); attaching again every second",
+			names);
+		sd_notifyf(0, "READY=1\nSTATUS=reload failed: interface(s)%s not attached; %zu rules, %u interface(s) attached",
+			   names, c.nrules, d.stats.interfaces_attached);
 	} else {
 		d.stats.reloads++;
 		metrics_set(c.metrics, "reload");

@@ -46,6 +46,15 @@ struct rld_opts {
 };
 extern struct rld_opts opt;
 
+/* Each served interface, beside its configuration in d.ifaces. */
+struct iface_state {
+	bool attached;		/* at the last look */
+	bool failed;		/* it exists, and the last attach failed (said once) */
+	bool lost;		/* it was attached, and then no longer */
+	bool ours;		/* this run attached it (not adopted) */
+	bool mode_mismatch;	/* attached in another mode than configured, and that mode failed */
+};
+
 /* The running state. `lock` serialises map reads by the metrics thread with
  * the event loop's rule changes. The heartbeat thread takes no lock: it reads
  * its settings atomically and writes two words of the mmap'ed control block. */
@@ -54,7 +63,7 @@ struct rld_state {
 	pthread_mutex_t lock;
 	struct xrl_daemon_stats stats;
 	struct xrl_iface_cfg *ifaces;	/* served interfaces */
-	bool *iface_failed;		/* the last attach of each failed (said once) */
+	struct iface_state *ifst;	/* one per served interface */
 	size_t nifaces;
 	long heartbeat_ms, watchdog_ms;	/* atomic: the heartbeat thread reads them */
 	int timer_fd;
@@ -115,8 +124,13 @@ bool config_event(int ifd);
 /* iface.c */
 bool has_link_pin(const char *ifname);
 void count_attached(void);
-void serve_iface(const struct xrl_iface_cfg *ic);
+void serve_iface(size_t i);
 void unserve_iface(const char *name);
+/* served interfaces that exist and could not be attached: their count,
+ * and " d1 d2" */
+size_t ifaces_failed(char *names, size_t len);
+void serves_sync(void);
+int ifaces_held(const struct xrl_config *c, bool check);
 int set_ifaces(const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n);
 void on_link(const struct xrl_link_event *ev, void *ctx);
 int check_pins(void);
