@@ -261,8 +261,8 @@ test_stop_and_the_way_out() {
 	[[ -n "$way" ]] || { fail "the unit file documents no way out ('# way out: ...')"; return; }
 	check_match "the way out" "$way" "^systemctl stop xdp-rld && xdp-rlctl detach dev IFACE purge$"
 	grep -qF "$way" "$TOP/README.md" || fail "README does not give the unit's way out: $way"
-	grep -qF "$(sed 's/-/\\-/g' <<<"${way#*&& }")" "$TOP/man/xdp-rld.8" ||
-		fail "xdp-rld(8) does not give the unit's way out: ${way#*&& }"
+	grep -qF "$(sed 's/-/\\-/g' <<<"$way")" "$TOP/man/xdp-rld.8" ||
+		fail "xdp-rld(8) does not give the unit's way out: $way"
 
 	write_conf "$CONF" "interface d0" "interface d1" "heartbeat 100" "watchdog 500" "metrics off" \
 		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
