@@ -451,7 +451,8 @@ test_removed_pins_restored() {
 
 	# the claim's directory replaced: the daemon claims the new one, and a
 	# second daemon started after that is refused
-	rmdir "$PIN/daemon" && mkdir "$PIN/daemon"
+	# (rm -r: it holds the names of the interfaces the daemon serves)
+	rm -r "$PIN/daemon" && mkdir "$PIN/daemon"
 	sleep 1.5
 	timeout 10 nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" --config "$CONF" >/dev/null 2>&1
 	check_eq "second daemon refused after the claim was replaced" $? 1

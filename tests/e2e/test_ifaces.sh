@@ -238,6 +238,12 @@ test_detach_of_served_interface() {
 	ctl attach dev d2 >/dev/null 2>&1
 	check_eq "not served: detached" "$(ctl detach dev d2 2>&1)" "detached from d2"
 
+	# the pins removed and restored: the names come back with them
+	rm -rf "$PIN"
+	wait_log "$LOG" "restored the pins" 5 || return
+	out=$(ctl detach dev d0 2>&1)
+	check_match "after a restore: still refused" "$out" "^Error: d0 is served by xdp-rld \(pid $RLD_PID\)"
+
 	# a daemon killed with -9 serves nothing: detach and purge work
 	kill -9 "$RLD_PID"
 	wait "$RLD_PID" 2>/dev/null

@@ -394,7 +394,7 @@ int check_pins(void)
 	}
 	d.stats.pin_restores++;
 	serves_sync();
-	for (size_t i = 0; i < d.nifaces; i++)
+	for (size_t i = 0; d.ifst && i < d.nifaces; i++)
 		serve_iface(i);
 	count_attached();
 	d.pins_broken = false;
