@@ -142,7 +142,7 @@ test_reload_with_held_interface() {
 		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1" "rule add 198.18.5.0/24 rate 1/s burst 1 id 2"
 	wait_log "$LOG" "reload failed: the rules and mode are applied, but interface\(s\) d1 could not be attached" || return
 	check_match "the cause" "$(cat "$LOG")" \
-		"interface d1: another XDP program \(id $id, name xdp_pass_all, native mode\) is attached to d1"
+		"interface d1: another XDP program is already attached to d1 \(id $id, name xdp_pass_all, native mode\)"
 	check_eq "the rules applied" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
 	check_eq "counted as failed" "$(metric xdp_rl_reload_failures_total)" 1
 	check_eq "not as applied" "$(metric xdp_rl_reloads_total)" 0

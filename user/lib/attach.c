@@ -76,13 +76,22 @@ static int holder_of(unsigned int ifindex, struct xrl_xdp_holder *h)
 	return 0;
 }
 
-void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len)
+/* "id 42, name xdp_pass, native mode" */
+static void holder_details(const struct xrl_xdp_holder *h, char *buf, size_t len)
 {
-	snprintf(buf, len, "another XDP program (id %u%s%s%s%s%s)", h->prog_id,
+	snprintf(buf, len, "id %u%s%s%s%s%s", h->prog_id,
 		 h->name[0] ? ", name " : "", h->name,
 		 h->mode != XRL_XDP_UNKNOWN ? ", " : "",
 		 h->mode != XRL_XDP_UNKNOWN ? xrl_xdp_mode_name(h->mode) : "",
 		 h->mode != XRL_XDP_UNKNOWN ? " mode" : "");
+}
+
+void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len)
+{
+	char det[96];
+
+	holder_details(h, det, sizeof(det));
+	snprintf(buf, len, "another XDP program (%s)", det);
 }
 
 /* The program of the link pinned for IFNAME under PIN_DIR, 0: none. */
@@ -150,8 +159,8 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 		/* say which: the operator has to find and remove it */
 		if (holder_of(ifindex, &h) || !h.prog_id)
 			return fail(EBUSY, "another XDP program is already attached to %s", ifname);
-		xrl_xdp_holder_format(&h, who, sizeof(who));
-		return fail(EBUSY, "%s is attached to %s", who, ifname);
+		holder_details(&h, who, sizeof(who));
+		return fail(EBUSY, "another XDP program is already attached to %s (%s)", ifname, who);
 	}
 	if (fd < 0)
 		return fail(fd, "cannot attach to %s in %s mode: %s", ifname,
