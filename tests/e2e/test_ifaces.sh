@@ -126,6 +126,28 @@ test_start_fails_when_attach_fails() {
 	check_eq "--keep-attached: watchdog disarmed" "$(ctl -j status | jq .daemon.watchdog_ms)" 0
 }
 
+# Item 4, decided: an interface that does not exist (yet) is waited for, not
+# a failed start; the metric per interface says 0 until it appears.
+test_missing_interface_is_awaited() {
+	lab_up || return
+	local sock="$TMPD/notify.sock" got="$TMPD/notify.txt"
+	: >"$got"
+	notify_listener "$sock" "$got" || return
+	write_conf "$CONF" "interface d0" "interface dz" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+	NOTIFY_SOCKET=$sock start_rld "$LOG" --config "$CONF"
+	wait_log "$got" "READY=1" || return
+	check_match "READY says so" "$(grep -m1 READY=1 "$got")" \
+		"STATUS=1 rules, 1 interface\(s\) attached, waiting for the others to appear"
+	check_match "logged" "$(cat "$LOG")" "interface dz does not exist; it will be attached when it appears"
+	check_eq "dz: 0" "$(metric 'xdp_rl_interface_attached{interface="dz"}')" 0
+	check_eq "d0: 1" "$(metric 'xdp_rl_interface_attached{interface="d0"}')" 1
+	ip -n "$DST" link add dz type veth peer name dzp && ip -n "$DST" link set dzp up &&
+		ip -n "$DST" link set dz up || { fail "cannot add dz"; return; }
+	wait_log "$LOG" "interface dz: attached" 3 || return
+	wait_metric 'xdp_rl_interface_attached{interface="dz"}' 1 3
+}
+
 # Item 4: a reload that adds an interface another program holds is a failed
 # reload, the metric per interface says 0, the log says why; once the other
 # program goes, the daemon attaches within a second.
@@ -260,7 +282,7 @@ test_detach_of_served_interface() {
 # pinned.
 test_stop_and_the_way_out() {
 	lab_up && lab_up_src2 || return
-	local args way cmd dev
+	local args way cmd dev out
 	args=$(sed -n 's|^ExecStart=@SBINDIR@/xdp-rld *||p' "$UNIT")
 	check_eq "the unit's options" "$args" "--keep-attached"
 	way=$(sed -n 's|^#[[:space:]]*way out: *||p' "$UNIT")
@@ -284,8 +306,9 @@ test_stop_and_the_way_out() {
 	flood 198.18.0.1 198.18.0.254 20 >/dev/null
 	check_eq "stop: still enforcing" "$(rule_stat 1 passed_packets)" 5
 	check_eq "stop: watchdog disarmed" "$(ctl -j status | jq .daemon.watchdog_ms)" 0
-	ip -n "$DST" link set dev d0 xdp off 2>/dev/null &&
+	out=$(ip -n "$DST" link set dev d0 xdp off 2>&1) &&
 		fail "ip link set dev d0 xdp off removed a bpf_link: the documentation says it cannot"
+	check_match "xdp off: what it says (the README quotes it)" "$out" "Can't replace active BPF XDP link"
 	check_match "xdp off: no effect" "$(ip -n "$DST" link show d0)" "xdp"
 
 	# the documented way: each interface status lists, purge with the last
@@ -302,6 +325,7 @@ test_stop_and_the_way_out() {
 
 run_test test_start_refused_when_held
 run_test test_start_fails_when_attach_fails
+run_test test_missing_interface_is_awaited
 run_test test_reload_with_held_interface
 run_test test_mode_on_adoption
 run_test test_detach_of_served_interface

@@ -428,8 +428,9 @@ int main(int argc, char **argv)
 	metrics_set(c.metrics, "start");
 	/* systemd (Type=notify): started once the rules are applied, the
 	 * interfaces attached and the metrics served */
-	sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
-		   d.stats.interfaces_attached);
+	sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached%s", c.nrules,
+		   d.stats.interfaces_attached,
+		   d.stats.interfaces_attached < d.nifaces ? ", waiting for the others to appear" : "");
 	xrl_config_free(&c);
 	xrl_log(XRL_LOG_INFO, "running: heartbeat %ld ms, watchdog %ld ms%s", d.heartbeat_ms, d.watchdog_ms,
 	     d.watchdog_ms ? "" : " (off)");
