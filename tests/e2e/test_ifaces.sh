@@ -46,6 +46,7 @@ wait_metric() {
 
 # sd_notify's datagrams, one line each, into FILE
 notify_listener() {	# SOCKET FILE
+	rm -f "$1"	# an earlier test's
 	python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
