@@ -1002,7 +1002,7 @@ const struct xrl_command xrl_commands[] = {
 	{ "attach", XRL_CMD_ATTACH, XRL_IN_CLI, p_attach, NULL,
 	  "load (or reuse) the program and its maps and attach to IFACE" },
 	{ "detach", XRL_CMD_DETACH, XRL_IN_CLI, p_detach, NULL,
-	  "detach from IFACE; purge: remove the pins once nothing is attached" },
+	  "detach from IFACE (refused while xdp-rld serves it); purge: remove the pins once nothing is attached" },
 	{ "purge", XRL_CMD_PURGE, XRL_IN_CLI, NULL, NULL,
 	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
 	{ "upgrade", XRL_CMD_UPGRADE, XRL_IN_CLI, NULL, NULL,

@@ -406,6 +406,7 @@ int main(int argc, char **argv)
 			xrl_config_free(&c);
 			free(d.ifaces);
 			free(d.ifst);
+			free(d.stats.ifaces);
 			xrl_close(d.x);
 			return 1;
 		}
