@@ -85,5 +85,111 @@ test_metrics_crowded_address() {
 	check_match "still serving" "$(scrape 127.0.0.1)" "^200 "
 }
 
+# cap_of PID_OR_TID FIELD: the hex mask of CapPrm, CapEff or CapBnd
+cap_of() {
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
+}
+
+# no_sys_admin PID WHAT: no thread of PID has CAP_SYS_ADMIN (21) in its
+# permitted, effective or bounding set; CAP_BPF (39) is what the event
+# loop keeps
+no_sys_admin() {
+	local t f m bad=""
+	for t in /proc/"$1"/task/*; do
+		t=${t##*/}
+		for f in CapPrm CapEff CapBnd; do
+			m=$(cap_of "$t" $f)
+			[[ -n $m ]] || continue
+			(((0x$m >> 21) & 1)) && bad+=" $t:$f=$m"
+		done
+	done
+	check_eq "$2: no thread with CAP_SYS_ADMIN" "$bad" ""
+}
+
+# metric NAME_WITH_LABELS: its value in one scrape
+metric() {
+	nsenter --net="/run/netns/$DST" curl -s --max-time 4 http://127.0.0.1:9437/metrics |
+		awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# The daemon's steady state without CAP_SYS_ADMIN: reloads of source and
+# endpoint rules, a rule set published by xdp-rlctl meanwhile, the set pins
+# removed, every pin removed and restored, a fleet sync with Redis, the
+# metrics (the re-attach after a link loss: test_privileges.sh's
+# test_daemon_capabilities).
+test_daemon_no_sys_admin() {
+	lab_up || return
+	local auth="$TMPD/redis.auth" pass="xrl-privs-$$" i pid n
+	(umask 077; echo "$pass" >"$auth")
+	nsenter --net="/run/netns/$DST" redis-server --bind 127.0.0.1 --port 6379 --save '' \
+		--appendonly no --requirepass "$pass" --dir "$TMPD" --logfile "$TMPD/redis.log" \
+		</dev/null >/dev/null 2>&1 &
+	BG_PIDS+=($!)
+	for ((i = 0; i < 100; i++)); do
+		REDISCLI_AUTH=$pass nsenter --net="/run/netns/$DST" redis-cli -h 127.0.0.1 ping 2>/dev/null |
+			grep -q PONG && break
+		sleep 0.05
+	done
+	local base=("interface d0" "metrics 127.0.0.1:9437" "fleet redis 127.0.0.1:6379 sync 100 timeout 50"
+		"fleet host privs" "fleet auth $auth"
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+		"rule add 198.18.1.0/24 proto udp dport 53 rate 1/h burst 3 id 3"
+		"rule add 198.51.100.0/24 rate 100/s burst 10 scope fleet id 4")
+	: >"$TMPD/rld.log"
+	write_conf "$TMPD/rules.conf" "${base[@]}"
+	start_rld "$TMPD/rld.log" --config "$TMPD/rules.conf"
+	wait_log "$TMPD/rld.log" "running" || return
+	pid=$RLD_PID
+	check_match "says so" "$(cat "$TMPD/rld.log")" "capabilities: kept cap_bpf; dropped the others"
+	no_sys_admin "$pid" "after the start"
+	check_eq "metrics: the rules" "$(metric xdp_rl_rules_loaded)" 3
+
+	# a rule set published by xdp-rlctl while the daemon runs: read by pin
+	ctl rule add 198.18.2.0/24 rate 1/s burst 1 id 9 >/dev/null || fail "rule add"
+	check_eq "metrics read xdp-rlctl's set" "$(metric xdp_rl_rules_loaded)" 4
+	check_eq "metrics: its series" "$(metric 'xdp_rl_passed_packets_total{rule="9",prefix="198.18.2.0/24",action="limit"}')" 0
+
+	# a reload: reads the set in force (xdp-rlctl's), publishes the file's
+	write_conf "$TMPD/rules.conf" "${base[@]}" "rule add 198.18.3.0/24 proto tcp dport 22 syn rate 1/h burst 2 id 5"
+	wait_log "$TMPD/rld.log" "reload: 4 rules" || return
+	check_match "it saw what xdp-rlctl added" "$(cat "$TMPD/rld.log")" "reload: rules: 1 added \(198.18.3.0/24 id 5\); 1 removed \(198.18.2.0/24 id 9\)"
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "enforced" "$(rule_stat 1 passed_packets)" 5
+	check_eq "the endpoint rules in the metrics" \
+		"$(metric 'xdp_rl_passed_packets_total{rule="5",prefix="198.18.3.0/24",action="limit"}')" 0
+
+	# the set pins removed: the daemon's own descriptors serve, the next
+	# reload pins them again
+	rm -f "$PIN"/xrl_*_set
+	check_eq "metrics without the set pins" "$(metric xdp_rl_rules_loaded)" 4
+	write_conf "$TMPD/rules.conf" "${base[@]}"
+	wait_log "$TMPD/rld.log" "reload: 3 rules" || return
+	check_eq "set pins again" "$(ls "$PIN" | grep -c '_set$')" 5
+
+	# every pin removed: restored, the sets from the daemon's descriptors
+	: >"$TMPD/rld2.log"
+	rm -f "$PIN"/xrl_* "$PIN"/xdp_rl_prog "$PIN"/link_*
+	for ((i = 0; i < 100; i++)); do
+		[[ -e "$PIN/xrl_rules4_set" && -e "$PIN/xrl_ep_class_set" ]] && break
+		sleep 0.05
+	done
+	check_eq "restored set pins" "$(ls "$PIN" | grep -c '_set$')" 5
+	check_match "xdp-rlctl reads them (no capability)" \
+		"$(nsenter --net="/run/netns/$DST" setpriv --inh-caps=-all --bounding-set=-all "$CTL_BIN" --pin-dir "$PIN" rule list 2>&1)" \
+		"198.18.1.0/24"
+	check_eq "no error logged" "$(grep -cE 'cannot|CAP_SYS_ADMIN' "$TMPD/rld.log")" 0
+
+	# the fleet client syncs (it reads the rules from its own thread)
+	for ((i = 0; i < 100; i++)); do
+		n=$(metric 'xdp_rl_fleet_syncs_total{result="ok"}')
+		[[ ${n:-0} -gt 3 ]] && break
+		sleep 0.1
+	done
+	[[ ${n:-0} -gt 3 ]] || fail "fleet syncs ok: ${n:-none}; log: $(grep fleet "$TMPD/rld.log" | tail -n 2)"
+	check_eq "live hosts" "$(metric xdp_rl_fleet_live_hosts)" 1
+	no_sys_admin "$pid" "after reloads, restores and syncs"
+}
+
+run_test test_daemon_no_sys_admin
 run_test test_metrics_crowded_address
 summary

@@ -546,7 +546,8 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	x->daemon_fd = -1;
 	x->prog_fd = -1;
 	for (int i = 0; i < M__COUNT; i++)
-		x->map_fd[i] = -1;
+		x->map_fd[i] = x->set_fd[i] = -1;
+	pthread_mutex_init(&x->set_lock, NULL);
 	x->ncpus = libbpf_num_possible_cpus();
 	x->pinned = !o->no_pin;
 	if (o->pin_dir && strlen(o->pin_dir) > PATH_MAX - 64) {
@@ -631,6 +632,10 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		err = fail(errno, "cannot map the control block: %s", strerror(errno));
 		goto err;
 	}
+	/* a set published before the set pins existed, or whose pin a commit
+	 * left stale: pinned now, by one that may open it by id */
+	if (x->pinned && x->locked)
+		xrl__sets_pin(x);
 	*out = x;
 	return 0;
 err:
@@ -655,6 +660,9 @@ int xrl_discard(struct xrl *x)
 	for (int i = 0; i <= M__COUNT + 1; i++) {
 		if (!x->new_pin[i])
 			continue;
+		/* the empty set a new map-in-map was given (rules.c) */
+		if (i < M__COUNT && x->set_fd[i] >= 0)
+			xrl__set_unpin(x, i);
 		pin_path(x, i < M__COUNT ? map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));
 		if (unlink(p) && errno != ENOENT && !err)
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
@@ -691,6 +699,8 @@ void xrl_close(struct xrl *x)
 		close(x->lock_fd);	/* drops the flock */
 	if (x->daemon_fd >= 0)
 		close(x->daemon_fd);
+	xrl__sets_close(x);
+	pthread_mutex_destroy(&x->set_lock);
 	free(x);
 }
 
@@ -724,7 +734,7 @@ static bool our_pin(const char *name)
 {
 	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, INFO_PIN) ||
 	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
-	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
+	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
 		if (!strcmp(name, map_names[i]))
@@ -1041,6 +1051,8 @@ int xrl_pins_restore(struct xrl *x)
 	if (replaced)
 		warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
 		     x->pin_dir);
+	/* the published sets, from this handle's descriptors of them */
+	xrl__sets_pin(x);
 	/* renew the claim when its directory was removed or replaced */
 	if (!claim_intact(x))
 		return claim(x, &holder);
