@@ -190,6 +190,157 @@ test_daemon_no_sys_admin() {
 	no_sys_admin "$pid" "after reloads, restores and syncs"
 }
 
+# as_nobody CMD...: CMD as uid and gid 65534, no supplementary groups
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# wait_count FILE REGEX N: until N lines match (10 s)
+wait_count() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		(($(grep -cE "$2" "$1" 2>/dev/null) >= $3)) && return 0
+		sleep 0.05
+	done
+	fail "fewer than $3 lines /$2/ in $(basename "$1") within 10 s; it says: $(tail -n 3 "$1" | tr '\n' '|')"
+	return 1
+}
+
+# rld_check CONF: xdp-rld --check's output and exit status
+rld_check() {
+	local out rc
+	out=$("$RLD_BIN" --check --config "$1" 2>&1)
+	rc=$?
+	echo "$rc $out"
+}
+
+# A configuration file that another user could write, or whose directory
+# another user could write, is refused at a reload (logged, counted, the
+# rules and mode in force kept) and by --check; a sticky directory is fine.
+test_config_others_may_write() {
+	lab_up || return
+	chmod 0755 "$TMPD"	# nobody must reach the file (restored below)
+	rm -rf "$TMPD/etc" && mkdir -m 0755 "$TMPD/etc"
+	local conf="$TMPD/etc/rules.conf" good=("interface d0" "metrics 127.0.0.1:9437" "mode set enforce"
+		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1") out
+	write_conf "$conf" "${good[@]}"
+	chmod 0644 "$conf"
+	: >"$TMPD/rld.log"
+	start_rld "$TMPD/rld.log" --config "$conf"
+	wait_log "$TMPD/rld.log" "running" || { chmod 0700 "$TMPD"; return; }
+
+	# world-writable: rewritten by nobody to fail open with no rule
+	chmod 0666 "$conf"
+	as_nobody sh -c "printf 'mode set fail-open\n' >'$conf'" || fail "nobody cannot write the file"
+	wait_count "$TMPD/rld.log" "reload refused" 1
+	check_match "says why" "$(cat "$TMPD/rld.log")" \
+		"rules.conf:1:1: configuration file $conf is writable by others \(mode 0666\)"
+	check_eq "mode kept" "$(metric 'xdp_rl_mode{mode="enforce"}')" 1
+	check_eq "rules kept" "$(metric xdp_rl_rules_loaded)" 1
+	check_eq "counted" "$(metric xdp_rl_reload_failures_total)" 1
+	out=$(rld_check "$conf")
+	check_match "--check says the same" "$out" "^1 .*rules.conf:1:1: configuration file $conf is writable by others"
+
+	# group-writable
+	write_conf "$conf" "${good[@]}" && chmod 0664 "$conf"
+	kill -HUP "$RLD_PID"
+	wait_count "$TMPD/rld.log" "reload refused" 2
+	check_match "group: says why" "$(cat "$TMPD/rld.log")" "is writable by its group \(mode 0664\)"
+
+	# owned by another user
+	chmod 0644 "$conf" && chown 65534 "$conf"
+	kill -HUP "$RLD_PID"
+	wait_count "$TMPD/rld.log" "reload refused" 3
+	check_match "owner: says why" "$(cat "$TMPD/rld.log")" \
+		"configuration file $conf belongs to uid 65534, not root"
+	check_match "--check: owner" "$(rld_check "$conf")" "^1 .*belongs to uid 65534"
+	chown 0 "$conf"
+
+	# root's file, but a directory above it that others may write: nobody
+	# could swap it (not done: refused before)
+	chmod 0777 "$TMPD/etc"
+	kill -HUP "$RLD_PID"
+	wait_count "$TMPD/rld.log" "reload refused" 4
+	check_match "parent: says why" "$(cat "$TMPD/rld.log")" \
+		"$TMPD/etc, a parent of the configuration file $conf, is writable by others without the sticky bit"
+	check_match "--check: parent" "$(rld_check "$conf")" "^1 .*a parent of the configuration file"
+	check_eq "rules still kept" "$(metric xdp_rl_rules_loaded)" 1
+	# each refused reload counted (a rewrite and a SIGHUP may be two)
+	check_eq "every failure counted" "$(metric xdp_rl_reload_failures_total)" \
+		"$(grep -c "reload refused" "$TMPD/rld.log")"
+
+	# sticky, as /tmp: only the owner may rename or remove the file
+	chmod 1777 "$TMPD/etc"
+	write_conf "$conf" "${good[@]}" "rule add 198.18.1.0/24 rate 1/h burst 5 id 2"
+	chmod 0644 "$conf"
+	kill -HUP "$RLD_PID"
+	wait_log "$TMPD/rld.log" "reload: 2 rules"
+	check_match "--check: valid" "$(rld_check "$conf")" "^0 .*valid, 2 rules"
+	chmod 0755 "$TMPD/etc"
+	chmod 0700 "$TMPD"
+}
+
+# The Redis credentials: refused when others may write them, when another
+# user owns them, when a directory above them lets others swap them; at the
+# start, at a reload and by --check alike.
+test_fleet_auth_others_may_write() {
+	lab_up || return
+	chmod 0755 "$TMPD"
+	rm -rf "$TMPD/etc" "$TMPD/open" && mkdir -m 0755 "$TMPD/etc" "$TMPD/open"
+	chmod 0777 "$TMPD/open"
+	local conf="$TMPD/etc/rules.conf" auth="$TMPD/etc/redis.auth" out rc
+	local rules=("interface d0" "metrics 127.0.0.1:9437" "rule add 198.18.0.0/24 rate 1/h burst 5 id 1")
+	(umask 077; echo "secret" >"$auth")
+	# fleet_conf AUTHFILE: the config with a fleet client using it
+	fleet_conf() {
+		write_conf "$conf" "${rules[@]}" "fleet redis 127.0.0.1:6379 sync 100" "fleet auth $1" \
+			"rule add 198.51.100.0/24 rate 100/s burst 10 scope fleet id 4"
+		chmod 0644 "$conf"
+	}
+	fleet_conf "$auth"
+	check_match "0600, root's: valid" "$(rld_check "$conf")" "^0 .*valid"
+
+	chmod 0602 "$auth"
+	check_match "0602: refused" "$(rld_check "$conf")" \
+		"^1 .*Redis credentials file $auth is writable by others \(mode 0602\)"
+	chmod 0620 "$auth"
+	check_match "0620: refused" "$(rld_check "$conf")" "^1 .*is writable by its group \(mode 0620\)"
+	chmod 0600 "$auth" && chown 65534 "$auth"
+	check_match "nobody's: refused" "$(rld_check "$conf")" "^1 .*Redis credentials file $auth belongs to uid 65534"
+	chown 0 "$auth"
+	cp -p "$auth" "$TMPD/open/redis.auth"
+	fleet_conf "$TMPD/open/redis.auth"
+	check_match "in an open directory: refused" "$(rld_check "$conf")" \
+		"^1 .*$TMPD/open, a parent of the Redis credentials file .* without the sticky bit"
+
+	# the start: refused, nothing attached
+	fleet_conf "$auth"
+	chmod 0602 "$auth"
+	: >"$TMPD/rld.log"
+	nsenter --net="/run/netns/$DST" timeout 20 "$RLD_BIN" --pin-dir "$PIN" --config "$conf" >>"$TMPD/rld.log" 2>&1
+	rc=$?
+	check_eq "the start: exit" $rc 1
+	check_match "the start: says why" "$(cat "$TMPD/rld.log")" "is writable by others \(mode 0602\)"
+	no_xdp_on "$DST" d0 || fail "attached although it refused to start"
+
+	# a reload that adds the fleet lines with such a file: refused, the
+	# rules in force kept
+	write_conf "$conf" "${rules[@]}"
+	chmod 0644 "$conf"
+	: >"$TMPD/rld.log"
+	start_rld "$TMPD/rld.log" --config "$conf"
+	wait_log "$TMPD/rld.log" "running" || { chmod 0700 "$TMPD"; return; }
+	as_nobody sh -c "echo 'nobody-pass' >'$auth'" || fail "nobody cannot write the credentials"
+	fleet_conf "$auth"
+	wait_count "$TMPD/rld.log" "reload refused" 1
+	check_match "reload: says why" "$(cat "$TMPD/rld.log")" "Redis credentials file $auth is writable by others"
+	check_eq "reload: rules kept" "$(metric xdp_rl_rules_loaded)" 1
+	check_eq "reload: counted" "$(metric xdp_rl_reload_failures_total)" 1
+	chmod 0700 "$TMPD"
+}
+
 run_test test_daemon_no_sys_admin
+run_test test_config_others_may_write
+run_test test_fleet_auth_others_may_write
 run_test test_metrics_crowded_address
 summary

@@ -17,6 +17,7 @@
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "grammar.h"
+#include "paths.h"
 
 #define PROG_PIN	"xdp_rl_prog"
 #define PROG_PIN_NEW	"xdp_rl_prog_new"	/* an upgrade's, until renamed (bpffs: no dots) */
