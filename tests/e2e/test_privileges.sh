@@ -281,6 +281,9 @@ test_capability_table() {
 	expect ok bpf rule add 198.18.1.0/24 proto udp dport 53 rate 1/s burst 1
 	expect ok none rule list
 	expect ok none stats
+	expect ok none key list
+	expect ok none show 198.18.0.1
+	expect fail none rule del 198.18.0.0/24
 	# a set pin lost (a commit interrupted before it pinned): opened by
 	# id, CAP_SYS_ADMIN, which pins it again for the others
 	rm -f "$PIN/xrl_rules4_set"
