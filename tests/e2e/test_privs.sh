@@ -116,9 +116,8 @@ metric() {
 
 # The daemon's steady state without CAP_SYS_ADMIN: reloads of source and
 # endpoint rules, a rule set published by xdp-rlctl meanwhile, the set pins
-# removed, every pin removed and restored, a fleet sync with Redis, the
-# metrics (the re-attach after a link loss: test_privileges.sh's
-# test_daemon_capabilities).
+# removed, every pin removed and restored, the interface lost and back, a
+# fleet sync with Redis, the metrics.
 test_daemon_no_sys_admin() {
 	lab_up || return
 	local auth="$TMPD/redis.auth" pass="xrl-privs-$$" i pid n
@@ -144,6 +143,13 @@ test_daemon_no_sys_admin() {
 	pid=$RLD_PID
 	check_match "says so" "$(cat "$TMPD/rld.log")" "capabilities: kept cap_bpf; dropped the others"
 	no_sys_admin "$pid" "after the start"
+	local t sets=""
+	for t in /proc/"$pid"/task/*; do
+		sets+="$(cat "$t/comm") $(cap_of "${t##*/}" CapPrm)/$(cap_of "${t##*/}" CapEff)/$(cap_of "${t##*/}" CapBnd)"$'\n'
+	done
+	echo "    the threads' permitted/effective/bounding sets:" $(sort <<<"$sets" | tr '\n' ';') >&2
+	check_eq "event loop" "$(cap_of "$pid" CapPrm)/$(cap_of "$pid" CapEff)/$(cap_of "$pid" CapBnd)" \
+		0000008000000000/0000008000000000/0000008000000000
 	check_eq "metrics: the rules" "$(metric xdp_rl_rules_loaded)" 3
 
 	# a rule set published by xdp-rlctl while the daemon runs: read by pin
@@ -180,6 +186,18 @@ test_daemon_no_sys_admin() {
 		"$(nsenter --net="/run/netns/$DST" setpriv --inh-caps=-all --bounding-set=-all "$CTL_BIN" --pin-dir "$PIN" rule list 2>&1)" \
 		"198.18.1.0/24"
 	check_eq "no error logged" "$(grep -cE 'cannot|CAP_SYS_ADMIN' "$TMPD/rld.log")" 0
+
+	# the interface lost and back: attached again
+	ip -n "$DST" link del d0	# takes s0 with it
+	wait_log "$TMPD/rld.log" "interface d0 disappeared" || return
+	ip -n "$SRC" link add s0 type veth peer name d0 netns "$DST" &&
+		ip -n "$DST" link set d0 address $DST_MAC up && ip -n "$SRC" link set s0 address $SRC_MAC up ||
+		{ fail "cannot re-create d0"; return; }
+	for ((i = 0; i < 100; i++)); do
+		ip -n "$DST" link show d0 | grep -q xdp && break
+		sleep 0.05
+	done
+	check_match "re-attached" "$(ip -n "$DST" link show d0)" "xdp"
 
 	# the fleet client syncs (it reads the rules from its own thread)
 	for ((i = 0; i < 100; i++)); do
