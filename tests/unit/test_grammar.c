@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "testlib.h"
 #include "config.h"
@@ -722,6 +723,50 @@ static void test_config_files(void)
 	free(errs);
 }
 
+/* A file another user could write, or swap through its directory, is
+ * refused; a sticky directory is fine (this user owns both). */
+static void test_config_file_writers(void)
+{
+	char dir[] = "/tmp/xrl-writers-XXXXXX", path[64];
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/rules.conf", dir);
+	f = fopen(path, "w");
+	CHECK(f && fputs("rule add 198.18.0.0/24 rate 1/s burst 1\n", f) >= 0, "write");
+	if (f)
+		fclose(f);
+	chmod(dir, 0755);
+	chmod(path, 0644);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == 0 && c.nrules == 1, "0644 in 0755: read");
+	free(errs);
+	xrl_config_free(&c);
+	chmod(path, 0646);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -EPERM && n == 1 &&
+	      strstr(errs[0].msg, "is writable by others (mode 0646)") && errs[0].line == 1,
+	      "world-writable: refused");
+	free(errs);
+	chmod(path, 0664);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -EPERM && n == 1 &&
+	      strstr(errs[0].msg, "is writable by its group (mode 0664)"), "group-writable: refused");
+	free(errs);
+	chmod(path, 0644);
+	chmod(dir, 0777);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == -EPERM && n == 1 &&
+	      strstr(errs[0].msg, "a parent of the configuration file") &&
+	      strstr(errs[0].msg, "without the sticky bit (mode 0777)"), "open directory: refused");
+	free(errs);
+	chmod(dir, 01777);
+	CHECK(xrl_config_load(path, &c, &errs, &n) == 0, "sticky directory: read");
+	free(errs);
+	xrl_config_free(&c);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* ---- round trip: rule add -> rule list -j -> rule add ---- */
 
 /* The value of "key" in a flat JSON object: a string, a number or null. */
@@ -982,6 +1027,7 @@ int main(void)
 	RUN(test_top_key_values);
 	RUN(test_config_values);
 	RUN(test_config_files);
+	RUN(test_config_file_writers);
 	RUN(test_round_trip);
 	RUN(test_docs_agree);
 	return tl_summary();

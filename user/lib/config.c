@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include "config.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -328,6 +329,16 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 	return *nerrs ? -EINVAL : 0;
 }
 
+/* The rules a file holds are only as trusted as who may write it: another
+ * user who can rewrite it, or swap it, sets the daemon's rules and mode. */
+static const struct xrl_path_rules config_rules = {
+	.what = "configuration file",
+	.owner_why = "its owner could rewrite the rules and the mode, and they would be applied",
+	.owner_fix = "chown root it",
+	.write_why = "whoever can write it could rewrite the rules and the mode, and they would be applied",
+	.write_fix = "chmod go-w it",
+};
+
 int xrl_config_load(const char *path, struct xrl_config *c,
 		    struct xrl_config_err **errs, size_t *nerrs)
 {
@@ -348,6 +359,9 @@ int xrl_config_load(const char *path, struct xrl_config *c,
 		err = -errno;
 	} else if (!S_ISREG(st.st_mode)) {
 		err = add_err(errs, nerrs, 1, 1, "not a regular file") ?: -EINVAL;
+	} else if (xrl_path_safe(path, &st, &config_rules)) {
+		/* another user could have written it: refused as a whole */
+		err = add_err(errs, nerrs, 1, 1, "%s", xrl_errmsg()) ?: -EPERM;
 	} else if (st.st_size > XRL_CONFIG_MAX_BYTES) {
 		err = add_err(errs, nerrs, 1, 1, "the file is %lld bytes; the limit is %d bytes",
 			      (long long)st.st_size, XRL_CONFIG_MAX_BYTES) ?: -EINVAL;

@@ -56,29 +56,29 @@ static bool port_narrower(const struct xrl_rule *a, const struct xrl_rule *b)
 	return a->id < b->id;
 }
 
-static int outer(struct xrl *x, int which)
-{
-	return x->map_fd[which];
-}
-
 /* A new fd on the inner map published in an outer map, or -ENOENT. */
 static int inner_fd(struct xrl *x, int which)
 {
-	return published_fd(outer(x, which));
+	return published_fd(x, which);
 }
 
-/* The id space of the published set: 1 or 2; 0 when none is published. */
-static __u32 space_in_use(struct xrl *x)
+/* The id space of the published set in *space: 1 or 2; 0 when none is
+ * published. An error when the set cannot be opened: never taken for none
+ * (a commit would leave the old endpoint rules in force). */
+static int space_in_use(struct xrl *x, __u32 *space)
 {
-	__u32 slot = XRL_EP_SPACE_SLOT, space = 0;
+	__u32 slot = XRL_EP_SPACE_SLOT;
 	int fd = inner_fd(x, M_EP_CLASS);
 
-	if (fd < 0)
+	*space = 0;
+	if (fd == -ENOENT)
 		return 0;
-	if (bpf_map_lookup_elem(fd, &slot, &space))
-		space = 0;
+	if (fd < 0)
+		return fd;	/* published_fd() said why */
+	if (bpf_map_lookup_elem(fd, &slot, space))
+		*space = 0;
 	close(fd);
-	return space;
+	return 0;
 }
 
 static int trie_create(int family)
@@ -111,10 +111,13 @@ static int copy_space(struct xrl *x, int family, __u32 space, int fd)
 	void *prev = NULL;
 	int old = inner_fd(x, family == 6 ? M_EP6 : M_EP4), err = 0;
 
-	if (old == -ENOENT || !space)
+	if (old == -ENOENT || !space) {
+		if (old >= 0)
+			close(old);
 		return 0;
+	}
 	if (old < 0)
-		return fail(old, "cannot open the endpoint rules: %s", strerror(-old));
+		return old;	/* published_fd() said why */
 	while (bpf_map_get_next_key(old, prev, &next) == 0) {
 		if (SPACE_OF(next.class) == space && bpf_map_lookup_elem(old, &next, &r) == 0 &&
 		    bpf_map_update_elem(fd, &next, &r, BPF_ANY)) {
@@ -131,7 +134,11 @@ static int copy_space(struct xrl *x, int family, __u32 space, int fd)
 /* Read the endpoint rules of the published set, appending to *v. */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap)
 {
-	__u32 space = space_in_use(x);
+	__u32 space;
+	int err = space_in_use(x, &space);
+
+	if (err)
+		return err;
 
 	for (int family = 4; space && family <= 6; family += 2) {
 		struct xrl_ep6_key key, next;
@@ -141,7 +148,7 @@ int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, siz
 		if (fd == -ENOENT)
 			continue;
 		if (fd < 0)
-			return fail(fd, "cannot open the endpoint rules: %s", strerror(-fd));
+			return fd;	/* published_fd() said why */
 		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 			key = next;
 			prev = &key;
@@ -307,7 +314,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 {
 	struct ep_build b = { .trie = { -1, -1 }, .array = -1 };
 	const struct xrl_rule_entry **ep = malloc((n + 1) * sizeof(*ep));
-	__u32 old = space_in_use(x), space = old == 1 ? 2 : 1, zero = 0, count = XRL_EP_SLOTS;
+	__u32 old, space, count = XRL_EP_SLOTS;
 	__u32 *keys = NULL;
 	unsigned *best = NULL;
 	size_t nep = 0;
@@ -316,6 +323,11 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 
 	if (!ep)
 		return fail(ENOMEM, "out of memory");
+	if ((err = space_in_use(x, &old))) {
+		free(ep);
+		return err;
+	}
+	space = old == 1 ? 2 : 1;
 	for (size_t i = 0; i < n; i++)
 		if (v[i].r.ep)
 			ep[nep++] = &v[i];
@@ -364,10 +376,9 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		goto out;
 	}
 	/* publish: the tries, then the array (see xdp_rl_common.h) */
-	if (bpf_map_update_elem(outer(x, M_EP4), &zero, &b.trie[0], BPF_ANY) ||
-	    bpf_map_update_elem(outer(x, M_EP6), &zero, &b.trie[1], BPF_ANY) ||
-	    bpf_map_update_elem(outer(x, M_EP_CLASS), &zero, &b.array, BPF_ANY))
-		err = fail(errno, "cannot publish the endpoint rules: %s", strerror(errno));
+	if ((err = publish_set(x, M_EP4, b.trie[0])) || (err = publish_set(x, M_EP6, b.trie[1])) ||
+	    (err = publish_set(x, M_EP_CLASS, b.array)))
+		err = fail(err, "cannot publish the endpoint rules: %s", strerror(-err));
 out:
 	ep_close(&b);
 	free(best);

@@ -139,6 +139,14 @@ static double mono_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static const struct xrl_path_rules auth_rules = {
+	.what = "Redis credentials file",
+	.owner_why = "its owner could replace the credentials",
+	.owner_fix = "chown root it",
+	.write_why = "whoever can write it could replace the credentials",
+	.write_fix = "chmod 0600 it",
+};
+
 static int read_auth(struct xrl_fleet *f, const char *path)
 {
 	char line[512], *nl, *sp;
@@ -158,6 +166,12 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	if (sb.st_mode & 0004) {
 		close(fd);
 		return fail(EPERM, "the Redis credentials %s are readable by everyone: chmod o-r it", path);
+	}
+	/* whoever could write them could point the daemon at another user's
+	 * keys (or lock it out): as the configuration file */
+	if (xrl_path_safe(path, &sb, &auth_rules)) {
+		close(fd);
+		return -EPERM;
 	}
 	fp = fdopen(fd, "r");
 	if (!fp) {

@@ -7,6 +7,7 @@
 #define XRL_INTERNAL_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <bpf/bpf.h>
@@ -16,6 +17,7 @@
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "grammar.h"
+#include "paths.h"
 
 #define PROG_PIN	"xdp_rl_prog"
 #define PROG_PIN_NEW	"xdp_rl_prog_new"	/* an upgrade's, until renamed (bpffs: no dots) */
@@ -55,6 +57,11 @@ struct xrl {
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
 	bool prog_pin_new;	/* an upgrade pinned its program beside the old */
+	/* the last published inner map of each map-in-map (M_RULES4, ...)
+	 * this handle published or opened, and its id (rules.c) */
+	pthread_mutex_t set_lock;
+	int set_fd[M__COUNT];
+	__u32 set_id[M__COUNT];
 };
 
 /* What xrl_errmsg() returns (log.c). */
@@ -80,10 +87,18 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
 int xrl__map_max_entries(int fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
-/* rules.c: a new fd on the map a one-entry map-in-map publishes, and on
- * the published trie of a family; -ENOENT when none is published */
-int xrl__published_fd(int outer);
+/* rules.c: a new fd on the map the one-entry map-in-map x->map_fd[which]
+ * publishes, and on the published trie of a family; -ENOENT when none is
+ * published. Publish inner_fd in it (and pin it as DIR/NAME_set); is this
+ * the name of such a pin; pin the published sets where their pins are
+ * missing or stale (best effort); close the handle's descriptors of them. */
+int xrl__published_fd(struct xrl *x, int which);
 int xrl__rules_fd(struct xrl *x, int family);
+int xrl__publish_set(struct xrl *x, int which, int inner_fd);
+bool xrl__set_pin_name(const char *name);
+void xrl__sets_pin(struct xrl *x);
+void xrl__sets_close(struct xrl *x);
+void xrl__set_unpin(struct xrl *x, int which);
 int xrl__events_claim(struct xrl *x);
 /* upgrade.c: the build a program carries (-ENOENT: none); refuse another
  * layout; the pinned maps against this build's; adopt an upgraded program */
@@ -98,6 +113,7 @@ int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_ad
 #define map_max_entries xrl__map_max_entries
 #define rules_install_empty xrl__rules_install_empty
 #define published_fd xrl__published_fd
+#define publish_set xrl__publish_set
 #define rules_fd xrl__rules_fd
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);

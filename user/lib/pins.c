@@ -172,75 +172,30 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
-/* The parents of the pin directory, as named by path: see pin_dir_safe(). */
-static int parents_safe(const char *pin_dir, const char *path)
-{
-	char p[PATH_MAX], *slash;
-	uid_t me = geteuid();
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s", path);
-	while ((slash = strrchr(p, '/'))) {
-		if (slash == p)
-			slash[1] = '\0';	/* "/" itself */
-		else
-			*slash = '\0';
-		/* a symlink's owner may point it elsewhere when its directory
-		 * is sticky (stat() below sees the target's owner only) */
-		if (!lstat(p, &st) && S_ISLNK(st.st_mode) && st.st_uid != 0 && st.st_uid != me)
-			return fail(EPERM, "%s, a parent of the pin directory %s, is a symlink of uid %u: its "
-				    "owner could point it elsewhere. Refused", p, pin_dir, (unsigned int)st.st_uid);
-		if (stat(p, &st))
-			return fail(errno, "cannot stat %s: %s", p, strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != me)
-			return fail(EPERM, "%s, a parent of the pin directory %s, belongs to uid %u: its owner "
-				    "could swap the pin directory. Refused", p, pin_dir, (unsigned int)st.st_uid);
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-			return fail(EPERM, "%s, a parent of the pin directory %s, is writable by %s without the "
-				    "sticky bit (mode %04o): anyone could swap the pin directory. Refused",
-				    p, pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
-				    (unsigned int)(st.st_mode & 07777));
-		if (!strcmp(p, "/"))
-			break;
-	}
-	return 0;
-}
-
 /*
  * Whoever can replace the pin directory, or write into it, can unlink the
  * link pins (detaching the limiter) or slip in maps of their own. Refuse a
  * pin directory that is not a directory owned by root (or by this user), or
  * that group or others may write; and one whose parents let anyone else
- * swap it: each up to / owned by root (or this user), and not writable by
- * group or others unless sticky (as /tmp and a bpffs's root are: then only
- * the owner of an entry may rename or remove it).
+ * swap it (xrl_path_safe(): each up to / owned by root or this user, and not
+ * writable by group or others unless sticky).
  */
 static int pin_dir_safe(const char *pin_dir)
 {
-	char real[PATH_MAX];
-	uid_t me = geteuid();
+	static const struct xrl_path_rules rules = {
+		.what = "pin directory",
+		.owner_why = "whoever owns it can unlink the pins and detach xdp-rl",
+		.owner_fix = "remove it (or chown root and chmod 0700 it)",
+		.write_why = "anyone who can write it can unlink the pins and detach xdp-rl",
+		.write_fix = "chmod 0700 it",
+	};
 	struct stat st;
-	int err;
 
 	if (lstat(pin_dir, &st))
 		return fail(errno, "cannot stat %s: %s", pin_dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return fail(ENOTDIR, "pin directory %s is not a directory (a symlink?): refused", pin_dir);
-	if (st.st_uid != 0 && st.st_uid != me)
-		return fail(EPERM, "pin directory %s belongs to uid %u, not root: whoever owns it can unlink "
-			    "the pins and detach xdp-rl. Refused; remove it (or chown root and chmod 0700 it)",
-			    pin_dir, (unsigned int)st.st_uid);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return fail(EPERM, "pin directory %s is writable by %s (mode %04o): anyone who can write it "
-			    "can unlink the pins and detach xdp-rl. Refused; chmod 0700 it",
-			    pin_dir, st.st_mode & S_IWOTH ? "others" : "its group",
-			    (unsigned int)(st.st_mode & 07777));
-	/* the parents as named, then as the kernel resolves them */
-	if ((err = parents_safe(pin_dir, pin_dir)))
-		return err;
-	if (realpath(pin_dir, real) && strcmp(real, pin_dir))
-		return parents_safe(pin_dir, real);
-	return 0;
+	return xrl_path_safe(pin_dir, &st, &rules);
 }
 
 static long long mono_ms(void)
@@ -546,7 +501,8 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	x->daemon_fd = -1;
 	x->prog_fd = -1;
 	for (int i = 0; i < M__COUNT; i++)
-		x->map_fd[i] = -1;
+		x->map_fd[i] = x->set_fd[i] = -1;
+	pthread_mutex_init(&x->set_lock, NULL);
 	x->ncpus = libbpf_num_possible_cpus();
 	x->pinned = !o->no_pin;
 	if (o->pin_dir && strlen(o->pin_dir) > PATH_MAX - 64) {
@@ -631,6 +587,10 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		err = fail(errno, "cannot map the control block: %s", strerror(errno));
 		goto err;
 	}
+	/* a set published before the set pins existed, or whose pin a commit
+	 * left stale: pinned now, by one that may open it by id */
+	if (x->pinned && x->locked)
+		xrl__sets_pin(x);
 	*out = x;
 	return 0;
 err:
@@ -655,6 +615,9 @@ int xrl_discard(struct xrl *x)
 	for (int i = 0; i <= M__COUNT + 1; i++) {
 		if (!x->new_pin[i])
 			continue;
+		/* the empty set a new map-in-map was given (rules.c) */
+		if (i < M__COUNT && x->set_fd[i] >= 0)
+			xrl__set_unpin(x, i);
 		pin_path(x, i < M__COUNT ? map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));
 		if (unlink(p) && errno != ENOENT && !err)
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
@@ -691,6 +654,8 @@ void xrl_close(struct xrl *x)
 		close(x->lock_fd);	/* drops the flock */
 	if (x->daemon_fd >= 0)
 		close(x->daemon_fd);
+	xrl__sets_close(x);
+	pthread_mutex_destroy(&x->set_lock);
 	free(x);
 }
 
@@ -724,7 +689,7 @@ static bool our_pin(const char *name)
 {
 	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, INFO_PIN) ||
 	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
-	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)))
+	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
 		if (!strcmp(name, map_names[i]))
@@ -1111,6 +1076,8 @@ int xrl_pins_restore(struct xrl *x)
 	if (replaced)
 		warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
 		     x->pin_dir);
+	/* the published sets, from this handle's descriptors of them */
+	xrl__sets_pin(x);
 	/* renew the claim when its directory was removed or replaced */
 	if (!claim_intact(x))
 		return claim(x, &holder);

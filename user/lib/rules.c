@@ -6,6 +6,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,11 +307,7 @@ static int rules_create(int family)
  */
 static int rules_publish(struct xrl *x, int family, int inner_fd)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_update_elem(outer_fd(x, family), &zero, &inner_fd, BPF_ANY))
-		return -errno;
-	return 0;
+	return publish_set(x, family == 6 ? M_RULES6 : M_RULES4, inner_fd);
 }
 
 int rules_install_empty(struct xrl *x, int family)
@@ -328,33 +326,226 @@ int rules_install_empty(struct xrl *x, int family)
 }
 
 /*
- * A new fd on the map published in a one-entry outer map (a map-in-map), or
- * -ENOENT when none is published. The outer map gives the inner map's id; a
- * concurrent commit may replace and free that map between the two
- * look-ups: look again.
+ * The published inner maps, opened without CAP_SYS_ADMIN. The outer map
+ * gives only the inner map's id, and BPF_MAP_GET_FD_BY_ID needs
+ * CAP_SYS_ADMIN; so each commit also pins what it publishes (DIR/NAME_set,
+ * replaced by a rename: a reader finds the old set or the new one), and the
+ * handle keeps a descriptor of the last set it published or opened. A
+ * reader takes, in this order, the handle's descriptor, the pin, the id,
+ * each only when its id is the one the outer map holds now: a commit
+ * interrupted between publishing and pinning leaves a stale pin, which is
+ * never believed (the next commit, or an open with CAP_SYS_ADMIN under the
+ * lock, pins the set again). The daemon publishes every set it reads after
+ * its start, or finds it pinned by xdp-rlctl, so it needs no CAP_SYS_ADMIN
+ * (README, "Privileges").
  */
-int published_fd(int outer)
+static const char *set_pin_name(int which, bool next)
 {
+	switch (which) {
+	case M_RULES4: return next ? "xrl_rules4_set_new" : "xrl_rules4_set";
+	case M_RULES6: return next ? "xrl_rules6_set_new" : "xrl_rules6_set";
+	case M_EP4: return next ? "xrl_ep4_set_new" : "xrl_ep4_set";
+	case M_EP6: return next ? "xrl_ep6_set_new" : "xrl_ep6_set";
+	case M_EP_CLASS: return next ? "xrl_ep_class_set_new" : "xrl_ep_class_set";
+	}
+	return NULL;
+}
+
+bool xrl__set_pin_name(const char *name)
+{
+	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS };
+
+	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++)
+		if (!strcmp(name, set_pin_name(which[i], false)) || !strcmp(name, set_pin_name(which[i], true)))
+			return true;
+	return false;
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* Keep a descriptor of the set `which` now publishes (set_lock held). */
+static void set_cache(struct xrl *x, int which, int fd, __u32 id)
+{
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (dup < 0)
+		return;
+	if (x->set_fd[which] >= 0)
+		close(x->set_fd[which]);
+	x->set_fd[which] = dup;
+	x->set_id[which] = id;
+}
+
+/* Pin fd as the published set `which`: pinned beside, then renamed over
+ * the old pin. A failure leaves no stale pin behind. */
+static int set_pin(struct xrl *x, int which, int fd)
+{
+	char p[PATH_MAX], q[PATH_MAX];
+
+	if (!x->pinned)
+		return 0;
+	pin_path(x, set_pin_name(which, false), p, sizeof(p));
+	pin_path(x, set_pin_name(which, true), q, sizeof(q));
+	unlink(q);
+	if (bpf_obj_pin(fd, q) || rename(q, p)) {
+		int err = -errno;
+
+		unlink(q);
+		unlink(p);
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * A set opened by id (its pin missing or stale): pin it for the readers
+ * without CAP_SYS_ADMIN, under the directory's lock only, so that no commit
+ * can come in between (a commit publishes and pins under it). A handle
+ * that does not hold the lock takes it for this if it is free.
+ */
+static void set_repin(struct xrl *x, int which, int fd, __u32 id)
+{
+	__u32 zero = 0, now;
+	int lfd = -1;
+
+	if (!x->pinned)
+		return;
+	if (!x->locked) {
+		lfd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB)) {
+			if (lfd >= 0)
+				close(lfd);
+			return;
+		}
+	}
+	if (bpf_map_lookup_elem(x->map_fd[which], &zero, &now) == 0 && now == id && set_pin(x, which, fd))
+		warn("cannot pin the published %s", set_pin_name(which, false));
+	if (lfd >= 0)
+		close(lfd);	/* drops the flock */
+}
+
+int xrl__publish_set(struct xrl *x, int which, int inner_fd)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (bpf_map_update_elem(x->map_fd[which], &zero, &inner_fd, BPF_ANY))
+		return -errno;
+	pthread_mutex_lock(&x->set_lock);
+	set_cache(x, which, inner_fd, map_id(inner_fd));
+	pthread_mutex_unlock(&x->set_lock);
+	/* published: a pin that cannot follow costs readers without
+	 * CAP_SYS_ADMIN, not the commit */
+	if ((err = set_pin(x, which, inner_fd)))
+		warn("cannot pin the published %s: %s", set_pin_name(which, false), strerror(-err));
+	return 0;
+}
+
+int published_fd(struct xrl *x, int which)
+{
+	bool denied = false;
+	char p[PATH_MAX];
 	__u32 zero = 0, id;
 
+	pin_path(x, set_pin_name(which, false), p, sizeof(p));
 	for (int tries = 0; tries < 8; tries++) {
 		int fd;
 
-		if (bpf_map_lookup_elem(outer, &zero, &id))
-			return -errno;
-		fd = bpf_map_get_fd_by_id(id);
+		if (bpf_map_lookup_elem(x->map_fd[which], &zero, &id))
+			return errno == ENOENT ? -ENOENT :
+			       fail(errno, "cannot read %s: %s", map_names[which], strerror(errno));
+		pthread_mutex_lock(&x->set_lock);
+		fd = x->set_fd[which] >= 0 && x->set_id[which] == id ?
+		     fcntl(x->set_fd[which], F_DUPFD_CLOEXEC, 0) : -1;
+		pthread_mutex_unlock(&x->set_lock);
 		if (fd >= 0)
 			return fd;
-		if (errno != ENOENT)
-			return -errno;
+		fd = x->pinned ? bpf_obj_get(p) : -1;
+		if (fd >= 0 && map_id(fd) != id) {
+			close(fd);	/* stale, or a commit in between: look again */
+			fd = -1;
+		}
+		if (fd < 0) {
+			fd = bpf_map_get_fd_by_id(id);
+			if (fd < 0 && errno != ENOENT && errno != EPERM)
+				return fail(errno, "cannot open the published %s: %s", set_pin_name(which, false),
+					    strerror(errno));
+			denied |= fd < 0 && errno == EPERM;
+			if (fd >= 0)
+				set_repin(x, which, fd, id);
+		}
+		if (fd < 0)
+			continue;	/* replaced meanwhile (or denied): look again */
+		pthread_mutex_lock(&x->set_lock);
+		set_cache(x, which, fd, id);
+		pthread_mutex_unlock(&x->set_lock);
+		return fd;
 	}
-	return -EAGAIN;
+	if (denied)
+		return fail(EPERM, "the published %s is not pinned at %s (a commit was interrupted?), and opening "
+			    "it by id needs CAP_SYS_ADMIN: run any command once with it (as root), or commit the rules again",
+			    set_pin_name(which, false), p);
+	return fail(EAGAIN, "cannot open the published %s: it kept changing", set_pin_name(which, false));
+}
+
+void xrl__sets_pin(struct xrl *x)
+{
+	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS };
+	char saved[sizeof(errbuf)];
+
+	memcpy(saved, errbuf, sizeof(saved));
+	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
+		char p[PATH_MAX];
+		__u32 zero = 0, id;
+		int fd, pfd;
+
+		if (bpf_map_lookup_elem(x->map_fd[which[i]], &zero, &id))
+			continue;	/* nothing published */
+		pin_path(x, set_pin_name(which[i], false), p, sizeof(p));
+		pfd = bpf_obj_get(p);
+		if (pfd >= 0 && map_id(pfd) == id) {
+			close(pfd);
+			continue;
+		}
+		if (pfd >= 0)
+			close(pfd);
+		fd = published_fd(x, which[i]);
+		if (fd < 0)
+			continue;
+		if (set_pin(x, which[i], fd))
+			warn("cannot pin the published %s", set_pin_name(which[i], false));
+		close(fd);
+	}
+	memcpy(errbuf, saved, sizeof(saved));	/* best effort: no error to tell */
+}
+
+void xrl__set_unpin(struct xrl *x, int which)
+{
+	char p[PATH_MAX];
+
+	if (!set_pin_name(which, false))
+		return;
+	pin_path(x, set_pin_name(which, false), p, sizeof(p));
+	unlink(p);
+}
+
+void xrl__sets_close(struct xrl *x)
+{
+	for (int i = 0; i < M__COUNT; i++)
+		if (x->set_fd[i] >= 0)
+			close(x->set_fd[i]);
 }
 
 /* A new fd on the published trie of a family, or -ENOENT. */
 int rules_fd(struct xrl *x, int family)
 {
-	return published_fd(outer_fd(x, family));
+	return published_fd(x, family == 6 ? M_RULES6 : M_RULES4);
 }
 
 /* Read every rule of one trie, appending to *v. */
@@ -401,7 +592,7 @@ static int read_family(struct xrl *x, int family, struct xrl_rule_entry **v,
 	if (fd == -ENOENT)
 		return 0;	/* nothing published: no rules */
 	if (fd < 0)
-		return fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+		return fd;	/* published_fd() said why */
 	err = read_trie(fd, family, v, n, cap);
 	close(fd);
 	return err;
@@ -738,7 +929,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	}
 	old4 = rules_fd(x, 4);	/* for a roll-back */
 	if (old4 < 0 && old4 != -ENOENT) {
-		err = fail(old4, "cannot open the IPv4 rule set: %s", strerror(-old4));
+		err = old4;	/* published_fd() said why */
 		goto out;
 	}
 
@@ -813,8 +1004,7 @@ int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 	memset(out, 0, sizeof(*out));
 	fd = rules_fd(x, family);
 	if (fd < 0)
-		return fd == -ENOENT ? -ENOENT :
-		       fail(fd, "cannot open the IPv%d rule set: %s", family, strerror(-fd));
+		return fd;	/* -ENOENT: none; else published_fd() said why */
 	if (bpf_map_lookup_elem(fd, &k, &out->r)) {
 		close(fd);
 		return -ENOENT;

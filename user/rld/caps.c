@@ -5,13 +5,13 @@
  * Linux keeps capabilities per thread: capset() changes the calling thread
  * only, and a new thread starts with a copy of its creator's sets. So the
  * start-up (load, pin, attach, run-time statistics) runs with what the
- * daemon was given; then the event loop keeps CAP_BPF and CAP_SYS_ADMIN in
- * its permitted, effective and bounding sets (caps_keep()), and each other
- * thread trims itself: the log writer and the heartbeat drop every
- * capability (caps_thread_none()), the metrics thread serves HTTP with an
- * empty effective set and raises its permitted ones only while it reads the
- * maps, and the event loop reads the configuration file with an empty
- * effective set (caps_effective()). A thread that lowered its effective set
+ * daemon was given; then the event loop keeps CAP_BPF alone in its
+ * permitted, effective and bounding sets (caps_keep()), and each other
+ * thread trims itself: the log writer, the heartbeat and the fleet client's
+ * sync thread drop every capability (caps_thread_none()), the metrics
+ * thread serves HTTP with an empty effective set and raises its permitted
+ * ones only while it reads the maps, and the event loop reads the
+ * configuration file with an empty effective set (caps_effective()). A thread that lowered its effective set
  * can raise it again from its permitted set; what left the permitted set is
  * gone for good.
  */
@@ -25,10 +25,11 @@
 
 /* What the kernel requires after start-up (measured on 6.18 with
  * kernel.unprivileged_bpf_disabled=2, README "Privileges"):
- * CAP_SYS_ADMIN: BPF_MAP_GET_FD_BY_ID, to open the published rule set
- *   (a map in a map) for a reload, the metrics and a roll-back;
- * CAP_BPF: creating each reload's LPM tries. */
-static const int keep[] = { CAP_BPF, CAP_SYS_ADMIN };
+ * CAP_BPF: creating each reload's LPM tries and class array.
+ * Not CAP_SYS_ADMIN: the published rule sets (maps in maps) are opened by
+ * pin or through the descriptors the daemon keeps of what it published
+ * (libxrl, rules.c), never by id after the start. */
+static const int keep[] = { CAP_BPF };
 
 int caps_keep(char *kept, size_t len)
 {
@@ -60,6 +61,11 @@ int caps_keep(char *kept, size_t len)
 
 int caps_thread_none(void)
 {
+	/* the bounding set too, where this thread still may (a thread started
+	 * before caps_keep(): nothing it could exec would regain them) */
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_apply(CAPNG_SELECT_BOTH) == 0)
+		return 0;
 	capng_clear(CAPNG_SELECT_CAPS);
 	return capng_apply(CAPNG_SELECT_CAPS) ? -EPERM : 0;
 }

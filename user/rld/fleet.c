@@ -15,6 +15,9 @@ static void *fleet_main(void *arg)
 	struct timespec next;
 	int last = 0;
 
+	/* Redis, the pinned maps and the rule sets (opened by pin or through
+	 * the handle's descriptors) need no capability */
+	caps_thread_none();
 	pthread_mutex_lock(&d.fleet_lock);
 	while (!d.fleet_stop) {
 		int err;

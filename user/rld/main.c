@@ -71,7 +71,7 @@ static int metrics_fill(FILE *f, void *ctx)
 
 	(void)ctx;
 	/* the metrics thread: HTTP with no effective capability, the maps with
-	 * its permitted ones (the rule set needs CAP_SYS_ADMIN) */
+	 * its permitted ones */
 	caps_effective(true);
 	keys_refresh();
 	pthread_mutex_lock(&d.lock);

@@ -278,22 +278,172 @@ out:
 /*
  * Slow clients (README, "Privileges"): one polling thread serves every
  * connection, so a client that sends nothing blocks no other; what it holds
- * is a connection slot, for at most XRL_METRICS_TIMEOUT_S of silence. One
- * address may hold XRL_METRICS_PER_IP slots of the XRL_METRICS_CONNECTIONS:
- * a handful of hosts holding slow connections cannot take them all, and a
- * scrape from another address (Prometheus) still gets one. A request has
- * 16 KiB of buffer; a scrape needs a few hundred bytes.
+ * is a connection slot, for at most XRL_METRICS_TIMEOUT_S of silence (a
+ * client that trickles a byte at a time holds it longer). A new connection
+ * is never refused for the slots others hold: when its address holds
+ * XRL_METRICS_PER_IP already, the least recently active connection of that
+ * address is closed for it; when the server holds XRL_METRICS_CONNECTIONS,
+ * the least recently active of all. Connections waiting for (or between)
+ * requests go before those whose answer is still being sent. A scrape needs
+ * a few milliseconds from its connect to its answer, in which dozens of new
+ * connections would have to come from its address to push it out; and one
+ * address can only push out its own connections until the server is full,
+ * so a host that scrapes from another address (Prometheus) is not touched
+ * by one that holds many. With the default loopback bind every local user
+ * shares 127.0.0.1 (and may bind any 127/8 address): hence eviction, not a
+ * refusal. A request has 16 KiB of buffer.
  */
 #define XRL_METRICS_CONNECTIONS	256U
 #define XRL_METRICS_PER_IP	16U
 #define XRL_METRICS_TIMEOUT_S	5U
 #define XRL_METRICS_BACKLOG	64
+/* libmicrohttpd's own limit: the evicted are counted until it closes them
+ * (its next poll), so it has room above ours */
+#define XRL_METRICS_MHD_LIMIT	(2 * XRL_METRICS_CONNECTIONS)
+
+/* One TCP connection, from its accept to its close (the server's thread
+ * alone reads and writes these). */
+struct conn {
+	struct conn *next, *prev;
+	struct sockaddr_storage addr;
+	int fd;
+	unsigned long long seq;	/* accepted or last answered: lower is older */
+	bool answering;		/* a response queued and not yet sent */
+	bool evicted;		/* shut down for a newer one; closing */
+};
 
 struct xrl_metrics {
 	struct MHD_Daemon *mhd;
 	xrl_metrics_fill fill;
 	void *ctx;
+	struct conn *conns;
+	unsigned long long seq;
 };
+
+static bool same_addr(const struct sockaddr *a, const struct sockaddr_storage *b)
+{
+	if (a->sa_family != b->ss_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return false;
+}
+
+/* Is a a better connection to close than b? Waiting before answering,
+ * then the least recently active. */
+static bool evict_before(const struct conn *a, const struct conn *b)
+{
+	if (!b)
+		return true;
+	if (a->answering != b->answering)
+		return !a->answering;
+	return a->seq < b->seq;
+}
+
+/* A new connection from addr: make room for it (never refused). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct xrl_metrics *m = cls;
+	struct conn *mine = NULL, *any = NULL, *victim = NULL;
+	unsigned int nmine = 0, nall = 0;
+
+	(void)len;
+	for (struct conn *c = m->conns; c; c = c->next) {
+		if (c->evicted)
+			continue;
+		nall++;
+		if (same_addr(addr, &c->addr)) {
+			nmine++;
+			if (evict_before(c, mine))
+				mine = c;
+		}
+		if (evict_before(c, any))
+			any = c;
+	}
+	if (nmine >= XRL_METRICS_PER_IP)
+		victim = mine;
+	else if (nall >= XRL_METRICS_CONNECTIONS)
+		victim = any;
+	if (victim) {
+		/* the server's poll sees the end of the stream and closes it:
+		 * the fd stays the server's until then (this thread) */
+		shutdown(victim->fd, SHUT_RDWR);
+		victim->evicted = true;
+		xrl_log(XRL_LOG_DEBUG, "metrics: closed the least recently active connection of %s for a new one",
+			victim == mine ? "its address" : "the server");
+	}
+	return MHD_YES;
+}
+
+static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+			enum MHD_ConnectionNotificationCode toe)
+{
+	struct xrl_metrics *m = cls;
+	struct conn *c = *socket_ctx;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		c = calloc(1, sizeof(*c));
+		if (!c || !fd || !ad || !ad->client_addr) {
+			free(c);	/* untracked: it cannot be evicted, nothing worse */
+			return;
+		}
+		c->fd = fd->connect_fd;
+		memcpy(&c->addr, ad->client_addr,
+		       ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		       sizeof(struct sockaddr_in));
+		c->seq = ++m->seq;
+		c->next = m->conns;
+		if (m->conns)
+			m->conns->prev = c;
+		m->conns = c;
+		*socket_ctx = c;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && c) {
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			m->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		free(c);
+		*socket_ctx = NULL;
+	}
+}
+
+/* A request answered (or abandoned): the connection is active now, and
+ * waits for its next request. */
+static void request_done(void *cls, struct MHD_Connection *mc, void **state,
+			 enum MHD_RequestTerminationCode toe)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct xrl_metrics *m = cls;
+	struct conn *c = i ? i->socket_context : NULL;
+
+	(void)state;
+	(void)toe;
+	if (c) {
+		c->answering = false;
+		c->seq = ++m->seq;
+	}
+}
+
+/* The handler queued a response on mc. */
+static void answering(struct xrl_metrics *m, struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *c = i ? i->socket_context : NULL;
+
+	if (c) {
+		c->answering = true;
+		c->seq = ++m->seq;
+	}
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
 			     char *body, size_t len)
@@ -320,6 +470,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload;
 	(void)upload_len;
 	(void)state;
+	answering(m, c);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", strdup("GET only\n"), 9);
 	if (strcmp(url, "/metrics"))
@@ -383,10 +534,13 @@ int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 	}
 	m->fill = fill;
 	m->ctx = ctx;
-	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				  handle, m, MHD_OPTION_LISTEN_SOCKET, fd,
-				  MHD_OPTION_CONNECTION_LIMIT, XRL_METRICS_CONNECTIONS,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, XRL_METRICS_PER_IP,
+	/* one internal thread: the accept policy, the notifications and the
+	 * handler all run on it, so struct conn needs no lock */
+	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG, 0,
+				  accept_policy, m, handle, m, MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_LIMIT, XRL_METRICS_MHD_LIMIT,
+				  MHD_OPTION_NOTIFY_CONNECTION, notify_conn, m,
+				  MHD_OPTION_NOTIFY_COMPLETED, request_done, m,
 				  MHD_OPTION_CONNECTION_TIMEOUT, XRL_METRICS_TIMEOUT_S,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -404,6 +558,12 @@ void xrl_metrics_stop(struct xrl_metrics *m)
 {
 	if (!m)
 		return;
-	MHD_stop_daemon(m->mhd);
+	MHD_stop_daemon(m->mhd);	/* closes each connection: notify_conn() frees it */
+	while (m->conns) {
+		struct conn *c = m->conns;
+
+		m->conns = c->next;
+		free(c);
+	}
 	free(m);
 }
