@@ -114,6 +114,117 @@ test_replay_dry_run() {
 	check_match "text: key" "$out" $'\n''198\.18\.0\.1/32 +1 +3 [^'$'\n'']* \(dry-run: would-drops\)'$'\n'
 }
 
+# rule list config writes every setting of every rule as xdp-rl.conf reads
+# it: loaded into a fresh instance (through the daemon, after --check) it
+# dumps again identically, lists identically, and meters the same.
+RULES=(
+	"198.18.0.0/15 rate 100/s burst 20 aggregate 5000/s burst 800 new-keys 50/s"
+	"198.18.1.0/24 rate 10mbit burst 64kb per /24 on-failure closed dry-run"
+	"198.18.2.0/24 rate 600/min algo sliding-window"
+	"0.0.0.0/0 proto tcp dport 22 syn rate 10/min burst 10"
+	"0.0.0.0/0 proto udp dport 1000-2000 action deny on-failure closed"
+	"192.0.2.1 action allow id 40"
+	"2001:db8::/32 rate 1/h burst 1 per /48 aggregate 5/min"
+	"203.0.113.0/24 rate 2mbps algo fixed-window"
+)
+test_rule_list_config() {
+	local conf=$TMPD/dump.conf log=$TMPD/rld.log r dump1 dump2 list1 list2 out
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	for r in "${RULES[@]}"; do
+		ctl rule add $r >/dev/null || fail "rule add $r"
+	done
+	dump1=$(ctl rule list config)
+	check_eq "one line per rule" "$(grep -c '^rule add ' <<<"$dump1")" ${#RULES[@]}
+	check_match "aggregate and new-keys written" "$dump1" \
+		$'(^|\n)rule add 198\\.18\\.0\\.0/15 rate 100/s burst 20 per /32 action limit id 1 on-failure open algo token-bucket aggregate 5000/s burst 800 new-keys 50/s\n'
+	check_eq "-j: the same lines" "$(ctl -j rule list config | jq -r '.[]')" "$dump1"
+	list1=$(ctl -j rule list)
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	check_eq "metered: first instance" "$(rule_stat 1 passed_packets)/$(rule_stat 1 dropped_packets)" 20/80
+	ctl detach dev d0 purge >/dev/null || fail "detach purge"
+	{ echo "interface d0"; echo "metrics off"; echo "$dump1"; } >"$conf"
+	out=$("$RLD_BIN" --check --config "$conf" 2>&1)
+	check_eq "--check" "$out" "$conf: valid, ${#RULES[@]} rules"
+	: >"$log"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	dump2=$(ctl rule list config)
+	check_eq "dumped again: identical" "$dump2" "$dump1"
+	list2=$(ctl -j rule list)
+	check_eq "rule list -j: identical" "$list2" "$list1"
+	flood 198.18.0.1 198.18.0.254 100 >/dev/null
+	check_eq "metered: second instance" "$(rule_stat 1 passed_packets)/$(rule_stat 1 dropped_packets)" 20/80
+}
+
+# rule add help: a line per keyword with what it takes and its unit; the
+# JSON help the same, per keyword
+test_help_per_keyword() {
+	local h
+	h=$("$CTL_BIN" rule add help)
+	check_match "rate: its unit" "$h" $'\n''    rate N/s\|N/min\|N/h +packets per key per s, min or h; bytes: 10mbit, 2mbps'
+	check_match "burst: its unit" "$h" $'\n''    burst N +bucket size in packets \(bytes for a byte rate: 64kb\)'
+	check_match "the aggregate's burst under it" "$h" $'\n''      burst N +the aggregate.s burst in packets'
+	check_eq "no line over 110 characters" "$(awk 'length($0) > 110' <<<"$h")" ""
+	check_eq "a line per keyword" "$(grep -cE '^    (PREFIX|rate|burst|per|action|id|on-failure|algo|dry-run|proto|dport|syn|scope|aggregate|new-keys)( |$)' <<<"$h")" 15
+	check_eq "-j: per keyword" "$("$CTL_BIN" -j rule add help | jq -r '.[0].params[] | select(.keyword == "per") | .help')" \
+		"key length in bits of the source (default /32, IPv6 /64)"
+	check_eq "a group: its synopses" "$("$CTL_BIN" help mode)" "$(printf '  mode\n  mode set enforce|dry-run|fail-open|fail-closed')"
+}
+
+# complete LINE: the completions of LINE, the cursor at its end, sorted on
+# one line; in the receiving namespace, with xdp-rlctl on the PATH and the
+# current directory $1's
+complete_in() {	# DIR LINE
+	(cd "$1" && PATH="$OUT:$PATH" nsenter --net="/run/netns/$DST" bash -c '
+		source "$1" || exit 1
+		read -ra COMP_WORDS <<<"$2"
+		[[ $2 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_xdp_rlctl
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$OUT/xdp-rlctl.bash" "$2") | sed '/^$/d' | sort | paste -sd ' '
+}
+
+# completion: file names for replay FILE, config FILE; rule ids for rule
+# del (of the pins --pin-dir names)
+test_completion_files_and_ids() {
+	local d=$TMPD/files
+	lab_up || return
+	mkdir -p "$d"
+	: >"$d/cap.pcap"
+	: >"$d/rules.conf"
+	check_eq "replay FILE" "$(complete_in "$d" "xdp-rlctl replay ")" "cap.pcap rules.conf"
+	check_eq "replay FILE config FILE" "$(complete_in "$d" "xdp-rlctl replay cap.pcap config r")" "rules.conf"
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 10/s burst 5 id 3 >/dev/null
+	ctl rule add 0.0.0.0/0 proto tcp dport 22 rate 10/s burst 5 id 12 >/dev/null
+	check_eq "rule del: ids" "$(complete_in "$d" "xdp-rlctl --pin-dir $PIN rule del ")" "12 3 id"
+	check_eq "rule del id: ids" "$(complete_in "$d" "xdp-rlctl --pin-dir=$PIN rule del id 1")" "12"
+	check_eq "key list rule: ids" "$(complete_in "$d" "xdp-rlctl key list --pin-dir $PIN rule ")" "12 3"
+}
+
+# rule del PREFIX when only endpoint rules have that prefix: which, and how
+test_rule_del_endpoint_prefix() {
+	local out
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport 22 syn rate 10/min burst 10 id 2 >/dev/null
+	out=$(ctl rule del 0.0.0.0/0 2>&1)
+	check_eq "refused" $? 1
+	check_eq "names it" "$out" "Error: no source rule for prefix 0.0.0.0/0; it has endpoint rule 2 (proto tcp dport 22 syn): 'rule del id 2' removes that one"
+	ctl rule add 0.0.0.0/0 proto udp dport 53 rate 10/s burst 10 id 5 >/dev/null
+	out=$(ctl rule del 0.0.0.0/0 2>&1)
+	check_eq "two: names both" "$out" "Error: no source rule for prefix 0.0.0.0/0; it has endpoint rules 2, 5: 'rule del id ID' removes one of them"
+	check_eq "nothing removed" "$(ctl -j rule list | jq -c '[.[].id]')" '[2,5]'
+	out=$(ctl rule del 198.18.9.0/24 2>&1)
+	check_eq "no rule at all" "$out" "Error: no rule for prefix 198.18.9.0/24"
+	check_match "by id" "$(ctl rule del id 2)" "removed rule 2 for 0.0.0.0/0"
+}
+
 run_test test_dry_run_keys
 run_test test_replay_dry_run
+run_test test_rule_list_config
+run_test test_help_per_keyword
+run_test test_completion_files_and_ids
+run_test test_rule_del_endpoint_prefix
 summary
