@@ -221,10 +221,54 @@ test_rule_del_endpoint_prefix() {
 	check_match "by id" "$(ctl rule del id 2)" "removed rule 2 for 0.0.0.0/0"
 }
 
+# as_nobody ARGS...: xdp-rlctl as uid 65534 in the receiving namespace
+as_nobody() {
+	nsenter --net="/run/netns/$DST" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$CTL_BIN" --pin-dir "$PIN" "$@"
+}
+
+# An unprivileged user is told "permission denied" and to run as root: the
+# pins exist (not "xdp-rl is not loaded"), and an attach refused by the
+# kernel is no other version's pins.
+test_unprivileged_permission_denied() {
+	local out cmd
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	# the lab's temp dir is root's 0700: its bpffs cannot be reached
+	for cmd in status "rule list" stats "attach dev d0"; do
+		out=$(as_nobody $cmd 2>&1)
+		check_eq "$cmd: refused" $? 1
+		check_match "$cmd: permission denied" "$out" \
+			"^Error: permission denied: cannot look into $BPFFS \(uid 65534\): .*run it as root"
+	done
+	# the parents open, the pin directory root's 0700 (as attach makes it)
+	chmod 0755 "$TMPD"
+	out=$(as_nobody status 2>&1)
+	check_match "pin dir 0700: permission denied" "$out" \
+		"^Error: permission denied: cannot read the pin directory $PIN \(uid 65534\): .*run it as root"
+	# the directory open, the pins themselves root's 0600
+	chmod 0755 "$PIN"
+	out=$(as_nobody -j status 2>&1)
+	check_match "pins 0600: permission denied" "$(jq -r .error <<<"$out")" \
+		"^permission denied: cannot open the pinned program $PIN/xdp_rl_prog \(uid 65534\)"
+	# an instance of its own on a bpffs it may write: the load is refused
+	chmod 1777 "$BPFFS"
+	out=$(nsenter --net="/run/netns/$DST" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$CTL_BIN" --pin-dir "$BPFFS/nobody" attach dev d0 2>&1)
+	check_eq "attach: refused" $? 1
+	check_match "attach: permission denied" "$out" "^Error: cannot load the BPF program: permission denied \(uid 65534\)"
+	[[ $out == *"another version"* ]] && fail "attach: hints at another version: $out"
+	rm -rf "$BPFFS/nobody"
+	chmod 0700 "$PIN" "$TMPD"
+	chmod 1777 "$BPFFS"
+	check_match "root still reads" "$(ctl status)" "rules"
+}
+
 run_test test_dry_run_keys
 run_test test_replay_dry_run
 run_test test_rule_list_config
 run_test test_help_per_keyword
 run_test test_completion_files_and_ids
 run_test test_rule_del_endpoint_prefix
+run_test test_unprivileged_permission_denied
 summary
