@@ -264,6 +264,41 @@ test_unprivileged_permission_denied() {
 	check_match "root still reads" "$(ctl status)" "rules"
 }
 
+# status: the cost per packet now, over a sample the command takes (not
+# the average since the statistics were enabled), and who holds them
+test_status_recent_run_time() {
+	local conf=$TMPD/rt.conf log=$TMPD/rt.log j runs pid
+	lab_up || return
+	printf '%s\n' "interface d0" "heartbeat 100" "watchdog 0" "metrics off" \
+		"rule add 198.18.0.0/24 rate 1/h burst 50 id 1" >"$conf"
+	: >"$log"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	flood 198.18.0.1 198.18.0.254 20000 >/dev/null
+	# quiet: the lifetime figure has 20000 runs, the sample next to none
+	j=$(ctl -j status sample 500)
+	runs=$(jget "$j" .program_run.runs)
+	((runs >= 20000)) || fail "lifetime runs $runs < 20000"
+	check_eq "sample_ms" "$(jget "$j" .program_run.sample_ms)" 500
+	(($(jget "$j" .program_run.sample_runs) < 50)) || fail "a quiet sample counted $(jget "$j" .program_run.sample_runs) runs"
+	check_match "lifetime figure" "$(jget "$j" .program_run.ns_per_packet_lifetime)" "^[0-9]+$"
+	check_eq "global" "$(jget "$j" .program_run.global)" true
+	check_match "quiet text" "$(ctl status sample 200)" \
+		$'\n''run time:    (no runs in the last 0\.200 s|[0-9]+ ns/packet over the last 0\.200 s \([0-9]+ runs\))'$'\n''             [0-9]+ ns/packet over [0-9]+ runs since the stats were enabled'$'\n''             stats enabled by pid [0-9]+ \([^)]+\): they are global, every BPF program of the host is timed'
+	# 2000 frames a second for 3 s; a 1 s sample in the middle counts its own
+	flood 198.18.0.2 198.18.0.254 6000 2000 >/dev/null &
+	pid=$!
+	sleep 0.5
+	j=$(ctl -j status sample 1000)
+	wait "$pid"
+	runs=$(jget "$j" .program_run.sample_runs)
+	((runs >= 300 && runs <= 6000)) || fail "sample runs $runs for a 1 s sample at 2000/s"
+	((runs < $(jget "$j" .program_run.runs))) || fail "the sample counted as many runs as the lifetime"
+	ns=$(jget "$j" .program_run.ns_per_packet)
+	[[ $ns =~ ^[0-9]+$ ]] && ((ns >= 5 && ns <= 100000)) || fail "sample ns_per_packet '$ns'"
+	check_eq "sample 0: no sample" "$(ctl -j status sample 0 | jq -c '[.program_run.sample_ms, .program_run.ns_per_packet]')" '[0,null]'
+}
+
 run_test test_dry_run_keys
 run_test test_replay_dry_run
 run_test test_rule_list_config
@@ -271,4 +306,5 @@ run_test test_help_per_keyword
 run_test test_completion_files_and_ids
 run_test test_rule_del_endpoint_prefix
 run_test test_unprivileged_permission_denied
+run_test test_status_recent_run_time
 summary

@@ -893,6 +893,14 @@ static int check_rule_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	return 0;
 }
 
+static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	(void)e;
+	if (at[0] < 0)
+		c->sample_ms = 250;
+	return 0;
+}
+
 enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
 
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -984,6 +992,13 @@ static const struct xrl_param p_rule_del[] = {
 static const struct xrl_param p_rule_list[] = {
 	{ "config", XRL_ARG_FLAG, F(list_config),
 	  .help = "as xdp-rl.conf lines: what a config file reads back" },
+	END,
+};
+
+static const struct xrl_param p_status[] = {
+	{ "sample", XRL_ARG_NUM, "MS", .min = 0, .max = 60000, .range = "milliseconds, 0 .. 60000",
+	  F(sample_ms),
+	  .help = "the run-time figure over MS milliseconds now (default 250; 0: none)" },
 	END,
 };
 
@@ -1111,8 +1126,9 @@ const struct xrl_command xrl_commands[] = {
 	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
 	{ "upgrade", XRL_CMD_UPGRADE, XRL_IN_CLI, NULL, NULL,
 	  "this build's program takes over the running one's maps and links, state kept" },
-	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
-	  "program, mode, rules, keys, the daemon's heartbeat, interfaces", .preferred = true },
+	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, p_status, check_status,
+	  "program, mode, rules, keys, the daemon's heartbeat, run time per packet now, interfaces",
+	  .preferred = true },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
 	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX",
 	  .preferred = true },	/* "r" was rule's before replay came */

@@ -172,6 +172,7 @@ struct xrl_prog_runtime {
 	bool enabled;		/* the kernel counts now */
 	bool by_sysctl;		/* kernel.bpf_stats_enabled is 1 */
 	int holder_pid;		/* another process holding a stats fd; 0: none */
+	char holder_comm[16];	/* its command name (/proc/PID/comm), "" unknown */
 };
 int xrl_prog_runtime_get(struct xrl *x, bool who, struct xrl_prog_runtime *rt);
 /* Enable them for as long as the returned fd is open (xdp-rld holds it for
