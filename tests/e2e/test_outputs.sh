@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end: outputs that must not mislead. A dry-run rule's drops are
 # would-drops in every per-key view (events, show, key list, replay, text
-# and JSON); rule list's config output reads back as the same rule set;
-# status's cost per packet is a recent one; unprivileged users are told
-# "permission denied"; help, completion and rule del say what they mean.
+# and JSON); rule list config reads back as the same rule set; status's cost
+# per packet is a recent one and names who holds the global statistics;
+# unprivileged users are told "permission denied"; help, completion and
+# rule del say what they mean; the metrics and sizes the docs give are the
+# daemon's and the kernel's (tests/docs/run.sh holds the rest, root-free).
 source "$(dirname "$0")/lib.sh"
 
 EV="$TMPD/events.out"
@@ -299,6 +301,54 @@ test_status_recent_run_time() {
 	check_eq "sample 0: no sample" "$(ctl -j status sample 0 | jq -c '[.program_run.sample_ms, .program_run.ns_per_packet]')" '[0,null]'
 }
 
+# the metrics the docs name (README, man pages, the alerting rules), each
+# in a real scrape of a daemon with a fleet rule on a real redis-server
+test_docs_metrics_scraped() {
+	local conf=$TMPD/m.conf log=$TMPD/m.log rpid i m name docs missing=
+	lab_up || return
+	nsenter --net="/run/netns/$DST" redis-server --port 6391 --bind 127.0.0.1 --save '' \
+		--appendonly no >"$TMPD/redis.log" 2>&1 &
+	rpid=$!
+	BG_PIDS+=($rpid)
+	for ((i = 0; i < 100; i++)); do
+		nsenter --net="/run/netns/$DST" redis-cli -p 6391 ping 2>/dev/null | grep -q PONG && break
+		sleep 0.05
+	done
+	printf '%s\n' "interface d0" "heartbeat 100" "metrics 127.0.0.1:9437" \
+		"fleet redis 127.0.0.1:6391 sync 100" \
+		"rule add 198.18.0.0/24 rate 10/s burst 5 scope fleet id 1" \
+		"rule add 198.18.1.0/24 rate 10/s burst 5 id 2" >"$conf"
+	: >"$log"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	flood 198.18.0.1 198.18.0.254 200 >/dev/null
+	sleep 1
+	m=$(nsenter --net="/run/netns/$DST" curl -s --max-time 5 127.0.0.1:9437/metrics)
+	[[ -n $m ]] || { fail "no scrape"; return; }
+	docs=$(cat "$TOP/README.md" "$TOP"/man/*.[0-9] "$TOP/packaging/xdp-rl-alerts.yml" |
+		grep -o 'xdp_rl_[a-z0-9_]*' | sort -u)
+	for name in $docs; do
+		[[ $name == *_ ]] && continue
+		[[ -n $(find "$TOP/include" "$TOP/bpf" "$TOP/user" -name "$name.*" -print -quit) ]] && continue
+		grep -qE "^# TYPE $name " <<<"$m" || missing+=" $name"
+	done
+	check_eq "every metric the docs name is in the scrape" "$missing" ""
+}
+
+# the bucket tables' size the docs give is what the kernel charges for them
+test_docs_table_size() {
+	local v4 v6 kb mem4 mem6
+	lab_up || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	kb=$(tr '\n' ' ' <"$TOP/README.md" | grep -oE '\([0-9]+ bytes +per IPv4 key, [0-9]+ per IPv6 key' | head -n 1)
+	v4=$(grep -oE '\([0-9]+' <<<"$kb" | tr -d '(')
+	v6=$(grep -oE ', [0-9]+ per' <<<"$kb" | grep -oE '[0-9]+')
+	mem4=$(bpftool -j map show pinned "$PIN/xrl_buckets4" | jq '.bytes_memlock / .max_entries | floor')
+	mem6=$(bpftool -j map show pinned "$PIN/xrl_buckets6" | jq '.bytes_memlock / .max_entries | floor')
+	check_eq "bytes per key (IPv4, IPv6), as the README says" "$mem4 $mem6" "$v4 $v6"
+	check_eq "the default size" "$(bpftool -j map show pinned "$PIN/xrl_buckets4" | jq .max_entries)" 1048576
+}
+
 run_test test_dry_run_keys
 run_test test_replay_dry_run
 run_test test_rule_list_config
@@ -307,4 +357,6 @@ run_test test_completion_files_and_ids
 run_test test_rule_del_endpoint_prefix
 run_test test_unprivileged_permission_denied
 run_test test_status_recent_run_time
+run_test test_docs_metrics_scraped
+run_test test_docs_table_size
 summary
