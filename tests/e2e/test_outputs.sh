@@ -349,8 +349,25 @@ test_docs_table_size() {
 	check_eq "the default size" "$(bpftool -j map show pinned "$PIN/xrl_buckets4" | jq .max_entries)" 1048576
 }
 
+# the daemon's log of a dry-run rule's key: would be limited, would-drops
+test_daemon_logs_dry_run() {
+	local conf=$TMPD/d.conf log=$TMPD/d.log
+	lab_up || return
+	printf '%s\n' "interface d0" "heartbeat 100" "metrics off" \
+		"rule add 198.18.0.0/24 rate 10/s burst 5 dry-run id 6" >"$conf"
+	: >"$log"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	limit_then_recover 198.18.0.1
+	wait_log "$log" "event: 198\.18\.0\.1 would be limited by rule 6" || return
+	wait_log "$log" "event: 198\.18\.0\.1 no longer would be limited by rule 6 \(95 would-drops, passed: dry-run\)" || return
+	grep -q "event: .* dropped)" "$log" && fail "a dry-run key's drops logged as drops"
+	return 0
+}
+
 run_test test_dry_run_keys
 run_test test_replay_dry_run
+run_test test_daemon_logs_dry_run
 run_test test_rule_list_config
 run_test test_help_per_keyword
 run_test test_completion_files_and_ids
