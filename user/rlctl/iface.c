@@ -208,7 +208,7 @@ int do_status(struct xrl_cmd *c)
 	struct xrl_build_info bi;
 	long long hb_age;
 	unsigned long long keys4 = 0, keys6 = 0, ns_pkt, win_runs = 0, win_ns = 0, win_pkt;
-	bool sampled = false;
+	bool sampled = false, hb;
 	char by[64];
 	__u64 wd;
 	struct xrl *x;
@@ -225,7 +225,9 @@ int do_status(struct xrl_cmd *c)
 		return 1;
 	}
 	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
+	/* the daemon's state as it is now, before the run-time sample below */
 	hb_age = xrl_heartbeat_age(x);
+	hb = xrl_heartbeating(x);
 	wd = xrl_control(x)->watchdog_ns;
 	/* over the runs counted: a figure only while the kernel counts them,
 	 * never a stale or empty one */
@@ -272,7 +274,7 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
-		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
+		jw_kbool(&jw, "heartbeating", hb);
 		jw_key(&jw, "heartbeat_age_ms");
 		if (hb_age >= 0)
 			jw_u64(&jw, hb_age / 1000000);
@@ -349,7 +351,7 @@ int do_status(struct xrl_cmd *c)
 			printf("daemon:      none has heartbeated\n");
 		else
 			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
-			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
+			       hb ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
 		xrl_fleet_print(stdout, x);
 		if (!rt.enabled)
