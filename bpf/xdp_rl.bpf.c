@@ -373,6 +373,10 @@ static __noinline int key_event(struct xrl_bucket *b, const struct xrl_rule *r,
 	ev.family = family;
 	ev.key_len = r->key_len;
 	ev.mode = ctrl->mode & (XRL_MODE_MAX - 1);
+	/* a dry-run rule's drops are would-drops while the mode enforces:
+	 * its events say "would be", as the mode's do */
+	if (r->dry_run && ev.mode == XRL_MODE_ENFORCE)
+		ev.mode = XRL_MODE_DRY_RUN;
 	if (family == 4)
 		__builtin_memcpy(ev.addr, addr, 4);
 	else

@@ -311,7 +311,8 @@ struct xrl_event {
 	__u8 kind;		/* enum xrl_event_kind */
 	__u8 family;		/* 4 or 6 */
 	__u8 key_len;		/* the rule's per-key length: the key is addr/key_len */
-	__u8 mode;		/* enum xrl_mode: in dry-run, "would be" */
+	__u8 mode;		/* enum xrl_mode: in dry-run (the mode's or the
+				 * rule's), "would be" and would-drops */
 	__u8 addr[16];		/* the key: the source masked, network order */
 };
 

@@ -88,6 +88,7 @@ leftovers() {
 
 suite unit "$OUT/test_meter"
 suite grammar "$OUT/test_grammar"
+suite docs tests/docs/run.sh
 suite bpf "$OUT/test_prog"
 suite fuzz tests/fuzz/run.sh
 suite parsers tests/fuzz/parsers/run.sh

@@ -1583,6 +1583,34 @@ static void test_events_transitions(void)
 	teardown();
 }
 
+/* A dry-run rule's key: its events say dry-run (would be limited, its
+ * drops would-drops) while the mode enforces and another rule's do not. */
+static void test_events_dry_run_rule(void)
+{
+	struct xrl_events *ev;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/s burst 1 dry-run id 4",
+		     "rule add 198.18.1.0/24 rate 1/s burst 1 id 5"), "%s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);		/* would be dropped */
+	CHECK_EQ(run_from("198.18.1.1"), PASS);
+	CHECK_EQ(run_from("198.18.1.1"), DROP);
+	CHECK_EQ(events_read(ev), 2);
+	check_event(&evs[0], XRL_EV_LIMITED, 4, "198.18.0.1", T0, 1);
+	CHECK_EQ(evs[0].mode, XRL_MODE_DRY_RUN);
+	check_event(&evs[1], XRL_EV_LIMITED, 5, "198.18.1.1", T0, 1);
+	CHECK_EQ(evs[1].mode, XRL_MODE_ENFORCE);
+	xrl_test_clock_set(X, T0 + 5 * SEC);
+	CHECK_EQ(run_from("198.18.0.1"), PASS);
+	CHECK_EQ(events_read(ev), 1);
+	check_event(&evs[0], XRL_EV_UNLIMITED, 4, "198.18.0.1", T0 + 5 * SEC, 1);
+	CHECK_EQ(evs[0].mode, XRL_MODE_DRY_RUN);
+	xrl_events_close(ev);
+	teardown();
+}
+
 /* At most one "limited" per key per XRL_EVENT_KEY_NS; an "unlimited" only
  * after a "limited" that went out. */
 static void test_events_sampled_per_key(void)
@@ -2618,6 +2646,7 @@ int main(void)
 	RUN(test_rule_swap_atomic);
 	RUN(test_no_rule_set);
 	RUN(test_events_transitions);
+	RUN(test_events_dry_run_rule);
 	RUN(test_events_sampled_per_key);
 	RUN(test_events_global_cap);
 	RUN(test_fleet_lease_path);

@@ -60,9 +60,11 @@ test_runtime_metrics_and_status() {
 	j=$(ctl -j status)
 	check_eq "status: stats enabled" "$(jget "$j" .program_run.stats_enabled)" true
 	((runs1 <= $(jget "$j" .program_run.runs))) || fail "status runs $(jget "$j" .program_run.runs) < metric $runs1"
-	ns=$(jget "$j" .program_run.ns_per_packet)
-	[[ "$ns" =~ ^[0-9]+$ ]] && ((ns >= 5 && ns <= 100000)) || fail "status ns_per_packet '$ns'"
-	check_match "status text" "$(ctl status)" "run time:    [0-9]+ ns/packet over [0-9]+ runs \(stats enabled by pid [0-9]+\)"
+	ns=$(jget "$j" .program_run.ns_per_packet_lifetime)
+	[[ "$ns" =~ ^[0-9]+$ ]] && ((ns >= 5 && ns <= 100000)) || fail "status ns_per_packet_lifetime '$ns'"
+	check_match "status text" "$(ctl status)" $'\n'"             [0-9]+ ns/packet over [0-9]+ runs since the stats were enabled"$'\n'"             stats enabled by pid [0-9]+ \([^)]+\): they are global"
+	# (the holder named may be another job's: the switch is the host's)
+	check_match "status: the holder" "$(jget "$j" '[.program_run.enabled_by, .program_run.enabled_by_command, .program_run.global] | join(" ")')" "^[0-9]+ [^ ]+ true$"
 
 	# the daemon stops: its fd closes, the kernel stops counting
 	kill -TERM "$RLD_PID"
@@ -74,7 +76,8 @@ test_runtime_metrics_and_status() {
 		return
 	fi
 	check_eq "status: stats not enabled" "$(jget "$j" .program_run.stats_enabled)" false
-	check_eq "status: no figure" "$(jget "$j" .program_run.ns_per_packet)" null
+	check_eq "status: no figure" "$(jget "$j" '[.program_run.ns_per_packet, .program_run.ns_per_packet_lifetime] | join(",")')" ","
+	check_eq "status: not global" "$(jget "$j" .program_run.global)" false
 	check_match "status text without stats" "$(ctl status)" "run time:    stats not enabled"
 	runs0=$(jget "$j" .program_run.runs)
 	sent=$(flood 198.18.0.1 198.18.0.254 5000)

@@ -48,6 +48,9 @@ static const struct pcase cases[] = {
 	{ "upgrade dev eth1", CLI, 1, "unknown argument 'dev'" },
 	{ "upgrade", CONF, 0, "'upgrade' is not a configuration command" },
 	{ "status", CLI, -1 },
+	{ "status sample 1000", CLI, -1 },
+	{ "status sample 0", CLI, -1 },
+	{ "status sample 60001", CLI, 2, "60001" },
 	{ "rule add 198.18.0.0/15 rate 100/s burst 20", CLI, -1 },
 	{ "rule add 198.18.0.0/24 rate 5/min burst 1 per /24 action limit id 7 on-failure closed", CLI, -1 },
 	{ "rule add 2001:db8::/32 rate 1/h burst 1 per /48", CONF, -1 },
@@ -102,6 +105,8 @@ static const struct pcase cases[] = {
 	{ "rule del 198.18.0.0/24", CLI, -1 },
 	{ "rule del id 3", CLI, -1 },
 	{ "rule list", CLI, -1 },
+	{ "rule list config", CLI, -1 },
+	{ "rule list c", CLI, -1 },
 	{ "rule flush", CLI, -1 },
 	{ "mode", CLI, -1 },
 	{ "mode set enforce", CONF, -1 },
@@ -842,6 +847,76 @@ static void test_round_trip(void)
 	}
 }
 
+/* rule list config: a rule written as a config line parses back into the
+ * same rule, every setting of it (those rule list has no column for too) */
+static void test_config_format_round_trip(void)
+{
+	static const char *const rules[] = {
+		"rule add 198.18.0.0/15 rate 100/s burst 20",
+		"rule add 198.18.0.0/15 rate 100/s burst 20 aggregate 5000/s burst 800 new-keys 50/s",
+		"rule add 198.18.0.0/16 rate 100/s burst 20 aggregate 5/min id 4",
+		"rule add 198.18.1.0/24 rate 10mbit burst 64kb per /24 on-failure closed dry-run",
+		"rule add 198.18.2.0/24 rate 600/min algo sliding-window",
+		"rule add 198.18.3.0/24 rate 2mbps algo fixed-window",
+		"rule add 0.0.0.0/0 proto tcp dport 22 syn rate 10/min burst 10 id 2",
+		"rule add 0.0.0.0/0 proto udp dport 1000-2000 action deny on-failure closed",
+		"rule add 0.0.0.0/0 proto icmp rate 5/s burst 5",
+		"rule add ::/0 proto 47 action deny",
+		"rule add 192.0.2.1 action allow id 40",
+		"rule add 2001:db8::/32 rate 1/h burst 1 per /48 scope fleet",
+		"rule add 192.0.2.0/24 action deny on-failure closed",
+	};
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd a, b;
+		char line[1024];
+
+		if (parse(rules[i], CLI, &a, &e)) {
+			CHECK(0, "'%s': %s", rules[i], e.msg);
+			continue;
+		}
+		CHECK(xrl_rule_config_format(&a.rule, line, sizeof(line)) < sizeof(line), "%s: cut", rules[i]);
+		if (parse(line, CONF, &b, &e)) {
+			CHECK(0, "'%s' (from '%s'): %s", line, rules[i], e.msg);
+			continue;
+		}
+		CHECK(!memcmp(&a.rule, &b.rule, sizeof(a.rule)), "'%s' came back as '%s'", rules[i], line);
+	}
+}
+
+/* help: every keyword says what it takes; COMMAND help writes a line per
+ * keyword (with its help beside it or under it), none too long to read */
+static void test_param_help(void)
+{
+	for (size_t i = 0; i < xrl_ncommands; i++) {
+		const struct xrl_command *cmd = &xrl_commands[i];
+		char *out = NULL, *line, *save = NULL;
+		size_t len = 0, nparams = 0, nlines = 0;
+		FILE *f;
+
+		for (const struct xrl_param *p = cmd->params; p && !xrl_param_end(p); p++)
+			for (const struct xrl_param *q = p; q; q = q->then) {
+				CHECK(q->help && q->help[0], "%s: keyword %s has no help", cmd->name,
+				      q->name ? q->name : q->meta);
+				nparams++;
+			}
+		f = open_memstream(&out, &len);
+		xrl_cmd_help(f, cmd);
+		fclose(f);
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			CHECK(strlen(line) <= 110, "%s help: a line of %zu characters: %s", cmd->name,
+			      strlen(line), line);
+			/* a keyword whose words are too long: its help on the next line */
+			if (strspn(line, " ") < 4 + 30)
+				nlines++;
+		}
+		CHECK(nlines == 2 + nparams, "%s help: %zu lines for %zu keywords", cmd->name, nlines,
+		      nparams);
+		free(out);
+	}
+}
+
 /* ---- the usage text, the man pages and the README agree with the table ---- */
 
 static char *slurp(const char *path)
@@ -1029,6 +1104,8 @@ int main(void)
 	RUN(test_config_files);
 	RUN(test_config_file_writers);
 	RUN(test_round_trip);
+	RUN(test_config_format_round_trip);
+	RUN(test_param_help);
 	RUN(test_docs_agree);
 	return tl_summary();
 }

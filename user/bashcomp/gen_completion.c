@@ -21,8 +21,9 @@ static void first_word(const char *name, char *buf, size_t len)
 }
 
 /* NAME=KIND of one parameter: "-" a required positional, "-?" an optional
- * one; KIND flag, iface, topic, words:a,b,c (no aliases), or value (what
- * cannot be completed: numbers, prefixes, addresses, rates). */
+ * one; KIND flag, iface, topic, file (a path), ruleid (the ids of the
+ * rules in the pins), words:a,b,c (no aliases), or value (what cannot be
+ * completed: numbers, prefixes, addresses, rates). */
 static void param_spec(const struct xrl_param *p)
 {
 	char words[160];
@@ -40,6 +41,15 @@ static void param_spec(const struct xrl_param *p)
 		break;
 	case XRL_ARG_TOPIC:
 		printf("topic");
+		break;
+	case XRL_ARG_FILE:
+		printf("file");
+		break;
+	case XRL_ARG_RULE_REF:	/* ID|PREFIX: the ids */
+		printf("ruleid");
+		break;
+	case XRL_ARG_NUM:
+		printf("%s", p->what && !strcmp(p->what, "rule id") ? "ruleid" : "value");
 		break;
 	case XRL_ARG_WORD:
 		xrl_words_join(p->words, ",", words, sizeof(words));
@@ -157,6 +167,14 @@ int main(void)
 "\tfi\n"
 "}\n"
 "\n"
+"# _xdp_rlctl_rule_ids: the ids of the rules in the pins (of --pin-dir,\n"
+"# when the line gives one), read through xdp-rlctl itself\n"
+"_xdp_rlctl_rule_ids()\n"
+"{\n"
+"\t\"${COMP_WORDS[0]}\" ${_xdp_rlctl_pin:+--pin-dir \"$_xdp_rlctl_pin\"} -j rule list 2>/dev/null |\n"
+"\t\tgrep -o '\"id\":[0-9]*' | cut -d: -f2\n"
+"}\n"
+"\n"
 "# _xdp_rlctl_values KIND: COMPREPLY for a value of that kind\n"
 "_xdp_rlctl_values()\n"
 "{\n"
@@ -164,6 +182,9 @@ int main(void)
 "\tcase $1 in\n"
 "\tiface) COMPREPLY=($(compgen -W \"$(_xdp_rlctl_ifaces)\" -- \"$cur\")) ;;\n"
 "\ttopic) COMPREPLY=($(compgen -W \"$_xdp_rlctl_commands\" -- \"$cur\")) ;;\n"
+"\tfile) compopt -o filenames 2>/dev/null\n"
+"\t\tCOMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+"\truleid) COMPREPLY=($(compgen -W \"$(_xdp_rlctl_rule_ids)\" -- \"$cur\")) ;;\n"
 "\twords:*) w=${1#words:}\n"
 "\t\tCOMPREPLY=($(compgen -W \"${w//,/ }\" -- \"$cur\")) ;;\n"
 "\tesac\n"
@@ -173,7 +194,7 @@ int main(void)
 "{\n"
 "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
 "\tlocal words=() i w k n=1 cmd first subs p ip=0 expect= used=' '\n"
-"\tlocal pos=() kws=() names=() specs=()\n"
+"\tlocal pos=() kws=() names=() specs=() _xdp_rlctl_pin=\n"
 "\tCOMPREPLY=()\n"
 "\n"
 "\t# options, before the command or after it\n"
@@ -189,9 +210,9 @@ int main(void)
 "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
 "\t\tw=${COMP_WORDS[i]}\n"
 "\t\tcase $w in\n"
-"\t\t--pin-dir | -d) ((i++)) ;;\n"
-"\t\t--pin-dir=*) ;;\n"
-"\t\t=) ((i++)) ;;\t# --pin-dir = DIR, as COMP_WORDBREAKS splits it\n"
+"\t\t--pin-dir | -d) ((i++)); _xdp_rlctl_pin=${COMP_WORDS[i]} ;;\n"
+"\t\t--pin-dir=*) _xdp_rlctl_pin=${w#--pin-dir=} ;;\n"
+"\t\t=) ((i++)); _xdp_rlctl_pin=${COMP_WORDS[i]} ;;\t# --pin-dir = DIR, as COMP_WORDBREAKS splits it\n"
 "\t\t-*) ;;\n"
 "\t\t*) words+=(\"$w\") ;;\n"
 "\t\tesac\n"

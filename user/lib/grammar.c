@@ -397,6 +397,58 @@ void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len)
 		unit_format(size_words, r->burst, buf, len);
 }
 
+/* buf += printf(...), never past len */
+#define ADD(...) do { if (l < len) l += snprintf(buf + l, len - l, __VA_ARGS__); } while (0)
+
+size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len)
+{
+	const struct xrl_rule *r = &e->r;
+	char pfx[64], v[64];
+	size_t l = 0;
+
+	buf[0] = '\0';
+	xrl_prefix_format(e, pfx, sizeof(pfx));
+	ADD("rule add %s", pfx);
+	if (r->action == XRL_ACT_LIMIT) {
+		xrl_rule_rate_format(r, v, sizeof(v));
+		ADD(" rate %s", v);
+		xrl_rule_burst_format(r, v, sizeof(v));
+		if (strcmp(v, "-"))
+			ADD(" burst %s", v);
+		ADD(" per /%u", r->key_len);
+	}
+	ADD(" action %s", xrl_word_name(xrl_action_words, r->action));
+	if (r->id)	/* 0: assigned at commit (a rule of the pins has one) */
+		ADD(" id %u", r->id);
+	if (r->action != XRL_ACT_ALLOW)	/* an allow rule passes, daemon or not */
+		ADD(" on-failure %s", xrl_word_name(xrl_on_failure_words, r->on_failure));
+	if (r->action == XRL_ACT_LIMIT)
+		ADD(" algo %s", xrl_word_name(xrl_algo_words, r->algo));
+	if (r->dry_run)
+		ADD(" dry-run");
+	if (r->ep) {
+		xrl_rule_proto_format(r, v, sizeof(v));
+		ADD(" proto %s", v);
+		xrl_rule_ports_format(r, v, sizeof(v));
+		if (strcmp(v, "-"))
+			ADD(" dport %s", v);
+		if (r->syn)
+			ADD(" syn");
+	}
+	if (r->scope != XRL_SCOPE_HOST)
+		ADD(" scope %s", xrl_word_name(xrl_scope_words, r->scope));
+	if (r->action == XRL_ACT_LIMIT && r->agg_rate_count) {
+		xrl_rate_format(r->agg_rate_count, r->agg_rate_period_ns, v, sizeof(v));
+		ADD(" aggregate %s burst %u", v, r->agg_burst);
+	}
+	if (r->action == XRL_ACT_LIMIT && r->nk_rate_count) {
+		xrl_rate_format(r->nk_rate_count, r->nk_rate_period_ns, v, sizeof(v));
+		ADD(" new-keys %s", v);
+	}
+	return l;
+}
+#undef ADD
+
 __attribute__((format(printf, 3, 4)))
 static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
 {
@@ -611,6 +663,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return perr(e, i, "%s", xrl_errmsg());
 		return 0;
 	case XRL_ARG_STRING:
+	case XRL_ARG_FILE:
 		if (strlen(s) >= p->size)
 			return perr(e, i, "%s '%s' is too long", what(p), s);
 		strcpy(field, s);
@@ -840,6 +893,14 @@ static int check_rule_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	return 0;
 }
 
+static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	(void)e;
+	if (at[0] < 0)
+		c->sample_ms = 250;
+	return 0;
+}
+
 enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
 
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -858,141 +919,199 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 #define END {}
 
 static const struct xrl_param p_attach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
-	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(keys) },
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	  .help = "the interface to attach to" },
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
+	  .help = "the XDP mode (default: native where the driver has it)" },
+	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(keys),
+	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
 	END,
 };
 
 static const struct xrl_param p_detach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
-	{ "purge", XRL_ARG_FLAG, F(purge) },
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	  .help = "the interface to detach from" },
+	{ "purge", XRL_ARG_FLAG, F(purge),
+	  .help = "then remove the pins (rules, buckets, counters) if nothing is attached" },
 	END,
 };
 
 static const struct xrl_param p_agg_burst = {
 	"burst", XRL_ARG_NUM, "N", .min = 1, .max = UINT_MAX, .range = "1 .. 4294967295",
 	F(rule.r.agg_burst), .what = "aggregate burst",
+	.help = "the aggregate's burst in packets (default: one second of its rate)",
 };
 
 static const struct xrl_param p_rule_add[] = {
-	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED },
-	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF },
-	[RA_BURST] = { "burst", XRL_ARG_SIZE, "N", .need = XRL_REQUIRED_IF },
-	[RA_PER] = { "per", XRL_ARG_KEYLEN, "/LEN" },
-	[RA_ACTION] = { "action", XRL_ARG_WORD, NULL, xrl_action_words, F(rule.r.action) },
-	[RA_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule.r.id) },
+	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
+			.help = "the sources: ADDR/LEN, IPv4 or IPv6 (a bare address: one host)" },
+	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF,
+		      .help = "packets per key per s, min or h; bytes: 10mbit, 2mbps (tc's units)" },
+	[RA_BURST] = { "burst", XRL_ARG_SIZE, "N", .need = XRL_REQUIRED_IF,
+		       .help = "bucket size in packets (bytes for a byte rate: 64kb); token bucket only" },
+	[RA_PER] = { "per", XRL_ARG_KEYLEN, "/LEN",
+		     .help = "key length in bits of the source (default /32, IPv6 /64)" },
+	[RA_ACTION] = { "action", XRL_ARG_WORD, NULL, xrl_action_words, F(rule.r.action),
+			.help = "limit (default), or always pass (allow) or drop (deny)" },
+	[RA_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule.r.id),
+		    .help = "the rule's id, 1 .. 4294967295 (default: the next free one)" },
 	[RA_ON_FAILURE] = { "on-failure", XRL_ARG_WORD, NULL, xrl_on_failure_words,
-			    F(rule.r.on_failure) },
+			    F(rule.r.on_failure),
+			    .help = "no heartbeat: pass (open, default) or drop (closed)" },
 	[RA_ALGO] = { "algo", XRL_ARG_WORD, NULL, xrl_algo_words, F(rule.r.algo),
-		      .what = "algorithm", .late = true },	/* "a" stays action */
-	[RA_DRY_RUN] = { "dry-run", XRL_ARG_FLAG, F(rule.r.dry_run), .late = true },
-	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true },
-	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true },
-	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true },
-	[RA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope), .late = true },
+		      .what = "algorithm", .late = true,	/* "a" stays action */
+		      .help = "the meter (default token-bucket; windows take no burst)" },
+	[RA_DRY_RUN] = { "dry-run", XRL_ARG_FLAG, F(rule.r.dry_run), .late = true,
+			 .help = "meter and count would-drops, pass everything" },
+	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true,
+		       .help = "an endpoint rule: this L4 protocol only (N: its number)" },
+	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true,
+		       .help = "an endpoint rule: these destination ports only (tcp, udp)" },
+	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true,
+		     .help = "an endpoint rule: TCP SYNs without ACK only" },
+	[RA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope), .late = true,
+		       .help = "the limit holds per host (default) or across the fleet (Redis)" },
 	[RA_AGGREGATE] = { "aggregate", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.agg_rate_count),
-			   .then = &p_agg_burst, .late = true },
+			   .then = &p_agg_burst, .late = true,
+			   .help = "one more bucket for all keys together, in packets per s, min or h" },
 	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
-			 .late = true },
+			 .late = true,
+			 .help = "new buckets per s, min or h (default: from the table size)" },
 	END,
 };
 
 static const struct xrl_param p_rule_del[] = {
-	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED_IF },
+	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED_IF,
+		     .help = "the rule's id, or the prefix of its source rule" },
 	[RD_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(del_id),
-		    .need = XRL_ALTERNATIVE, .what = "rule id" },
+		    .need = XRL_ALTERNATIVE, .what = "rule id",
+		    .help = "the rule of this id (an endpoint rule: only by id)" },
+	END,
+};
+
+static const struct xrl_param p_rule_list[] = {
+	{ "config", XRL_ARG_FLAG, F(list_config),
+	  .help = "as xdp-rl.conf lines: what a config file reads back" },
+	END,
+};
+
+static const struct xrl_param p_status[] = {
+	{ "sample", XRL_ARG_NUM, "MS", .min = 0, .max = 60000, .range = "milliseconds, 0 .. 60000",
+	  F(sample_ms),
+	  .help = "the run-time figure over MS milliseconds now (default 250; 0: none)" },
 	END,
 };
 
 static const struct xrl_param p_mode_set[] = {
-	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode), .need = XRL_REQUIRED, .what = "mode" },
+	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode), .need = XRL_REQUIRED, .what = "mode",
+	  .help = "meter and drop, meter and pass, pass all, or drop all that rules meter" },
 	END,
 };
 
 static const struct xrl_param p_show[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED },
+	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
+	  .help = "a source address, IPv4 or IPv6" },
 	END,
 };
 
 static const struct xrl_param p_top[] = {
-	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
+	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
+			.help = "how many keys, 1 .. 1000000 (default 10)" },
 	[TOP_SAMPLE] = { "sample", XRL_ARG_NUM, "MS", .min = 10, .max = 60000,
-			 .range = "milliseconds, 10 .. 60000", F(sample_ms) },
-	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(watch) },
+			 .range = "milliseconds, 10 .. 60000", F(sample_ms),
+			 .help = "the sample in milliseconds, 10 .. 60000 (default 1000)" },
+	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(watch),
+			.help = "a live full screen, a sample at a time, until q" },
 	END,
 };
 
 static const struct xrl_param p_key_list[] = {
-	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_rule), .what = "rule id" },
-	{ "limited", XRL_ARG_FLAG, F(limited) },
+	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_rule), .what = "rule id",
+	  .help = "the keys of this rule only" },
+	{ "limited", XRL_ARG_FLAG, F(limited),
+	  .help = "only the keys without a token now" },
 	END,
 };
 
 static const struct xrl_param p_key_addr[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED },
+	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
+	  .help = "a source address: the key of its rule" },
 	END,
 };
 
 static const struct xrl_param p_events[] = {
-	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count) },
-	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s) },
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
+	  .help = "stop after N events, 1 .. 1000000" },
+	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s),
+	  .help = "stop after SEC seconds, 1 .. 86400" },
 	END,
 };
 
 static const struct xrl_param p_help[] = {
-	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command" },
+	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command",
+	  .help = "a command or its first word" },
 	END,
 };
 
 static const struct xrl_param p_replay[] = {
-	{ NULL, XRL_ARG_STRING, "FILE", F(capture), .need = XRL_REQUIRED, .what = "capture file" },
-	{ "config", XRL_ARG_STRING, "FILE", F(config), .what = "configuration file" },
+	{ NULL, XRL_ARG_FILE, "FILE", F(capture), .need = XRL_REQUIRED, .what = "capture file",
+	  .help = "a pcap or pcapng capture (Ethernet, Linux cooked or raw IP)" },
+	{ "config", XRL_ARG_FILE, "FILE", F(config), .what = "configuration file",
+	  .help = "the rules of this xdp-rl.conf (default: the pinned rules)" },
 	END,
 };
 
 static const struct xrl_param p_interface[] = {
-	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode" },
+	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	  .help = "an interface the daemon attaches to" },
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
+	  .help = "the XDP mode (default: native where the driver has it)" },
 	END,
 };
 
 static const struct xrl_param p_heartbeat[] = {
 	{ NULL, XRL_ARG_NUM, "MS", .min = 10, .max = 3600000, .range = "milliseconds, 10 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "heartbeat" },
+	  F(ms), .need = XRL_REQUIRED, .what = "heartbeat",
+	  .help = "milliseconds between heartbeats, 10 .. 3600000" },
 	END,
 };
 
 static const struct xrl_param p_watchdog[] = {
 	{ NULL, XRL_ARG_NUM, "MS", .min = 0, .max = 3600000, .range = "milliseconds, 0 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "watchdog" },
+	  F(ms), .need = XRL_REQUIRED, .what = "watchdog",
+	  .help = "milliseconds without a heartbeat, 0 .. 3600000 (0: never)" },
 	END,
 };
 
 static const struct xrl_param p_metrics[] = {
-	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", .need = XRL_REQUIRED, .what = "metrics" },
+	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", .need = XRL_REQUIRED, .what = "metrics",
+	  .help = "the address to listen on, or off: no metrics server" },
 	END,
 };
 
 static const struct xrl_param p_fleet_redis[] = {
 	{ NULL, XRL_ARG_STRING, "HOST:PORT[,HOST:PORT...]", F(fleet_redis), .need = XRL_REQUIRED,
-	  .what = "Redis address" },
-	{ "cluster", XRL_ARG_FLAG, F(fleet_cluster) },
+	  .what = "Redis address",
+	  .help = "the Redis server, or the seeds of a cluster" },
+	{ "cluster", XRL_ARG_FLAG, F(fleet_cluster),
+	  .help = "the addresses are a Redis Cluster's" },
 	{ "sync", XRL_ARG_NUM, "MS", .min = 10, .max = 10000, .range = "milliseconds, 10 .. 10000",
-	  F(fleet_sync_ms) },
+	  F(fleet_sync_ms), .help = "milliseconds between syncs, 10 .. 10000" },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
-	  F(fleet_timeout_ms) },
+	  F(fleet_timeout_ms), .help = "a call's deadline in milliseconds, 1 .. 1000" },
 	END,
 };
 
 static const struct xrl_param p_fleet_host[] = {
-	{ NULL, XRL_ARG_STRING, "NAME", F(fleet_host), .need = XRL_REQUIRED, .what = "host name" },
+	{ NULL, XRL_ARG_STRING, "NAME", F(fleet_host), .need = XRL_REQUIRED, .what = "host name",
+	  .help = "this host's name in the fleet's keys" },
 	END,
 };
 
 static const struct xrl_param p_fleet_auth[] = {
-	{ NULL, XRL_ARG_STRING, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
-	  .what = "credentials file" },
+	{ NULL, XRL_ARG_FILE, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
+	  .what = "credentials file",
+	  .help = "PASSWORD or USER PASSWORD on one line, readable by root only" },
 	END,
 };
 
@@ -1007,15 +1126,16 @@ const struct xrl_command xrl_commands[] = {
 	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
 	{ "upgrade", XRL_CMD_UPGRADE, XRL_IN_CLI, NULL, NULL,
 	  "this build's program takes over the running one's maps and links, state kept" },
-	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, NULL, NULL,
-	  "program, mode, rules, keys, the daemon's heartbeat, interfaces", .preferred = true },
+	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, p_status, check_status,
+	  "program, mode, rules, keys, the daemon's heartbeat, run time per packet now, interfaces",
+	  .preferred = true },
 	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
 	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX",
 	  .preferred = true },	/* "r" was rule's before replay came */
 	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, check_rule_del,
 	  "remove one rule" },
-	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, NULL, NULL,
-	  "list the rules" },
+	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, p_rule_list, NULL,
+	  "list the rules; config: as rule add lines of xdp-rl.conf, every setting written out" },
 	{ "rule flush", XRL_CMD_RULE_FLUSH, XRL_IN_CLI, NULL, NULL,
 	  "remove every rule" },
 	{ "mode", XRL_CMD_MODE_SHOW, XRL_IN_CLI, NULL, NULL,
@@ -1099,6 +1219,74 @@ void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 				l += snprintf(buf + l, len - l, "]");
 		}
 	}
+}
+
+/* One line of a parameter: "rate N/s|N/min|N/h" and its help beside it,
+ * or under it when the words are too long for the column. */
+#define HELP_COL 30
+
+static void param_help(FILE *f, const struct xrl_param *p, const char *indent)
+{
+	char val[128], kw[192];
+
+	if (p->meta)
+		snprintf(val, sizeof(val), "%s", p->meta);
+	else if (p->words)
+		xrl_words_join(p->words, "|", val, sizeof(val));
+	else
+		val[0] = '\0';
+	if (p->type == XRL_ARG_FLAG)
+		snprintf(kw, sizeof(kw), "%s%s", indent, p->name);
+	else if (p->name)
+		snprintf(kw, sizeof(kw), "%s%s %s", indent, p->name, val);
+	else
+		snprintf(kw, sizeof(kw), "%s%s", indent, val);
+	if (strlen(kw) < HELP_COL)
+		fprintf(f, "    %-*s %s\n", HELP_COL, kw, p->help ? p->help : "");
+	else
+		fprintf(f, "    %s\n    %-*s %s\n", kw, HELP_COL, "", p->help ? p->help : "");
+}
+
+int xrl_cmd_help(FILE *f, const struct xrl_command *cmd)
+{
+	bool optional = false;
+	char syn[512];
+	size_t l;
+
+	/* the required words in the synopsis, the optional ones below it */
+	l = snprintf(syn, sizeof(syn), "%s", cmd->name);
+	for (const struct xrl_param *p = cmd->params; p && !is_end(p); p++) {
+		if (p->need == XRL_ALTERNATIVE) {	/* "ID|PREFIX|id ID" */
+			l += snprintf(syn + l, sizeof(syn) - l, "|%s %s", p->name, p->meta);
+			if (l >= sizeof(syn))
+				break;
+			continue;
+		}
+		if (p->need == XRL_OPTIONAL) {
+			optional = true;
+			continue;
+		}
+		if (p->name)
+			l += snprintf(syn + l, sizeof(syn) - l, " %s %s", p->name,
+				      p->meta ? p->meta : "WORD");
+		else if (p->meta)
+			l += snprintf(syn + l, sizeof(syn) - l, " %s", p->meta);
+		else {
+			char val[128];
+
+			xrl_words_join(p->words, "|", val, sizeof(val));
+			l += snprintf(syn + l, sizeof(syn) - l, " %s", val);
+		}
+		if (l >= sizeof(syn))
+			break;
+	}
+	fprintf(f, "  %s%s\n    %s\n", syn, optional ? " [KEYWORD VALUE]..." : "", cmd->help);
+	for (const struct xrl_param *p = cmd->params; p && !is_end(p); p++) {
+		param_help(f, p, "");
+		if (p->then)
+			param_help(f, p->then, "  ");
+	}
+	return 0;
 }
 
 bool xrl_cmd_in_topic(const struct xrl_command *cmd, const char *topic)

@@ -121,6 +121,7 @@ struct xrl_cmd {
 	/* rule add: burst was written with a size unit (64kb) */
 	bool burst_sized;
 	bool ports_given;	/* dport */
+	bool list_config;	/* rule list config: as xdp-rl.conf lines */
 };
 
 /* How the words after a keyword (or in a position) are read. */
@@ -141,6 +142,7 @@ enum xrl_arg {
 	XRL_ARG_PROTO,		/* tcp|udp|icmp|icmpv6|N: an endpoint rule's */
 	XRL_ARG_PORTS,		/* N|N-M: an endpoint rule's destination ports */
 	XRL_ARG_RATE_AT,	/* N/unit into the __u64 count, period_ns at off */
+	XRL_ARG_FILE,		/* a file name: a STRING that completion completes as one */
 };
 
 enum xrl_need {
@@ -169,6 +171,8 @@ struct xrl_param {
 	/* came after the command's first keywords: a prefix it shares with
 	 * one of them is theirs ("a" stays action's, not aggregate's) */
 	bool late;
+	/* what it is, with its unit: one line of `COMMAND help` */
+	const char *help;
 };
 
 /* Positions of a command's parameters in argv (-1: not given), by index
@@ -224,6 +228,9 @@ bool xrl_cmd_in_topic(const struct xrl_command *cmd, const char *topic);
 /* "  SYNOPSIS\n" of every command written where; with topic, only the
  * commands under it. 0, or -ENOENT. */
 int xrl_usage(FILE *f, unsigned where, const char *topic);
+/* One command's help: its required words, what it does, and a line for
+ * each keyword with its value, unit and default ("rule add help"). */
+int xrl_cmd_help(FILE *f, const struct xrl_command *cmd);
 
 /* The edit distance (insertions, deletions, substitutions, transpositions)
  * that "did you mean" ranks candidates by. */
@@ -254,5 +261,9 @@ void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len);
  * "22", "1000-2000" or "-" (every port). */
 void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len);
 void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len);
+/* A rule as a line of xdp-rl.conf ("rule add PREFIX rate ... id N ..."),
+ * every setting written out: the line parses back into the same rule. The
+ * length it needed (>= len: cut). */
+size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len);
 
 #endif

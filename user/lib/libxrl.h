@@ -172,6 +172,7 @@ struct xrl_prog_runtime {
 	bool enabled;		/* the kernel counts now */
 	bool by_sysctl;		/* kernel.bpf_stats_enabled is 1 */
 	int holder_pid;		/* another process holding a stats fd; 0: none */
+	char holder_comm[16];	/* its command name (/proc/PID/comm), "" unknown */
 };
 int xrl_prog_runtime_get(struct xrl *x, bool who, struct xrl_prog_runtime *rt);
 /* Enable them for as long as the returned fd is open (xdp-rld holds it for
@@ -203,6 +204,9 @@ void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
  * limit per window). */
 __u64 xrl_bucket_left(const struct xrl_rule *r, const struct xrl_bucket *b, __u64 now_ns);
 __u64 xrl_rule_capacity(const struct xrl_rule *r);
+/* A key's drops are would-drops (counted, passed): its rule's dry-run or
+ * the data path's dry-run mode. Every per-key view says so. */
+bool xrl_key_dry_run(const struct xrl_rule *r, enum xrl_mode mode);
 int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_key *k);
 /* Forget a key: delete its bucket. -ENOENT when it has none. */
 int xrl_bucket_del(struct xrl *x, const struct xrl_key *k);
@@ -328,7 +332,8 @@ struct xrl_replay_key {
 	__u8 key_len;
 	int family;
 	__u8 addr[16];		/* the key: the source masked to key_len */
-	__u64 dropped;		/* packets its bucket dropped */
+	__u64 dropped;		/* packets its bucket dropped (would-drops: dry_run) */
+	__u8 dry_run;		/* its rule's: the drops were would-drops, passed */
 	__u64 first_drop_ns;	/* capture timestamps, epoch ns */
 	__u64 last_drop_ns;
 };

@@ -34,6 +34,20 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch",
 };
 
+/* The caller may not read the pins or use bpf() (EACCES, EPERM): say so
+ * and what to do, rather than "not loaded" or another version's pins. */
+static int perm_denied(int err, const char *what, const char *path)
+{
+	return fail(err, "permission denied: %s %s (uid %u): xdp-rl's pins and bpf() are root's "
+		    "(CAP_BPF, CAP_NET_ADMIN and read access to the pins): run it as root, e.g. with sudo",
+		    what, path, (unsigned)geteuid());
+}
+
+static bool is_perm(int err)
+{
+	return err == EACCES || err == EPERM;
+}
+
 static bool is_bpffs(const char *path)
 {
 	struct statfs st;
@@ -158,6 +172,8 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	*slash = '\0';
 	if (is_bpffs(parent))
 		return 0;
+	if (errno == EACCES)	/* statfs() of a directory the caller cannot reach */
+		return perm_denied(EACCES, "cannot look into", parent);
 	if (!strcmp(parent, "/sys/fs/bpf") && (err = refuse_private_sysfs(parent)))
 		return err;
 	/* Like other BPF tools, mount the default bpffs when it is missing. */
@@ -414,6 +430,10 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 	if (upgrade && (err = xrl__upgrade_precheck(x)))
 		return err;
 	err = xdp_rl__load(x->skel);
+	if (err && is_perm(-err))	/* not another version's maps: no right to load */
+		return fail(err, "cannot load the BPF program: permission denied (uid %u): loading it takes root "
+			    "(CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON): run it as root, e.g. with sudo",
+			    (unsigned)geteuid());
 	if (err)
 		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
 			    strerror(-err));
@@ -468,6 +488,8 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 
 	pin_path(x, PROG_PIN, p, sizeof(p));
 	x->prog_fd = bpf_obj_get(p);
+	if (x->prog_fd < 0 && is_perm(errno))
+		return perm_denied(errno, "cannot open the pinned program", p);
 	if (x->prog_fd < 0)
 		return fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
 	/* another layout's maps are never read or written by this build */
@@ -476,6 +498,8 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	for (int i = 0; i < M__COUNT; i++) {
 		pin_path(x, map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);
+		if (x->map_fd[i] < 0 && is_perm(errno))
+			return perm_denied(errno, "cannot open the pinned map", p);
 		if (x->map_fd[i] < 0)
 			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over; "
 				    "pinned by an older build of xdp-rl? detach and purge with that build, "
@@ -528,6 +552,10 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 			struct stat a, b;
 
 			if (access(x->pin_dir, F_OK)) {
+				if (errno == EACCES) {	/* a parent the caller cannot search */
+					err = perm_denied(EACCES, "cannot look into the parent of", x->pin_dir);
+					goto err;
+				}
 				if (!o->create) {
 					err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
 						   x->pin_dir);
@@ -535,7 +563,10 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 				}
 				if (mkdir(x->pin_dir, 0700) == 0)
 					x->created_dir = true;
-				else if (errno != EEXIST) {
+				else if (is_perm(errno)) {
+					err = perm_denied(errno, "cannot create", x->pin_dir);
+					goto err;
+				} else if (errno != EEXIST) {
 					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
 					goto err;
 				}
@@ -544,6 +575,12 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 				if (x->created_dir)	/* made here, under an unsafe parent */
 					rmdir(x->pin_dir);
 				x->created_dir = false;
+				goto err;
+			}
+			/* the pins of a directory the caller cannot search would
+			 * all look absent: "not loaded" would be a lie */
+			if (faccessat(AT_FDCWD, x->pin_dir, X_OK, AT_EACCESS) && errno == EACCES) {
+				err = perm_denied(EACCES, "cannot read the pin directory", x->pin_dir);
 				goto err;
 			}
 			if (o->no_lock)

@@ -110,6 +110,7 @@ static struct xrl_replay_key *kt_get(struct key_table *t, const struct xrl_key *
 	memcpy(t->v[t->n].addr, k->addr, 16);
 	t->v[t->n].rule_id = r->id;
 	t->v[t->n].key_len = r->key_len;
+	t->v[t->n].dry_run = r->dry_run;
 	return &t->v[t->n++];
 }
 
@@ -415,13 +416,13 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			goto out;
 		}
 		out->run++;
-		if (t.retval != XDP_DROP) {
+		if (t.retval != XDP_DROP)
 			out->passed++;
-			continue;
-		}
-		out->dropped++;
+		else
+			out->dropped++;
 
-		/* Which key, if a bucket dropped it: its drop counter moved. */
+		/* Which key, if a bucket dropped it (or would have: a dry-run
+		 * rule's frames pass): its drop counter moved. */
 		family = frame_source(buf, len, addr);
 		if (family) {
 			struct xrl_lpm6_key k = { .prefixlen = family == 6 ? 128 : 32 };
@@ -431,7 +432,8 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 
 			memcpy(k.addr, addr, 16);
 			if (bpf_map_lookup_elem(fd[family == 6], &k, &rule) ||
-			    rule.action != XRL_ACT_LIMIT)
+			    rule.action != XRL_ACT_LIMIT ||
+			    (t.retval != XDP_DROP && !rule.dry_run))
 				continue;
 			xrl_key_of(&key, &rule, family, addr);
 			if (xrl_bucket_get(x, &key, &b))

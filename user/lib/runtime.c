@@ -87,6 +87,17 @@ int xrl_prog_runtime_get(struct xrl *x, bool who, struct xrl_prog_runtime *rt)
 		fclose(f);
 	}
 	rt->holder_pid = stats_holder();
+	if (rt->holder_pid) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d/comm", rt->holder_pid);
+		f = fopen(p, "r");
+		if (f) {
+			if (fgets(rt->holder_comm, sizeof(rt->holder_comm), f))
+				rt->holder_comm[strcspn(rt->holder_comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
 	rt->enabled = rt->by_sysctl || rt->holder_pid;
 	return 0;
 }

@@ -224,6 +224,11 @@ __u64 xrl_rule_capacity(const struct xrl_rule *r)
 	return r->algo == XRL_ALGO_GCRA ? r->burst : r->limit;
 }
 
+bool xrl_key_dry_run(const struct xrl_rule *r, enum xrl_mode mode)
+{
+	return r->dry_run || mode == XRL_MODE_DRY_RUN;
+}
+
 __u64 xrl_bucket_left(const struct xrl_rule *r, const struct xrl_bucket *b, __u64 now_ns)
 {
 	if (r->algo == XRL_ALGO_GCRA)

@@ -39,6 +39,7 @@ static int on_event(const struct xrl_event *e, void *ctx)
 	struct follow *f = ctx;
 	char key[64], when[40];
 	const char *mode = xrl_mode_name(e->mode);
+	bool dry = e->mode == XRL_MODE_DRY_RUN;
 
 	if (f->count && f->seen >= f->count)
 		return 0;	/* the rest of this batch: not asked for */
@@ -56,14 +57,16 @@ static int on_event(const struct xrl_event *e, void *ctx)
 		jw_ku64(&w, "rule", e->rule_id);
 		jw_ku64(&w, "dropped", e->dropped);
 		jw_kstr(&w, "mode", mode);
+		/* its drops were would-drops: the rule's dry-run or the mode's */
+		jw_kbool(&w, "dry_run", dry);
 		jw_obj_end(&w);
 		jw_finish(&w);
 	} else if (e->kind == XRL_EV_LIMITED) {
-		printf("%s %s %slimited by rule %u\n", when, key,
-		       e->mode == XRL_MODE_DRY_RUN ? "would be " : "", e->rule_id);
+		printf("%s %s %slimited by rule %u\n", when, key, dry ? "would be " : "", e->rule_id);
 	} else {
-		printf("%s %s no longer limited by rule %u (%llu dropped)\n", when, key, e->rule_id,
-		       (unsigned long long)e->dropped);
+		printf("%s %s no longer %slimited by rule %u (%llu %s)\n", when, key,
+		       dry ? "would be " : "", e->rule_id, (unsigned long long)e->dropped,
+		       dry ? "would-drops, passed: dry-run" : "dropped");
 	}
 	fflush(stdout);
 	f->seen++;

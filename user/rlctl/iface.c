@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -223,12 +224,13 @@ int do_status(struct xrl_cmd *c)
 	struct xrl_prog_runtime rt;
 	struct xrl_build_info bi;
 	long long hb_age;
-	unsigned long long keys4 = 0, keys6 = 0, ns_pkt;
+	unsigned long long keys4 = 0, keys6 = 0, ns_pkt, win_runs = 0, win_ns = 0, win_pkt;
+	bool sampled = false, hb;
+	char by[64];
 	__u64 wd;
 	struct xrl *x;
 	size_t n = 0;
 
-	(void)c;
 	if (open_reader(&x))
 		return 1;
 	/* each family has its own table: tracked and capacity per family */
@@ -240,11 +242,33 @@ int do_status(struct xrl_cmd *c)
 		return 1;
 	}
 	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
+	/* the daemon's state as it is now, before the run-time sample below */
 	hb_age = xrl_heartbeat_age(x);
+	hb = xrl_heartbeating(x);
 	wd = xrl_control(x)->watchdog_ns;
 	/* over the runs counted: a figure only while the kernel counts them,
 	 * never a stale or empty one */
 	ns_pkt = rt.run_cnt ? (rt.run_time_ns + rt.run_cnt / 2) / rt.run_cnt : 0;
+	/* what a packet costs now: the counters' difference over a short
+	 * sample (the lifetime average keeps every past phase in it) */
+	if (rt.enabled && c->sample_ms) {
+		struct timespec ts = { c->sample_ms / 1000, (c->sample_ms % 1000) * 1000000L };
+		struct xrl_prog_runtime rt1;
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		if (!xrl_prog_runtime_get(x, false, &rt1) && rt1.run_cnt >= rt.run_cnt) {
+			win_runs = rt1.run_cnt - rt.run_cnt;
+			win_ns = rt1.run_time_ns - rt.run_time_ns;
+			sampled = true;
+		}
+	}
+	win_pkt = win_runs ? (win_ns + win_runs / 2) / win_runs : 0;
+	if (rt.holder_pid)
+		snprintf(by, sizeof(by), "pid %d%s%s%s", rt.holder_pid, rt.holder_comm[0] ? " (" : "",
+			 rt.holder_comm, rt.holder_comm[0] ? ")" : "");
+	else
+		snprintf(by, sizeof(by), "the sysctl kernel.bpf_stats_enabled");
 	if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
@@ -267,7 +291,7 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
-		jw_kbool(&jw, "heartbeating", xrl_heartbeating(x));
+		jw_kbool(&jw, "heartbeating", hb);
 		jw_key(&jw, "heartbeat_age_ms");
 		if (hb_age >= 0)
 			jw_u64(&jw, hb_age / 1000000);
@@ -288,9 +312,27 @@ int do_status(struct xrl_cmd *c)
 			jw_str(&jw, "sysctl");
 		else
 			jw_null(&jw);
+		jw_key(&jw, "enabled_by_command");
+		if (rt.holder_comm[0])
+			jw_str(&jw, rt.holder_comm);
+		else
+			jw_null(&jw);
+		/* the kernel's switch is one for the host: while on, every BPF
+		 * program is timed, whoever turned it on */
+		jw_kbool(&jw, "global", rt.enabled);
 		jw_ku64(&jw, "runs", rt.run_cnt);
 		jw_ku64(&jw, "run_time_ns", rt.run_time_ns);
+		/* now: over the sample taken by this call */
+		jw_ku64(&jw, "sample_ms", sampled ? c->sample_ms : 0);
+		jw_ku64(&jw, "sample_runs", win_runs);
+		jw_ku64(&jw, "sample_run_time_ns", win_ns);
 		jw_key(&jw, "ns_per_packet");
+		if (sampled && win_runs)
+			jw_u64(&jw, win_pkt);
+		else
+			jw_null(&jw);
+		/* since the statistics were enabled (the pinned program's life) */
+		jw_key(&jw, "ns_per_packet_lifetime");
 		if (rt.enabled && rt.run_cnt)
 			jw_u64(&jw, ns_pkt);
 		else
@@ -326,19 +368,24 @@ int do_status(struct xrl_cmd *c)
 			printf("daemon:      none has heartbeated\n");
 		else
 			printf("daemon:      %s, last heartbeat %.1f s ago (watchdog %s%s)\n",
-			       xrl_heartbeating(x) ? "heartbeating" : "not heartbeating", hb_age / 1e9,
+			       hb ? "heartbeating" : "not heartbeating", hb_age / 1e9,
 			       wd ? "" : "off", !wd ? "" : (__u64)hb_age > wd ? "fired: rules follow on-failure" : "armed");
 		xrl_fleet_print(stdout, x);
-		char by[32];
-
-		snprintf(by, sizeof(by), rt.holder_pid ? "pid %d" : "sysctl", rt.holder_pid);
 		if (!rt.enabled)
 			printf("run time:    stats not enabled (xdp-rld enables them while it runs)\n");
-		else if (!rt.run_cnt)
-			printf("run time:    no runs counted yet (stats enabled by %s)\n", by);
-		else
-			printf("run time:    %llu ns/packet over %llu runs (stats enabled by %s)\n", ns_pkt,
-			       (unsigned long long)rt.run_cnt, by);
+		else if (sampled && win_runs)
+			printf("run time:    %llu ns/packet over the last %.3f s (%llu runs)\n", win_pkt,
+			       c->sample_ms / 1e3, win_runs);
+		else if (sampled)
+			printf("run time:    no runs in the last %.3f s\n", c->sample_ms / 1e3);
+		if (rt.enabled && rt.run_cnt)
+			printf("             %llu ns/packet over %llu runs since the stats were enabled\n",
+			       ns_pkt, (unsigned long long)rt.run_cnt);
+		else if (rt.enabled)
+			printf("             no runs counted since the stats were enabled\n");
+		if (rt.enabled)	/* one switch for the host */
+			printf("             stats enabled by %s: they are global, every BPF program of the "
+			       "host is timed while they are on\n", by);
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
 			if (a[i].ifindex)

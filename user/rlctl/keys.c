@@ -43,6 +43,7 @@ struct list_ctx {
 	bool limited;
 	__u64 now;			/* xrl_now_ns() */
 	__u64 now_precise;		/* a precise-clock rule's: xrl_rule_now_ns() */
+	enum xrl_mode mode;		/* the dry-run mode's drops are would-drops */
 };
 
 /* One line (one object) per bucket, as the walk reads it: a table of a
@@ -70,6 +71,7 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 		jw_ku64(&jw, "tokens", tokens);
 		jw_ku64(&jw, "burst", xrl_rule_capacity(&e->r));
 		jw_ku64(&jw, "dropped_packets", b->dropped);
+		jw_kbool(&jw, "dry_run", xrl_key_dry_run(&e->r, l->mode));
 		jw_ku64(&jw, "last_seen_ms_ago", ago);
 		jw_obj_end(&jw);
 	} else {
@@ -77,8 +79,10 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 
 		snprintf(tok, sizeof(tok), "%llu/%llu", (unsigned long long)tokens,
 			 (unsigned long long)xrl_rule_capacity(&e->r));
-		printf("%-44s %-6u %21s %12llu %9.3f s ago\n", key, e->r.id, tok,
-		       (unsigned long long)b->dropped, ago / 1e3);
+		/* a would-drop is marked on its line, as top marks it */
+		printf("%-44s %-6u %21s %12llu %9.3f s ago%s\n", key, e->r.id, tok,
+		       (unsigned long long)b->dropped, ago / 1e3,
+		       xrl_key_dry_run(&e->r, l->mode) && b->dropped ? " (dry-run: would-drops)" : "");
 	}
 	return 0;
 }
@@ -106,6 +110,7 @@ int do_key_list(struct xrl_cmd *c)
 	}
 	rules_by_gen(l.rules, l.nrules);
 	l.now = xrl_now_ns(x);
+	l.mode = xrl_mode_get(x);
 	l.now_precise = xrl_rule_now_ns(x, &(struct xrl_rule){ .precise = 1 });
 	if (opt.json)
 		jw_arr_start(&jw);

@@ -212,6 +212,27 @@ static int do_help(struct xrl_cmd *c)
 			jw_kstr(&jw, "command", cmd->name);
 			jw_kstr(&jw, "synopsis", syn);
 			jw_kstr(&jw, "help", cmd->help);
+			jw_key(&jw, "params");
+			jw_arr_start(&jw);
+			for (const struct xrl_param *p = cmd->params; p && !xrl_param_end(p); p++)
+				for (const struct xrl_param *q = p; q; q = q->then) {
+					jw_obj_start(&jw);
+					if (q->name)
+						jw_kstr(&jw, "keyword", q->name);
+					else if (q->meta)
+						jw_kstr(&jw, "position", q->meta);
+					else {
+						char w[128];
+
+						xrl_words_join(q->words, "|", w, sizeof(w));
+						jw_kstr(&jw, "position", w);
+					}
+					if (q != p)
+						jw_kstr(&jw, "after", p->name);
+					jw_kstr(&jw, "help", q->help ? q->help : "");
+					jw_obj_end(&jw);
+				}
+			jw_arr_end(&jw);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -222,6 +243,11 @@ static int do_help(struct xrl_cmd *c)
 		usage(stdout);
 		return 0;
 	}
+	/* one command: its keywords, a line each; a group: the synopses */
+	for (size_t i = 0; i < xrl_ncommands; i++)
+		if ((xrl_commands[i].where & XRL_IN_CLI) && !strcmp(xrl_commands[i].name, topic) &&
+		    !(i + 1 < xrl_ncommands && xrl_cmd_in_topic(&xrl_commands[i + 1], topic)))
+			return xrl_cmd_help(stdout, &xrl_commands[i]);
 	if (xrl_usage(stdout, XRL_IN_CLI, topic)) {	/* the parser knows them all */
 		p_err("unknown command '%s'", topic);
 		return EXIT_USAGE;

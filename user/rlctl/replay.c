@@ -63,7 +63,11 @@ static int config_rules(const char *path, struct xrl_rule_entry **v, size_t *n)
 static void print_json(const struct xrl_cmd *c, const char *from,
 		       const struct xrl_replay_result *r)
 {
+	unsigned long long would = 0;
 	char a[64];
+
+	for (size_t i = 0; i < r->nrules; i++)
+		would += r->rules[i].stats.would_drop_packets;
 
 	jw_obj_start(&jw);
 	jw_kstr(&jw, "capture", c->capture);
@@ -84,6 +88,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_kstr(&jw, "stopped", r->stopped);
 	jw_ku64(&jw, "passed_packets", r->passed);
 	jw_ku64(&jw, "dropped_packets", r->dropped);
+	jw_ku64(&jw, "would_drop_packets", would);
 	jw_ku64(&jw, "unmatched_packets", r->global.unmatched_packets);
 	jw_ku64(&jw, "non_ip_packets", r->global.non_ip_packets);
 	jw_ku64(&jw, "malformed_packets", r->global.malformed_packets);
@@ -98,6 +103,9 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_ku64(&jw, "dropped_packets", s->dropped_packets);
 		jw_ku64(&jw, "passed_bytes", s->passed_bytes);
 		jw_ku64(&jw, "dropped_bytes", s->dropped_bytes);
+		/* passed although the rule said drop: its dry-run */
+		jw_ku64(&jw, "would_drop_packets", s->would_drop_packets);
+		jw_ku64(&jw, "would_drop_bytes", s->would_drop_bytes);
 		jw_ku64(&jw, "new_keys", s->new_keys);
 		jw_obj_end(&jw);
 	}
@@ -114,6 +122,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_kstr(&jw, "key", key);
 		jw_ku64(&jw, "rule", k->rule_id);
 		jw_ku64(&jw, "dropped_packets", k->dropped);
+		jw_kbool(&jw, "dry_run", k->dry_run);	/* its drops were would-drops */
 		jw_ku64(&jw, "first_drop_ns", k->first_drop_ns);
 		jw_ku64(&jw, "last_drop_ns", k->last_drop_ns);
 		/* after the first frame: exact even as a double */
@@ -178,6 +187,12 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	       (unsigned long long)r->global.non_ip_packets,
 	       (unsigned long long)r->global.malformed_packets,
 	       (unsigned long long)r->passed, (unsigned long long)r->dropped);
+	for (size_t i = 0; i < r->nrules; i++)	/* passed, but the rule said drop */
+		if (r->rules[i].stats.would_drop_packets)
+			printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",
+			       r->rules[i].rule.r.id,
+			       (unsigned long long)r->rules[i].stats.would_drop_packets,
+			       (unsigned long long)r->rules[i].stats.would_drop_bytes);
 	printf("limited keys: %zu\n", r->nkeys);
 	if (!r->nkeys)
 		return;
@@ -192,8 +207,9 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 		utc_format(k->first_drop_ns, first, sizeof(first));
 		offset_format(k->first_drop_ns, r->first_ns, o1, sizeof(o1));
 		offset_format(k->last_drop_ns, r->first_ns, o2, sizeof(o2));
-		printf("%-44s %-6u %12llu %-14s %-30s %s\n", key, k->rule_id,
-		       (unsigned long long)k->dropped, o1, first, o2);
+		printf("%-44s %-6u %12llu %-14s %-30s %s%s\n", key, k->rule_id,
+		       (unsigned long long)k->dropped, o1, first, o2,
+		       k->dry_run ? " (dry-run: would-drops)" : "");
 	}
 }
 

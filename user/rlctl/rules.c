@@ -92,6 +92,40 @@ static int edit_add(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, str
 	return 0;
 }
 
+/* rule del PREFIX takes the source rule only: when endpoint rules have the
+ * prefix, say which and how to remove them (by id: a prefix may carry
+ * several endpoint rules). */
+static int endpoint_hint(struct xrl_cmd *c, const struct xrl_rule_entry *v, size_t n,
+			 const char *pfx)
+{
+	char ids[160] = "", first[160] = "";
+	size_t l = 0, k = 0;
+
+	for (size_t i = 0; i < n && l < sizeof(ids); i++) {
+		const struct xrl_rule_entry *e = &v[i];
+		char proto[16], ports[16];
+
+		if (!e->r.ep || e->family != c->rule.family || e->prefix_len != c->rule.prefix_len ||
+		    memcmp(e->addr, c->rule.addr, 16))
+			continue;
+		if (!k++) {
+			xrl_rule_proto_format(&e->r, proto, sizeof(proto));
+			xrl_rule_ports_format(&e->r, ports, sizeof(ports));
+			snprintf(first, sizeof(first), "%u (proto %s%s%s%s)", e->r.id, proto,
+				 strcmp(ports, "-") ? " dport " : "", strcmp(ports, "-") ? ports : "",
+				 e->r.syn ? " syn" : "");
+		}
+		l += snprintf(ids + l, sizeof(ids) - l, "%s%u", k > 1 ? ", " : "", e->r.id);
+	}
+	if (k == 1)
+		return set_err("no source rule for prefix %s; it has endpoint rule %s: 'rule del id %u' removes that one",
+			       pfx, first, (unsigned)strtoul(ids, NULL, 10));
+	if (k)
+		return set_err("no source rule for prefix %s; it has endpoint rules %s: 'rule del id ID' removes one of them",
+			       pfx, ids);
+	return set_err("no rule for prefix %s", pfx);
+}
+
 static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, struct edit *d)
 {
 	char pfx[64];
@@ -113,7 +147,7 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, str
 	if (c->del_id)
 		return set_err("no rule with id %u", c->del_id);
 	xrl_prefix_format(&c->rule, pfx, sizeof(pfx));
-	return set_err("no rule for prefix %s", pfx);
+	return endpoint_hint(c, *v, *n, pfx);
 }
 
 static int edit_flush(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, struct edit *d)
@@ -146,7 +180,6 @@ int do_rule_list(struct xrl_cmd *c)
 	struct xrl *x;
 	size_t n = 0;
 
-	(void)c;
 	if (open_reader(&x))
 		return 1;
 	if (xrl_rules_get(x, &v, &n)) {
@@ -154,7 +187,23 @@ int do_rule_list(struct xrl_cmd *c)
 		xrl_close(x);
 		return 1;
 	}
-	if (opt.json) {
+	if (c->list_config) {	/* what a config file reads back, as nft list ruleset */
+		char line[1024];
+
+		if (opt.json)
+			jw_arr_start(&jw);
+		for (size_t i = 0; i < n; i++) {
+			xrl_rule_config_format(&v[i], line, sizeof(line));
+			if (opt.json)
+				jw_str(&jw, line);
+			else
+				printf("%s\n", line);
+		}
+		if (opt.json) {
+			jw_arr_end(&jw);
+			jw_finish(&jw);
+		}
+	} else if (opt.json) {
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < n; i++) {
 			jw_obj_start(&jw);

@@ -195,6 +195,7 @@ out:
  * source rule. */
 static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
 {
+	enum xrl_mode mode = xrl_mode_get(x);
 	struct xrl_rule_entry *ep = NULL;
 	size_t nep = 0;
 
@@ -232,15 +233,17 @@ static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
 			jw_ku64(&jw, "burst", xrl_rule_capacity(r));
 			if (tracked)
 				jw_ku64(&jw, "dropped_packets", b.dropped);
+			jw_kbool(&jw, "dry_run", xrl_key_dry_run(r, mode));
 			jw_obj_end(&jw);
 		} else {
 			printf("endpoint:  rule %u (%s, proto %s%s%s%s), key %s: ", r->id, pfx, proto,
 			       strcmp(ports, "-") ? " dport " : "", strcmp(ports, "-") ? ports : "",
 			       r->syn ? " syn" : "", key);
 			if (tracked)
-				printf("%llu of %llu tokens, %llu dropped\n", (unsigned long long)tokens,
+				printf("%llu of %llu tokens, %llu %s\n", (unsigned long long)tokens,
 				       (unsigned long long)xrl_rule_capacity(r),
-				       (unsigned long long)b.dropped);
+				       (unsigned long long)b.dropped,
+				       xrl_key_dry_run(r, mode) ? "would-drops (dry-run: passed)" : "dropped");
 			else
 				printf("not tracked (full: %llu tokens)\n", (unsigned long long)tokens);
 		}
@@ -256,7 +259,7 @@ int do_show(struct xrl_cmd *c)
 	struct xrl_key k;
 	struct xrl_bucket b;
 	char addr[64], key[80], pfx[64];
-	bool tracked = false;
+	bool tracked = false, dry;
 	__u64 tokens = 0, now;
 	struct xrl *x;
 
@@ -284,6 +287,7 @@ int do_show(struct xrl_cmd *c)
 	key_format(&k, e.r.key_len, key, sizeof(key));
 	xrl_prefix_format(&e, pfx, sizeof(pfx));
 	now = xrl_rule_now_ns(x, &e.r);
+	dry = xrl_key_dry_run(&e.r, xrl_mode_get(x));
 	if (e.r.action == XRL_ACT_LIMIT) {
 		tracked = xrl_bucket_get(x, &k, &b) == 0;
 		tokens = tracked ? xrl_bucket_left(&e.r, &b, now) : xrl_rule_capacity(&e.r);
@@ -301,6 +305,8 @@ int do_show(struct xrl_cmd *c)
 			jw_ku64(&jw, "burst", xrl_rule_capacity(&e.r));
 			jw_kstr(&jw, "algo", xrl_word_name(xrl_algo_words, e.r.algo));
 		}
+		if (e.r.action == XRL_ACT_LIMIT)	/* its drops are would-drops */
+			jw_kbool(&jw, "dry_run", dry);
 		if (tracked) {
 			jw_ku64(&jw, "dropped_packets", b.dropped);
 			jw_ku64(&jw, "last_seen_ms_ago", now > b.last_ns ? (now - b.last_ns) / 1000000 : 0);
@@ -319,9 +325,11 @@ int do_show(struct xrl_cmd *c)
 			       (unsigned long long)tokens, (unsigned long long)xrl_rule_capacity(&e.r),
 			       xrl_word_name(xrl_algo_words, e.r.algo));
 		else
-			printf("tokens:    %llu of %llu (%s)\ndropped:   %llu\nlast seen: %.3f s ago\n",
+			printf("tokens:    %llu of %llu (%s)\n%s%llu%s\nlast seen: %.3f s ago\n",
 			       (unsigned long long)tokens, (unsigned long long)xrl_rule_capacity(&e.r),
-			       xrl_word_name(xrl_algo_words, e.r.algo), (unsigned long long)b.dropped,
+			       xrl_word_name(xrl_algo_words, e.r.algo),
+			       dry ? "would-drop: " : "dropped:   ", (unsigned long long)b.dropped,
+			       dry ? " (dry-run: passed)" : "",
 			       now > b.last_ns ? (now - b.last_ns) / 1e9 : 0.0);
 		show_endpoints(x, c, now);
 	}

@@ -31,8 +31,10 @@ static int on_event(const struct xrl_event *e, void *ctx)
 		xrl_log(XRL_LOG_INFO, "event: %s %slimited by rule %u", key,
 			e->mode == XRL_MODE_DRY_RUN ? "would be " : "", e->rule_id);
 	else
-		xrl_log(XRL_LOG_INFO, "event: %s no longer limited by rule %u (%llu dropped)", key,
-			e->rule_id, (unsigned long long)e->dropped);
+		xrl_log(XRL_LOG_INFO, "event: %s no longer %slimited by rule %u (%llu %s)", key,
+			e->mode == XRL_MODE_DRY_RUN ? "would be " : "", e->rule_id,
+			(unsigned long long)e->dropped,
+			e->mode == XRL_MODE_DRY_RUN ? "would-drops, passed: dry-run" : "dropped");
 	return 0;
 }
 
