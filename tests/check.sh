@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make check: the suites that need no root and touch nothing — the metering
-# maths with a fake clock, the grammar and the configuration checker — closed
+# maths with a fake clock, the grammar and the configuration checker, the
+# endpoint classes against their reference — closed
 # with "N passed, N failed".
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
 OUT=${XRL_OUT:-.output}
-for t in "$OUT/test_meter" "$OUT/test_grammar"; do
+for t in "$OUT/test_meter" "$OUT/test_grammar" "$OUT/test_classes"; do
 	echo "== $(basename "$t")"
 	out=$("$t" 2>&1)
 	rc=$?
