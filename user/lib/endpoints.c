@@ -469,7 +469,7 @@ static int ep_limit(const struct xrl_rule_entry *const *ep, size_t nep, int fami
 		rules += ep[i]->family == family;
 	return fail(E2BIG, "too many endpoint rules and port classes: the IPv%d endpoint rules (%zu) "
 		    "and their classes' entries (one per class and prefix) need more than %d entries, "
-		    "the limit per address family (README, \"Limits\"): fewer endpoint rules, fewer "
+		    "the limit per address family (README, \"Limits of the design\"): fewer endpoint rules, fewer "
 		    "prefixes among them, or port ranges that overlap less", family, rules, EP_SET_ENTRIES);
 }
 
