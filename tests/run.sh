@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test suite and close with the sum: "N passed, N failed".
 # Suites: unit (metering maths) and grammar (the command table, the config
-# checker, the docs against the table), which are make check; bpf (the
+# checker, the docs against the table) and classes (the endpoint classes
+# against their former algorithm), which are make check; bpf (the
 # program through BPF_PROG_TEST_RUN); fuzz (the program against the reference
 # model, tests/fuzz/run.sh); parsers (libFuzzer on the userspace parsers);
 # alerts (promtool on the alerting rules); e2e (xdp-rlctl and xdp-rld on veth
@@ -89,6 +90,7 @@ leftovers() {
 suite unit "$OUT/test_meter"
 suite grammar "$OUT/test_grammar"
 suite docs tests/docs/run.sh
+suite classes "$OUT/test_classes"
 suite bpf "$OUT/test_prog"
 suite fuzz tests/fuzz/run.sh
 suite parsers tests/fuzz/parsers/run.sh

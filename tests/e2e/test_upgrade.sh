@@ -185,8 +185,159 @@ test_upgrade_under_daemon() {
 	check_eq "the bucket carried on" "$(rule_stat 1 passed_packets)" 5
 }
 
+# ---- an upgrade killed at each of its steps ----
+# The real upgrade stops at STEP through its test hook (XRL_TEST_UPGRADE_STOP:
+# it writes the step into a FIFO and waits there) and is SIGKILLed there.
+
+# new_build: the new version's xdp-rlctl, built once per run
+new_build() {
+	build_variant "$TMPD/new" "$NEW_VERSION"
+}
+
+# kill_upgrade_at STEP BIN: BIN's upgrade, killed at STEP
+kill_upgrade_at() {
+	local step=$1 bin=$2 fifo=$TMPD/stop.fifo got pid
+	rm -f "$fifo"
+	mkfifo "$fifo" || { fail "mkfifo"; return 1; }
+	(XRL_TEST_UPGRADE_STOP="$step:$fifo" exec nsenter --net="/run/netns/$DST" "$bin" --pin-dir "$PIN" upgrade \
+		>"$TMPD/killed.out" 2>&1) &
+	pid=$!
+	got=$(timeout 30 head -n 1 "$fifo")
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$fifo"
+	[[ $got == "$step" ]] || { fail "the upgrade did not stop at '$step' (got '$got': $(cat "$TMPD/killed.out"))"; return 1; }
+}
+
+# the pinned program's id, and each link's
+pinned_prog() { ctl -j status | jq .prog_id; }
+link_progs() { ctl -j status | jq -r '[.interfaces[].prog_id] | map(tostring) | join(" ")'; }
+
+# two interfaces attached (d0, d1), a limited key whose bucket is half
+# spent: 5 of 10 through
+killed_lab_up() {
+	lab_up || return 1
+	lab_up_src2 || { fail "cannot build the second link"; return 1; }
+	ctl attach dev d0 >/dev/null 2>&1 && ctl attach dev d1 >/dev/null 2>&1 || { fail "attach"; return 1; }
+	ctl rule add 198.18.0.0/24 rate 1/h burst 5 id 1 >/dev/null || { fail "rule add"; return 1; }
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "limited before" "$(rule_stat 1 passed_packets)" 5
+}
+
+# the state a kill at STEP leaves, as the upgrade's steps say it must be
+check_killed_state() {	# STEP OLD_PROG
+	local pinned links
+	pinned=$(pinned_prog)
+	links=$(link_progs)
+	case $1 in
+	loaded)
+		check_eq "killed at loaded: links on the old program" "$links" "$2 $2"
+		[[ -e $PIN/xdp_rl_prog_new ]] || fail "killed at loaded: no xdp_rl_prog_new" ;;
+	link)
+		[[ $links == "$2 "* && $links != "$2 $2" ]] ||
+			[[ $links == *" $2" && $links != "$2 $2" ]] || fail "killed at link: links '$links', expected one moved" ;;
+	links)
+		check_eq "killed at links: the pin still the old program" "$pinned" "$2"
+		[[ $links != *"$2"* ]] || fail "killed at links: a link on the old program ($links)" ;;
+	renamed)
+		[[ $pinned != "$2" ]] || fail "killed at renamed: the pin is still the old program"
+		[[ -e $PIN/xrl_info_new ]] || fail "killed at renamed: no xrl_info_new" ;;
+	esac
+}
+
+# after the recovery: one program everywhere, the new build's, no leftover,
+# the rule and the bucket kept, traffic metered
+check_recovered() {	# WHAT OLD_PROG
+	local pinned st
+	st=$(nctl "$NEW" -j status)
+	pinned=$(jq .prog_id <<<"$st")
+	[[ $pinned != "$2" ]] || fail "$1: still the old program"
+	check_eq "$1: every link on the pinned program" "$(link_progs)" "$pinned $pinned"
+	check_eq "$1: the new build" "$(jq -r .build <<<"$st")" "$NEW_VERSION"
+	check_eq "$1: no upgrade pins left" "$(ls "$PIN" | grep -c _new)" 0
+	check_eq "$1: rules kept" "$(ctl -j rule list | jq length)" 1
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "$1: the bucket kept (nothing more through)" "$(rule_stat 1 passed_packets)" 5
+	check_eq "$1: still metered" "$(rule_stat 1 dropped_packets)" 15
+}
+
+# killed at STEP, then the next upgrade finishes it and upgrades again
+upgrade_killed_at() {
+	local old out rc
+	NEW=$(new_build) || { fail "cannot build the new version"; return; }
+	killed_lab_up || return
+	old=$(pinned_prog)
+	kill_upgrade_at "$1" "$NEW" || return
+	check_killed_state "$1" "$old"
+	out=$(nctl "$NEW" upgrade 2>&1)
+	rc=$?
+	check_eq "killed at $1, the next upgrade: exit" $rc 0
+	[[ $1 == loaded ]] || check_match "killed at $1, the next upgrade: says it finished the other" "$out" \
+		"finished an interrupted upgrade"
+	check_recovered "killed at $1, upgraded again" "$old"
+}
+test_upgrade_killed_at_loaded() { upgrade_killed_at loaded; }
+test_upgrade_killed_at_link() { upgrade_killed_at link; }
+test_upgrade_killed_at_links() { upgrade_killed_at links; }
+test_upgrade_killed_at_renamed() { upgrade_killed_at renamed; }
+
+# killed between the link updates and the rename, under a daemon: the
+# daemon's restart finishes it, and a later upgrade is not refused
+test_upgrade_killed_daemon_restart() {
+	local old log="$TMPD/rld.log" conf="$TMPD/rules.conf" out rc
+	NEW=$(new_build) || { fail "cannot build the new version"; return; }
+	lab_up || return
+	lab_up_src2 || { fail "cannot build the second link"; return; }
+	: >"$log"
+	write_conf "$conf" "interface d0" "interface d1" "rule add 198.18.0.0/24 rate 1/h burst 5 id 1"
+	start_rld "$log" --config "$conf" --keep-attached
+	wait_log "$log" "running" || return
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "limited before" "$(rule_stat 1 passed_packets)" 5
+	old=$(pinned_prog)
+	kill_upgrade_at links "$NEW" || return
+	check_killed_state links "$old"
+	kill -TERM "$RLD_PID"
+	wait "$RLD_PID" 2>/dev/null
+	BG_PIDS=()
+	: >"$log"
+	start_rld "$log" --config "$conf" --keep-attached
+	wait_log "$log" "finished an interrupted upgrade under $PIN: program [0-9]+ pinned" || return
+	wait_log "$log" "running" || return
+	check_recovered "daemon restart" "$old"
+	out=$(nctl "$NEW" upgrade 2>&1)
+	rc=$?
+	check_eq "a later upgrade: exit" $rc 0
+	check_match "a later upgrade" "$out" "^upgraded build $NEW_VERSION"
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	check_eq "still limited after the later upgrade" "$(rule_stat 1 passed_packets)" 5
+}
+
+# killed there with one link: attaching another interface finishes it
+# first, so both run the same (new) program
+test_upgrade_killed_attach() {
+	local old
+	NEW=$(new_build) || { fail "cannot build the new version"; return; }
+	lab_up || return
+	lab_up_src2 || { fail "cannot build the second link"; return; }
+	ctl attach dev d0 >/dev/null 2>&1 || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 1/h burst 5 id 1 >/dev/null
+	flood 198.18.0.1 198.18.0.254 10 >/dev/null
+	old=$(pinned_prog)
+	kill_upgrade_at links "$NEW" || return
+	[[ $(link_progs) != "$old" ]] || fail "killed at links: the link is on the old program"
+	check_match "attach finishes it" "$(ctl attach dev d1 2>&1)" "finished an interrupted upgrade"
+	check_recovered "attach" "$old"
+}
+
 run_test test_upgrade_under_flood
 run_test test_upgrade_under_daemon
 run_test test_layout_mismatch_refused
 run_test test_map_mismatch_refused
+run_test test_upgrade_killed_at_loaded
+run_test test_upgrade_killed_at_link
+run_test test_upgrade_killed_at_links
+run_test test_upgrade_killed_at_renamed
+run_test test_upgrade_killed_daemon_restart
+run_test test_upgrade_killed_attach
 summary

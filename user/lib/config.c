@@ -168,18 +168,26 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 	}
 	switch (cmd.kind) {
 	case XRL_CMD_RULE_ADD: {
-		struct xrl_rule_entry *nr = realloc(c->rules, (c->nrules + 1) * sizeof(*nr));
-		int *nl = realloc(c->rule_line, (c->nrules + 1) * sizeof(*nl));
-		int *nc = nl ? realloc(c->rule_col, (c->nrules + 1) * sizeof(*nc)) : NULL;
+		size_t n = c->nrules;
 
-		if (nr)
-			c->rules = nr;
-		if (nl)
-			c->rule_line = nl;
-		if (nc)
-			c->rule_col = nc;
-		if (!nr || !nl || !nc)
-			return -ENOMEM;
+		/* grown by doubling (16, 32, ...: a full array is a power of
+		 * two), so that a file of many rules is not copied once per
+		 * line (quadratic: minutes for 16,384 rules under ASan) */
+		if (n < 16 ? n == 0 : !(n & (n - 1))) {
+			size_t cap = n < 16 ? 16 : 2 * n;
+			struct xrl_rule_entry *nr = realloc(c->rules, cap * sizeof(*nr));
+			int *nl = realloc(c->rule_line, cap * sizeof(*nl));
+			int *nc = nl ? realloc(c->rule_col, cap * sizeof(*nc)) : NULL;
+
+			if (nr)
+				c->rules = nr;
+			if (nl)
+				c->rule_line = nl;
+			if (nc)
+				c->rule_col = nc;
+			if (!nr || !nl || !nc)
+				return -ENOMEM;
+		}
 		c->rules[c->nrules] = cmd.rule;
 		c->rule_line[c->nrules] = line;
 		c->rule_col[c->nrules++] = cols[2];

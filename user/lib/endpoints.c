@@ -15,6 +15,15 @@
 
 #define SPACE_OF(class)	(((class) >> XRL_EP_SPACE_SHIFT) & 3)
 
+/*
+ * Per address family, the entries one rule set may write into its trie:
+ * the list of its endpoint rules and one entry per class and prefix. Half
+ * the trie: a commit builds the new set beside the published one in one
+ * trie (xrl__endpoints_commit()), so any set within it fits over any other,
+ * and a reload never fails for the size of the set it replaces.
+ */
+#define EP_SET_ENTRIES	(XRL_EP_ENTRIES / 2)
+
 bool xrl_rule_is_endpoint(const struct xrl_rule *r)
 {
 	return r->ep;
@@ -183,114 +192,326 @@ struct ep_build {
 	__u32 *vals;
 };
 
-/* A class: the sorted indices (into the endpoint rules) that cover a slot. */
-struct class {
-	size_t n;
-	size_t *idx;
+/*
+ * The classes, in one sweep over the slots. Each range of each rule is an
+ * event at its first slot (+1) and one past its last (-1); between two
+ * event positions every slot has the same covering set. A class is a set,
+ * numbered in the order the sweep first meets it, as a slot-by-slot scan
+ * would. The set is named by a 128-bit hash, the XOR of a random pair per
+ * rule in it (updated in O(1) at each event; two different sets of the
+ * ~10^5 a sweep meets collide with a chance of about 2^-94). What a class
+ * writes into the tries is, per prefix among its rules, the most specific
+ * by port: each prefix keeps a heap of its covering rules in that order
+ * (removed ones are dropped lazily when they reach the top), and a list of
+ * the prefixes with a covering rule. So the sweep is O(n log n) plus what
+ * it writes, in O(n) memory.
+ */
+struct ep_event {
+	__u32 pos;
+	__u32 rule;
+	int delta;
 };
 
-/*
- * The class of every slot, in vals; the classes' entries into the tries
- * (trie NULL: only count, in best_of[i], the classes in which endpoint rule i
- * is written: a rule written in several has its ep_multi set, for the
- * hot-key cache, which keys its entries by class).
- */
-static int build_classes(const struct xrl_rule_entry **ep, size_t nep, __u32 space,
-			 __u32 *vals, const int *trie, unsigned *best_of)
+struct ep_sweep {
+	const struct xrl_rule_entry *const *ep;
+	size_t nep;
+	__u32 *cover;		/* per rule: how many of its ranges cover the slot */
+	__u32 *group;		/* per rule: its prefix */
+	__u32 *rank;		/* per rule: its place in the port order of its prefix */
+	__u32 *heap, *hlen;	/* per prefix: heap[hoff[g] ...], hlen[g] long */
+	size_t *hoff;
+	__u32 *gcount;		/* per prefix: covering rules */
+	__u32 *active, *apos;	/* the prefixes with a covering rule, and where */
+	__u32 nactive, ncover;
+	__u64 h1, h2;
+};
+
+static int cmp_event(const void *a, const void *b)
 {
-	__u32 *cut = malloc((nep * 6 + 2) * sizeof(*cut));
-	struct class *cls = NULL;
-	size_t ncut = 0, ncls = 0, *cur = malloc((nep + 1) * sizeof(*cur));
+	const struct ep_event *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_prefix_of(const struct xrl_rule_entry *x, const struct xrl_rule_entry *y)
+{
+	if (x->family != y->family)
+		return x->family - y->family;
+	if (x->prefix_len != y->prefix_len)
+		return x->prefix_len - y->prefix_len;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+struct ep_ref {
+	const struct xrl_rule_entry *e;
+	__u32 i;
+};
+
+/* by prefix, then most specific by port first */
+static int cmp_rule_order(const void *a, const void *b)
+{
+	const struct xrl_rule_entry *x = ((const struct ep_ref *)a)->e, *y = ((const struct ep_ref *)b)->e;
+	int c = cmp_prefix_of(x, y);
+
+	if (c)
+		return c;
+	return port_narrower(&x->r, &y->r) ? -1 : port_narrower(&y->r, &x->r);
+}
+
+static __u64 mix64(__u64 z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void heap_push(struct ep_sweep *w, __u32 g, __u32 r)
+{
+	__u32 *h = w->heap + w->hoff[g], i = w->hlen[g]++;
+
+	while (i && w->rank[h[(i - 1) / 2]] > w->rank[r]) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = r;
+}
+
+static void heap_pop(struct ep_sweep *w, __u32 g)
+{
+	__u32 *h = w->heap + w->hoff[g], n = --w->hlen[g], last = h[n], i = 0;
+
+	for (;;) {
+		__u32 c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && w->rank[h[c + 1]] < w->rank[h[c]])
+			c++;
+		if (w->rank[h[c]] >= w->rank[last])
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (n)
+		h[i] = last;
+}
+
+/* The most specific covering rule of prefix g (it has one). */
+static __u32 heap_best(struct ep_sweep *w, __u32 g)
+{
+	while (!w->cover[w->heap[w->hoff[g]]])
+		heap_pop(w, g);
+	return w->heap[w->hoff[g]];
+}
+
+static void sweep_apply(struct ep_sweep *w, const struct ep_event *e)
+{
+	__u32 r = e->rule, g = w->group[r];
+
+	if (e->delta > 0 ? w->cover[r]++ : --w->cover[r])
+		return;	/* still covered by another of its ranges, or was */
+	w->h1 ^= mix64(2 * (__u64)r + 1);
+	w->h2 ^= mix64(2 * (__u64)r + 2 + ((__u64)1 << 40));
+	if (e->delta > 0) {
+		w->ncover++;
+		heap_push(w, g, r);
+		if (!w->gcount[g]++) {
+			w->apos[g] = w->nactive;
+			w->active[w->nactive++] = g;
+		}
+	} else {
+		w->ncover--;
+		if (!--w->gcount[g]) {
+			__u32 last = w->active[--w->nactive];
+
+			w->active[w->apos[g]] = last;
+			w->apos[last] = w->apos[g];
+		}
+	}
+}
+
+struct ep_class_slot {
+	__u64 h1, h2;
+	__u32 cls;	/* 0: empty */
+};
+
+int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *cls,
+		    struct xrl_ep_entry **out, size_t *nout, size_t max_per_family, int *over)
+{
+	struct ep_sweep w = { .ep = ep, .nep = nep };
+	struct ep_event *ev = malloc((nep * 6 + 1) * sizeof(*ev));
+	struct xrl_ep_entry *ent = NULL;
+	struct ep_class_slot *tab = NULL;
+	size_t nev = 0, nent = 0, cap = 0, tcap = 1, per[2] = { 0, 0 }, ngroups = 0;
+	struct ep_ref *order = malloc((nep + 1) * sizeof(*order));
+	__u32 ncls = 0;
 	int err = 0;
 
-	if (!cut || !cur) {
+	*out = NULL;
+	*nout = 0;
+	*over = 0;
+	memset(cls, 0, XRL_EP_SPACE_SLOT * sizeof(*cls));
+	w.cover = calloc(nep + 1, sizeof(*w.cover));
+	w.group = malloc((nep + 1) * sizeof(*w.group));
+	w.rank = malloc((nep + 1) * sizeof(*w.rank));
+	w.heap = malloc((nep * 3 + 1) * sizeof(*w.heap));
+	w.hlen = calloc(nep + 1, sizeof(*w.hlen));
+	w.hoff = malloc((nep + 1) * sizeof(*w.hoff));
+	w.gcount = calloc(nep + 1, sizeof(*w.gcount));
+	w.active = malloc((nep + 1) * sizeof(*w.active));
+	w.apos = malloc((nep + 1) * sizeof(*w.apos));
+	if (!ev || !order || !w.cover || !w.group || !w.rank || !w.heap || !w.hlen || !w.hoff ||
+	    !w.gcount || !w.active || !w.apos) {
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
+	/* the prefixes, and the port order within each */
+	for (size_t i = 0; i < nep; i++) {
+		order[i] = (struct ep_ref){ .e = ep[i], .i = i };
+		per[ep[i]->family == 6]++;	/* the list's entries */
+	}
+	xrl_sort(order, nep, sizeof(*order), cmp_rule_order);
+	for (size_t i = 0; i < nep; i++) {
+		bool first = !i || cmp_prefix_of(order[i - 1].e, order[i].e);
+
+		if (i && first)
+			ngroups++;
+		if (first)
+			w.hoff[ngroups] = 3 * i;	/* a rule has at most 3 ranges */
+		w.group[order[i].i] = ngroups;
+		w.rank[order[i].i] = i;
+	}
+	for (int f = 0; f < 2; f++)
+		if (per[f] > max_per_family) {
+			*over = f ? 6 : 4;
+			err = -E2BIG;
+			goto out;
+		}
 	for (size_t i = 0; i < nep; i++) {
 		__u32 lo[3], hi[3];
 		int k = rule_ranges(&ep[i]->r, lo, hi);
 
 		for (int j = 0; j < k; j++) {
-			cut[ncut++] = lo[j];
-			cut[ncut++] = hi[j] + 1;
+			ev[nev++] = (struct ep_event){ .pos = lo[j], .rule = i, .delta = 1 };
+			ev[nev++] = (struct ep_event){ .pos = hi[j] + 1, .rule = i, .delta = -1 };
 		}
 	}
-	/* sort the cuts: between two of them every slot has the same rules */
-	for (size_t i = 1; i < ncut; i++)
-		for (size_t j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
-			__u32 t = cut[j];
+	xrl_sort(ev, nev, sizeof(*ev), cmp_event);
+	while (tcap < 2 * nev + 2)
+		tcap *= 2;
+	tab = calloc(tcap, sizeof(*tab));
+	if (!tab) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t e = 0; e < nev;) {
+		__u32 a = ev[e].pos, b, c;
+		size_t t;
 
-			cut[j] = cut[j - 1];
-			cut[j - 1] = t;
-		}
-	for (size_t s = 0; s + 1 < ncut; s++) {
-		__u32 a = cut[s], b = cut[s + 1], id = 0;
-		size_t m = 0, c;
-
-		if (a == b)
+		while (e < nev && ev[e].pos == a)
+			sweep_apply(&w, &ev[e++]);
+		if (e == nev || !w.ncover || a >= XRL_EP_SPACE_SLOT)
 			continue;
-		for (size_t i = 0; i < nep; i++) {
-			__u32 lo[3], hi[3];
-			int k = rule_ranges(&ep[i]->r, lo, hi);
-
-			for (int j = 0; j < k; j++)
-				if (lo[j] <= a && a <= hi[j]) {
-					cur[m++] = i;
-					break;
-				}
-		}
-		if (!m)
-			continue;
-		for (c = 0; c < ncls; c++)
-			if (cls[c].n == m && !memcmp(cls[c].idx, cur, m * sizeof(*cur)))
+		b = ev[e].pos < XRL_EP_SPACE_SLOT ? ev[e].pos : XRL_EP_SPACE_SLOT;
+		for (t = w.h1 & (tcap - 1); tab[t].cls; t = (t + 1) & (tcap - 1))
+			if (tab[t].h1 == w.h1 && tab[t].h2 == w.h2)
 				break;
-		if (c == ncls) {	/* a new class: its entries into the tries */
-			void *nv = realloc(cls, (ncls + 1) * sizeof(*cls));
+		if (!(c = tab[t].cls)) {	/* a new class: its entries */
+			c = tab[t].cls = ++ncls;
+			tab[t].h1 = w.h1;
+			tab[t].h2 = w.h2;
+			for (__u32 i = 0; i < w.nactive; i++) {
+				__u32 r = heap_best(&w, w.active[i]);
+				int f = ep[r]->family == 6;
 
-			if (!nv || !(((struct class *)nv)[ncls].idx = malloc(m * sizeof(*cur)))) {
-				cls = nv ? nv : cls;
-				err = fail(ENOMEM, "out of memory");
-				goto out;
-			}
-			cls = nv;
-			cls[ncls].n = m;
-			memcpy(cls[ncls].idx, cur, m * sizeof(*cur));
-			ncls++;
-			id = space << XRL_EP_SPACE_SHIFT | (__u32)ncls;
-			for (size_t i = 0; i < m; i++) {
-				const struct xrl_rule_entry *e = ep[cur[i]];
-				bool best = true;
-
-				/* the most specific by port of those with its prefix */
-				for (size_t j = 0; j < m && best; j++) {
-					const struct xrl_rule_entry *o = ep[cur[j]];
-
-					if (j != i && o->family == e->family && o->prefix_len == e->prefix_len &&
-					    !memcmp(o->addr, e->addr, 16) && port_narrower(&o->r, &e->r))
-						best = false;
+				if (++per[f] > max_per_family) {
+					*over = f ? 6 : 4;
+					err = -E2BIG;
+					goto out;
 				}
-				if (best && !trie) {
-					best_of[cur[i]]++;
-				} else if (best) {
-					struct xrl_rule_entry w = *e;
+				if (nent == cap) {
+					void *nv = realloc(ent, (cap = cap ? 2 * cap : 256) * sizeof(*ent));
 
-					w.r.ep_multi = best_of[cur[i]] > 1;
-					if ((err = trie_put(trie[e->family == 6], &w, id)))
+					if (!nv) {
+						err = fail(ENOMEM, "out of memory");
 						goto out;
+					}
+					ent = nv;
 				}
+				ent[nent++] = (struct xrl_ep_entry){ .cls = c, .rule = r };
 			}
 		}
-		id = space << XRL_EP_SPACE_SHIFT | (__u32)(c + 1);
-		for (__u32 slot = a; slot < b && slot < XRL_EP_SPACE_SLOT; slot++)
-			vals[slot] = id;
+		for (__u32 slot = a; slot < b; slot++)
+			cls[slot] = c;
 	}
 out:
-	for (size_t c = 0; c < ncls; c++)
-		free(cls[c].idx);
+	free(ev);
+	free(order);
+	free(tab);
+	free(w.cover);
+	free(w.group);
+	free(w.rank);
+	free(w.heap);
+	free(w.hlen);
+	free(w.hoff);
+	free(w.gcount);
+	free(w.active);
+	free(w.apos);
+	if (err) {
+		free(ent);
+		return err;
+	}
+	*out = ent;
+	*nout = nent;
+	return 0;
+}
+
+/* The error of a set over EP_SET_ENTRIES in family's table. */
+static int ep_limit(const struct xrl_rule_entry *const *ep, size_t nep, int family)
+{
+	size_t rules = 0;
+
+	for (size_t i = 0; i < nep; i++)
+		rules += ep[i]->family == family;
+	return fail(E2BIG, "too many endpoint rules and port classes: the IPv%d endpoint rules (%zu) "
+		    "and their classes' entries (one per class and prefix) need more than %d entries, "
+		    "the limit per address family (README, \"Limits of the design\"): fewer endpoint rules, fewer "
+		    "prefixes among them, or port ranges that overlap less", family, rules, EP_SET_ENTRIES);
+}
+
+int xrl__endpoints_check(const struct xrl_rule_entry *v, size_t n, size_t *bad)
+{
+	const struct xrl_rule_entry **ep = malloc((n + 1) * sizeof(*ep));
+	__u32 *cls = malloc(XRL_EP_SPACE_SLOT * sizeof(*cls));
+	struct xrl_ep_entry *ent = NULL;
+	size_t nep = 0, nent = 0;
+	int err, over = 0;
+
+	if (!ep || !cls) {
+		err = fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.ep)
+			ep[nep++] = &v[i];
+	err = 0;
+	if (!nep)
+		goto out;
+	err = xrl__ep_classes(ep, nep, cls, &ent, &nent, EP_SET_ENTRIES, &over);
+	if (err == -E2BIG) {
+		err = ep_limit(ep, nep, over);
+		/* blamed on the last endpoint rule of that family */
+		for (size_t i = nep; i-- > 0;)
+			if (ep[i]->family == over) {
+				*bad = ep[i] - v;
+				break;
+			}
+	}
+out:
+	free(ent);
 	free(cls);
-	free(cut);
-	free(cur);
+	free(ep);
 	return err;
 }
 
@@ -317,8 +538,9 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	__u32 old, space, count = XRL_EP_SLOTS;
 	__u32 *keys = NULL;
 	unsigned *best = NULL;
-	size_t nep = 0;
-	int err = 0;
+	struct xrl_ep_entry *ent = NULL;
+	size_t nep = 0, nent = 0;
+	int err = 0, over = 0;
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 
 	if (!ep)
@@ -354,14 +576,32 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		if ((err = trie_put(b.trie[ep[i]->family == 6], ep[i],
 				    XRL_EP_LIST | space << XRL_EP_SPACE_SHIFT | (__u32)i)))
 			goto out;
+	if ((err = xrl__ep_classes(ep, nep, b.vals, &ent, &nent, EP_SET_ENTRIES, &over))) {
+		if (err == -E2BIG)
+			err = ep_limit(ep, nep, over);
+		goto out;
+	}
+	/* a rule written under several classes has ep_multi set, for the
+	 * hot-key cache, which keys its entries by class */
 	best = calloc(nep ? nep : 1, sizeof(*best));
 	if (!best) {
 		err = fail(ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((err = build_classes(ep, nep, space, b.vals, NULL, best)) ||
-	    (err = build_classes(ep, nep, space, b.vals, b.trie, best)))
-		goto out;
+	for (size_t i = 0; i < nent; i++)
+		best[ent[i].rule]++;
+	for (size_t i = 0; i < nent; i++) {
+		struct xrl_rule_entry w = *ep[ent[i].rule];
+
+		w.r.ep_multi = best[ent[i].rule] > 1;
+		if ((err = trie_put(b.trie[w.family == 6], &w, space << XRL_EP_SPACE_SHIFT | ent[i].cls)))
+			goto out;
+	}
+	free(ent);	/* O(rules) memory, released before the maps are swapped */
+	ent = NULL;
+	for (__u32 i = 0; i < XRL_EP_SPACE_SLOT; i++)
+		if (b.vals[i])
+			b.vals[i] |= space << XRL_EP_SPACE_SHIFT;
 	b.vals[XRL_EP_SPACE_SLOT] = space;
 	b.array = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_ep_class_set", sizeof(__u32),
 				 sizeof(__u32), XRL_EP_SLOTS, NULL);
@@ -381,6 +621,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		err = fail(err, "cannot publish the endpoint rules: %s", strerror(-err));
 out:
 	ep_close(&b);
+	free(ent);
 	free(best);
 	free(keys);
 	free(ep);

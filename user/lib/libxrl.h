@@ -82,6 +82,13 @@ struct xrl_upgrade_report {
 	unsigned int maps_added;	/* maps new in this build, created empty */
 };
 int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **out);
+/* With the lock held: finish an upgrade that was killed part way (links on
+ * the program pinned as its new one: the rest moved to it, the pins
+ * renamed), or remove what one left that never served. A handle opened on
+ * the old program switches to the new one. 1 finished one, 0 nothing to
+ * finish, <0 error. xrl_upgrade() starts with it; attach and the daemon's
+ * start call it too. */
+int xrl_upgrade_recover(struct xrl *x);
 
 /* ---- rules ---- */
 

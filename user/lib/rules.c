@@ -788,6 +788,15 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 			report(ctx, p[k] - v, first - v, xrl_errmsg());
 		}
 	}
+	/* what the endpoint tables can hold, checked here so that --check,
+	 * the CLI and a reload refuse the same sets */
+	if (!err) {
+		size_t bad = 0;
+
+		err = xrl__endpoints_check(v, n, &bad);
+		if (err && report)
+			report(ctx, bad, -1, xrl_errmsg());
+	}
 out:
 	free(p);
 	return err;

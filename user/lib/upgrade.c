@@ -192,6 +192,7 @@ int xrl__upgrade_precheck(struct xrl *x)
 struct link_ref {
 	char name[NAME_MAX + 1];
 	int fd;
+	__u32 prog_id;
 	bool moved;
 };
 
@@ -202,7 +203,8 @@ static void links_free(struct link_ref *l, size_t n)
 	free(l);
 }
 
-/* The links pinned in the directory, each checked to run the old program. */
+/* The links pinned in the directory, each checked to run the old program
+ * (old_id 0: any program). */
 static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *n)
 {
 	struct link_ref *v = NULL;
@@ -227,7 +229,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 			err = fail(errno, "cannot open %s: %s", p, strerror(errno));
 			break;
 		}
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.prog_id != old_id) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || (old_id && info.prog_id != old_id)) {
 			err = fail(EEXIST, "%s runs program %u, not the pinned program %u: refused, nothing was changed",
 				   p, info.prog_id, old_id);
 			close(fd);
@@ -245,6 +247,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 		}
 		snprintf(v[*n].name, sizeof(v[*n].name), "%s", de->d_name + strlen(LINK_PREFIX));
 		v[*n].fd = fd;
+		v[*n].prog_id = info.prog_id;
 		v[(*n)++].moved = false;
 	}
 	closedir(d);
@@ -264,6 +267,164 @@ static int swap_prog(int link_fd, int new_fd, int old_fd)
 	return bpf_link_update(link_fd, new_fd, &o) ? -errno : 0;
 }
 
+/*
+ * A test hook, compiled into the real binary so that the tests kill the real
+ * upgrade at each of its steps: with XRL_TEST_UPGRADE_STOP=STEP:FIFO in the
+ * environment, the upgrade stops at STEP (loaded, link, links, renamed),
+ * writes the step's name into FIFO and waits for a line back from it (or
+ * for its SIGKILL). Anyone who can set the environment of an upgrade can
+ * stop it anyway; nothing else reads the variable.
+ */
+static void test_stop(const char *step)
+{
+	const char *v = getenv("XRL_TEST_UPGRADE_STOP"), *colon;
+	char buf[16];
+	FILE *f;
+
+	if (!v || !(colon = strchr(v, ':')) || (size_t)(colon - v) != strlen(step) ||
+	    strncmp(v, step, colon - v))
+		return;
+	if ((f = fopen(colon + 1, "we"))) {
+		fprintf(f, "%s\n", step);
+		fclose(f);
+	}
+	if ((f = fopen(colon + 1, "re"))) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+}
+
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(pi);
+
+	return bpf_obj_get_info_by_fd(fd, &pi, &len) ? 0 : pi.id;
+}
+
+/* The info pinned at path: is it a map of the program prog_fd? */
+static bool info_of_prog(const char *path, int prog_fd)
+{
+	__u32 ids[64], n = 0;
+	bool ours = false;
+	int fd = bpf_obj_get(path), id;
+
+	if (fd < 0)
+		return false;
+	id = map_id(fd);
+	close(fd);
+	if (id && prog_map_ids(prog_fd, ids, 64, &n) == 0)
+		for (__u32 i = 0; i < n; i++)
+			ours |= ids[i] == (__u32)id;
+	return ours;
+}
+
+/*
+ * An upgrade killed part way leaves one of these states (the steps of
+ * xrl_upgrade()); with the lock held, no upgrade is running, so this is all
+ * there is to find:
+ *  - killed while loading, or before a link was moved: a program pinned as
+ *    PROG_PIN_NEW (and its info) that no link runs: removed. Maps the load
+ *    created stay pinned; the next upgrade checks and reuses them.
+ *  - killed while moving the links (or while putting them back): some or
+ *    all links run the PROG_PIN_NEW program, the others the pinned one:
+ *    the rest are moved to it too and the pin renamed, as the upgrade would
+ *    have done. Forward, not back: the new program already serves traffic,
+ *    on the same maps, so this finishes what was meant.
+ *  - killed between the two renames: the program pin is the new one, its
+ *    info still pinned as INFO_PIN_NEW: renamed.
+ * Every step is a rename or an atomic link update, so this may itself be
+ * killed anywhere and run again. Returns 1 when it finished an upgrade, 0
+ * when there was nothing (or only leftovers) to do, <0 on error.
+ */
+int xrl_upgrade_recover(struct xrl *x)
+{
+	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX];
+	struct link_ref *links = NULL;
+	__u32 new_id, old_id = 0;
+	size_t n = 0, on_new = 0, moved = 0;
+	int new_fd, old_fd, err = 0;
+
+	if (!x->pinned)
+		return 0;
+	pin_path(x, PROG_PIN, p, sizeof(p));
+	pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
+	pin_path(x, INFO_PIN, ip, sizeof(ip));
+	pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
+	new_fd = bpf_obj_get(pnew);
+	if (new_fd < 0) {
+		int fd;
+
+		if (errno != ENOENT)
+			return fail(errno, "cannot open %s: %s", pnew, strerror(errno));
+		if (access(ipnew, F_OK))
+			return 0;
+		/* killed between the renames, or a leftover of a load */
+		fd = bpf_obj_get(p);
+		if (fd >= 0 && info_of_prog(ipnew, fd)) {
+			close(fd);
+			if (rename(ipnew, ip))
+				return fail(errno, "cannot pin the build's info at %s: %s", ip, strerror(errno));
+			warn("finished an interrupted upgrade under %s: the build's info pinned", x->pin_dir);
+			return 1;
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(ipnew);
+		return 0;
+	}
+	new_id = prog_id_of(new_fd);
+	old_fd = bpf_obj_get(p);
+	if (old_fd >= 0)
+		old_id = prog_id_of(old_fd);
+	if ((err = links_of(x, 0, &links, &n)))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		on_new += links[i].prog_id == new_id;
+	if (!on_new) {
+		/* killed before any link was moved: it never served */
+		if (unlink(pnew) && errno != ENOENT) {
+			err = fail(errno, "cannot remove %s: %s", pnew, strerror(errno));
+			goto out;
+		}
+		unlink(ipnew);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (links[i].prog_id == new_id)
+			continue;
+		if (old_fd < 0 || links[i].prog_id != old_id) {
+			warn("link %s runs program %u, neither the upgrade's %u nor the pinned %u: left as it is",
+			     links[i].name, links[i].prog_id, new_id, old_id);
+			continue;
+		}
+		if ((err = swap_prog(links[i].fd, new_fd, old_fd))) {
+			err = fail(err, "cannot finish the interrupted upgrade on %s: %s", links[i].name,
+				   strerror(-err));
+			goto out;
+		}
+		moved++;
+	}
+	if (rename(pnew, p)) {
+		err = fail(errno, "cannot pin the upgraded program at %s: %s", p, strerror(errno));
+		goto out;
+	}
+	if (!access(ipnew, F_OK) && info_of_prog(ipnew, new_fd) && rename(ipnew, ip))
+		warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
+	warn("finished an interrupted upgrade under %s: program %u pinned, %zu link(s) moved to it, "
+	     "%zu already there", x->pin_dir, new_id, moved, on_new);
+	err = 1;
+out:
+	close(new_fd);
+	if (old_fd >= 0)
+		close(old_fd);
+	links_free(links, n);
+	if (err == 1 && x->prog_fd >= 0)
+		xrl__adopt_upgraded(x);	/* a handle opened on the old program */
+	return err;
+}
+
 int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **out)
 {
 	struct xrl_open_opts o = { .pin_dir = pin_dir, .pins_only = true };
@@ -273,11 +434,16 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	__u32 len = sizeof(pi);
 	size_t n = 0;
 	struct xrl *x;
-	int err, old_fd;
+	int err, old_fd = -1;
 
 	memset(r, 0, sizeof(*r));
 	if ((err = xrl_open(&o, &x)))
 		return err;
+	/* an upgrade killed part way is finished first (or its leftovers
+	 * removed): this one then starts from a consistent state */
+	if ((err = xrl_upgrade_recover(x)) < 0)
+		goto out;
+	err = 0;
 	pin_path(x, PROG_PIN, p, sizeof(p));
 	pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
 	pin_path(x, INFO_PIN, ip, sizeof(ip));
@@ -301,8 +467,6 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	r->old_prog_id = pi.id;
 	if ((err = links_of(x, pi.id, &links, &n)))
 		goto out;
-	unlink(pnew);	/* leftovers of an upgrade that was killed */
-	unlink(ipnew);
 	/* 2. load this build on the pinned maps (creating the new ones) */
 	if ((err = xrl__load_upgrade(x, PROG_PIN_NEW, &r->maps_added)))
 		goto out;
@@ -310,6 +474,7 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	memset(&pi, 0, sizeof(pi));
 	bpf_obj_get_info_by_fd(x->prog_fd, &pi, &len);
 	r->new_prog_id = pi.id;
+	test_stop("loaded");
 	/* 3. each link to the new program, atomically; back on any failure */
 	for (size_t i = 0; i < n && !err; i++) {
 		err = swap_prog(links[i].fd, x->prog_fd, old_fd);
@@ -318,10 +483,16 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 				   links[i].name, strerror(-err));
 		else
 			links[i].moved = true;
+		if (!err && i == 0 && n > 1)
+			test_stop("link");
 	}
+	if (!err)
+		test_stop("links");
 	/* 4. the program pin last: a rename replaces it in one step */
 	if (!err && rename(pnew, p))
 		err = fail(errno, "cannot pin the program at %s: %s (the links are put back)", p, strerror(errno));
+	if (!err)
+		test_stop("renamed");
 	if (!err && rename(ipnew, ip))	/* the program is in place: only say so */
 		warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
 	if (err) {

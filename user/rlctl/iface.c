@@ -50,7 +50,9 @@ int do_attach(struct xrl_cmd *c)
 	}
 	if (open_writer(&x, true, c->keys))
 		return 1;
-	err = end_write(x, xrl_attach(x, c->ifname, c->xdp_mode, &got));
+	/* an interrupted upgrade is finished before its program is attached */
+	err = xrl_upgrade_recover(x) < 0;
+	err = end_write(x, err ? -1 : xrl_attach(x, c->ifname, c->xdp_mode, &got));
 	if (!err && opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "ifname", c->ifname);
@@ -192,9 +194,11 @@ int do_upgrade(struct xrl_cmd *c)
 
 	(void)c;
 	if (xrl_upgrade(opt.pin_dir, &r, NULL)) {
+		print_warnings();
 		p_err("%s", xrl_errmsg());
 		return 1;
 	}
+	print_warnings();	/* an interrupted upgrade it finished first */
 	if (opt.json) {
 		jw_obj_start(&jw);
 		jw_kstr(&jw, "from_build", r.from.build);

@@ -345,6 +345,10 @@ int main(int argc, char **argv)
 		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
 		return 1;
 	}
+	/* an upgrade killed part way: finished before anything is attached
+	 * (it logs what it did); a failure leaves the pins as they were */
+	if (xrl_upgrade_recover(d.x) < 0)
+		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
 	xrl_unlock(d.x);	/* held only around changes: xdp-rlctl stays usable */
 	if (xrl_daemon_claim(d.x, NULL)) {
 		/* the other daemon's program, maps and interfaces stay as they are */
