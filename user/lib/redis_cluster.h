@@ -20,13 +20,18 @@
 
 #define XRL_REDIS_SLOTS		16384
 #define XRL_REDIS_MAX_ARGS	12
+#define XRL_REDIS_MAX_ELEMENTS	16384		/* per array */
+#define XRL_REDIS_MAX_OBJECTS	262144		/* per exchange */
+#define XRL_REDIS_MAX_BYTES	(4u << 20)	/* read per exchange */
+#define XRL_REDIS_PASSES	3		/* the first, and two of retries */
 
 struct xrl_redis;
 
 struct xrl_redis_opts {
 	const char *addrs;	/* "HOST:PORT[,HOST:PORT...]": the seeds */
 	bool cluster;
-	int timeout_ms;		/* connect, each read and write */
+	int timeout_ms;		/* one exchange with one node, connect included */
+	int batch_ms;		/* one batch as a whole (0: timeout_ms) */
 	const char *user;	/* NULL or "": AUTH PASSWORD */
 	const char *pass;	/* NULL or "": no AUTH */
 };
@@ -47,6 +52,10 @@ struct xrl_redis_cmd {
 struct xrl_redis_stats {
 	unsigned long long calls;	/* commands sent (retries included) */
 	unsigned long long moved, ask, tryagain, noscript, reconnects, slot_refreshes;
+	unsigned long long deadline;	/* exchanges cut short by a deadline */
+	unsigned long long bad_replies;	/* malformed or out of range, refused */
+	unsigned long long too_large;	/* replies over a cap, refused */
+	unsigned long long backoff;	/* commands failed at once: their node in back-off */
 };
 
 int xrl_redis_open(const struct xrl_redis_opts *o, struct xrl_redis **out);
@@ -56,6 +65,9 @@ void xrl_redis_close(struct xrl_redis *r);
 int xrl_redis_batch(struct xrl_redis *r, struct xrl_redis_cmd *c, size_t n);
 void xrl_redis_batch_free(struct xrl_redis_cmd *c, size_t n);
 void xrl_redis_stats_get(struct xrl_redis *r, struct xrl_redis_stats *s);
+/* From another thread: stop (true) the batch running now, and any later
+ * one, at once (its commands fail); false lets batches run again. */
+void xrl_redis_abort(struct xrl_redis *r, bool stop);
 /* The slot of a key: CRC16 (XMODEM) of its hash tag, or of the whole key. */
 unsigned xrl_redis_key_slot(const char *key);
 

@@ -433,15 +433,17 @@ int main(int argc, char **argv)
 
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
-	heartbeat_stop();	/* before the watchdog is disarmed below */
+	/* the heartbeat goes on until the very end: nothing the stop waits
+	 * for (the sync thread, Redis, a scrape) may look like a dead daemon */
+	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	events_read();		/* the last ones, for the log */
 	events_stop();
 	xrl_metrics_stop(d.metrics);
-	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	xrl_linkmon_close(lm);
 	if (opt.keep_attached) {
 		/* A decided stop, not a failure: the data path keeps enforcing
 		 * the rules in force until a daemon heartbeats again. */
+		heartbeat_stop();	/* before the watchdog is disarmed */
 		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
 		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
@@ -459,6 +461,7 @@ int main(int argc, char **argv)
 				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
 			free(a);
 		}
+		heartbeat_stop();
 	}
 	if (d.stats_fd >= 0)
 		close(d.stats_fd);	/* run-time statistics off, unless someone else holds them */
