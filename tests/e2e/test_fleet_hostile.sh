@@ -90,13 +90,15 @@ no_sanitizer_report() {	# hN: UBSan/ASan said nothing in the daemon's log
 	return 0
 }
 
-# 1. every reply sent one byte every 2 ms: each sync would take some 100 ms,
-# more than its deadline (50 ms): failed, never "ok", the closed rule closed
+# 1. every reply sent one byte every 2 ms: each sync would take longer than
+# its deadline (50 ms; some 100 ms with a promoted key): failed, never "ok"
+# (the leases it would grant run out before the next), the closed rule closed
 test_hostile_trickle() {
 	local TIMEOUT=45	# a Python server on a busy machine: its replies in time
 	lab_up || return
 	fake_start 6390 --trickle-ms 2 || return
 	FLEET_REDIS=$RADDR:6390 start_h h1 || return
+	flood_h h1 198.18.0.9 2000 3	# promoted: longer replies (lease calls)
 	sleep 3
 	local ok failed
 	ok=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
