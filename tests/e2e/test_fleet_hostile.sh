@@ -248,6 +248,45 @@ test_hostile_seed() {
 	stop_ok h1 keep
 }
 
+# 5. a slot map of 64 nodes, 63 of them unreachable (the hosts key's slot
+# on the fake itself): a batch connects only to the nodes that have calls,
+# each failed node backs off, and no sync outlasts its deadline; a reload
+# that changes the fleet lines (its probe) does not hold up the event loop
+test_hostile_many_nodes() {
+	local TIMEOUT=45
+	lab_up || return
+	local hs spec lo i
+	hs=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fake_redis; print(fake_redis.key_slot(b"{xrl}:hosts"))' \
+		"$TOP/tests/tools")
+	spec=""
+	for ((i = 0; i < 64; i++)); do
+		lo=$((i * 256))
+		if ((hs >= lo && hs < lo + 256)); then
+			spec+="$lo:$((lo + 255)):$RADDR:7103,"
+		else
+			spec+="$lo:$((lo + 255)):198.18.10.$((100 + i)):7000,"
+		fi
+	done
+	fake_start 7103 --slots "${spec%,}" || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7103 start_h h1 || return
+	flood_h h1 198.18.0.1 2000 4	# promoted: lease calls to unreachable nodes
+	flood_h h1 198.18.0.9 2000 4
+	sleep 2
+	TIMEOUT=40 FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7103 host_conf h1
+	wait_log "$TMPD/h1.log" "reload: fleet lines applied|reload refused" 5
+	in_h h1 curl -s -m 3 -o /dev/null "198.18.10.11:9437/metrics" ||
+		fail "/metrics does not answer after a reload of the fleet lines"
+	sleep 2
+	local n slow
+	n=$(hmetric h1 xdp_rl_fleet_sync_duration_seconds_count)
+	slow=$(lat_over h1 0.1)
+	echo "    64 nodes, 63 unreachable: $slow of $n syncs over 100 ms; $(refused h1 backoff) calls failed at once (back-off)" >&2
+	((n > 0)) || fail "no sync at all"
+	check_eq "syncs over 100 ms" "$slow" 0
+	hb_ok h1
+	stop_ok h1
+}
+
 lat_over() {	# hN SECONDS: syncs so far that took longer than SECONDS
 	local inf le
 	inf=$(hmetric "$1" 'xdp_rl_fleet_sync_duration_seconds_bucket{le="+Inf"}')
@@ -297,5 +336,6 @@ run_test test_hostile_slots
 run_test test_hostile_grants
 run_test test_hostile_noscript
 run_test test_hostile_seed
+run_test test_hostile_many_nodes
 run_test test_hostile_huge
 summary

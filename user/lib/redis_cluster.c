@@ -625,8 +625,19 @@ static void run_node(struct xrl_redis *r, int i, struct xrl_redis_cmd *c, size_t
 		return;
 	if (deadline > batch_end)
 		deadline = batch_end;
-	if (!node_ready(r, i, err, sizeof(err)) || !(it = calloc(1 + 3 * cnt, sizeof(*it)))) {
+	if (mono_ms() >= batch_end) {
+		/* not this node's fault: no back-off for it */
+		r->st.deadline++;
+		snprintf(err, sizeof(err), "%s:%d: the batch's deadline passed", r->nodes[i].host,
+			 r->nodes[i].port);
+		it = NULL;
+	} else if (!node_ready(r, i, err, sizeof(err))) {
 		r->st.backoff += cnt;
+		it = NULL;
+	} else if (!(it = calloc(1 + 3 * cnt, sizeof(*it)))) {
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	if (!it) {
 		for (size_t k = 0; k < n; k++) {
 			if (s[k].at == i) {
 				cmd_fail(&c[k], "%s", err);
