@@ -516,14 +516,14 @@ static bool sha_ok(const redisReply *rep)
 	return true;
 }
 
-static int load_scripts(struct xrl_fleet *f)
+static int load_scripts(struct xrl_fleet *f, double end)
 {
 	struct xrl_redis_cmd c[3] = {
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", lease_script }, .key = HOSTS_KEY },
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hosts_script }, .key = HOSTS_KEY },
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hot_script }, .key = HOSTS_KEY },
 	};
-	int bad = xrl_redis_batch(f->r, c, 3);
+	int bad = xrl_redis_batch_by(f->r, c, 3, end);
 
 	if (!bad && sha_ok(c[0].reply) && sha_ok(c[1].reply) && sha_ok(c[2].reply)) {
 		snprintf(f->sha_lease, sizeof(f->sha_lease), "%s", c[0].reply->str);
@@ -579,13 +579,15 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 	size_t n = 0, max = 1 + f->nrules + XRL_FLEET_SLOTS;
 	struct call *calls = calloc(max, sizeof(*calls));
 	__u64 lease_ns = (__u64)xrl_fleet_lease_ms(f->cfg.sync_ms) * 1000000ULL;
+	/* one deadline for the sync's batches, the scripts' load included */
+	double end = mono_ms() + xrl_fleet_batch_ms(f->cfg.sync_ms);
 	bool late = false;
 	char ttl[16];
 	int bad, err = 0;
 
 	if (!calls)
 		return -ENOMEM;
-	if (!f->sha_lease[0] && load_scripts(f)) {
+	if (!f->sha_lease[0] && load_scripts(f, end)) {
 		free(calls);
 		return -EIO;
 	}
@@ -662,7 +664,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		}
 		for (size_t i = 0; i < n; i++)
 			cmds[i] = calls[i].c;
-		bad = xrl_redis_batch(f->r, cmds, n);
+		bad = xrl_redis_batch_by(f->r, cmds, n, end);
 		/* later than a lease: whatever it granted has run out already */
 		late = xrl_now_ns(f->x) - now_ns >= lease_ns;
 		if (late) {

@@ -715,7 +715,11 @@ static void run_node(struct xrl_redis *r, int i, struct xrl_redis_cmd *c, size_t
 
 int xrl_redis_batch(struct xrl_redis *r, struct xrl_redis_cmd *c, size_t n)
 {
-	double end = mono_ms() + r->o.batch_ms;
+	return xrl_redis_batch_by(r, c, n, mono_ms() + r->o.batch_ms);
+}
+
+int xrl_redis_batch_by(struct xrl_redis *r, struct xrl_redis_cmd *c, size_t n, double end)
+{
 	struct cstate *s = calloc(n ? n : 1, sizeof(*s));
 	int failed = 0;
 

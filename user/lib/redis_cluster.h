@@ -63,6 +63,9 @@ void xrl_redis_close(struct xrl_redis *r);
 /* Run the commands: 0 when every one got a reply that is not an error,
  * else the number that failed (each with its err). */
 int xrl_redis_batch(struct xrl_redis *r, struct xrl_redis_cmd *c, size_t n);
+/* The same, ending by end (ms of CLOCK_MONOTONIC) instead of batch_ms from
+ * now: several batches under one deadline. */
+int xrl_redis_batch_by(struct xrl_redis *r, struct xrl_redis_cmd *c, size_t n, double end);
 void xrl_redis_batch_free(struct xrl_redis_cmd *c, size_t n);
 void xrl_redis_stats_get(struct xrl_redis *r, struct xrl_redis_stats *s);
 /* From another thread: stop (true) the batch running now, and any later
