@@ -14,9 +14,11 @@
  *      exchange whose old value is the leftover to give back next time
  *      (an expired one is gone, not given back: it was never spendable);
  *   5. write each fleet rule's share (rate / N, burst / N) and state.
- * All calls of one sync are one pipelined batch. Calls time out after
- * `timeout` ms; three failed syncs in a row open the breaker: no calls
- * until a back-off (100 ms, doubling to 800 ms) has passed, then one probe.
+ * All calls of one sync are one pipelined batch per node. One exchange
+ * with a node ends within `timeout` ms, the sync's batches within
+ * xrl_fleet_batch_ms(); a sync longer than a lease fails. Three failed
+ * syncs in a row open the breaker: no calls until a back-off (100 ms,
+ * doubling to 800 ms) has passed, then one probe.
  */
 #ifndef XRL_FLEET_H
 #define XRL_FLEET_H
