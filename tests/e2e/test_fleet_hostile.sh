@@ -112,7 +112,7 @@ test_hostile_trickle() {
 	stop_ok h1
 }
 
-# 1. a reply that stalls for ever (a bulk header, then a byte every 5 ms):
+# 1. a reply that stalls for ever (a bulk header, then a byte every 2 ms):
 # a reload that changes the fleet lines goes through (nothing joins the sync
 # thread under the daemon's lock: /metrics answers), the heartbeat stays
 # fresh, and a stop ends, with and without --keep-attached, with the

@@ -12,7 +12,7 @@
 #   --trickle-ms N     every reply sent one byte every N ms
 #   --grant G          the lease script grants G (-1, 1000000000, ...)
 #   --hosts N          the hosts script says N
-#   --stall            a bulk header, then one byte every 5 ms, for ever
+#   --stall            a bulk header, then one byte every 2 ms, for ever
 #   --huge array|bulk  "*2000000000" then ":1" every 2 ms; or "$2000000000"
 #                      then as fast as the client reads (at most --max-mb)
 #   --moved HOST:PORT  the lease script answers MOVED to HOST:PORT
@@ -161,7 +161,7 @@ def send_hostile(conn, st, reply):
         conn.sendall(b"$1000000\r\n")
         while True:
             conn.sendall(b"x")
-            time.sleep(0.005)
+            time.sleep(0.002)
     if a.huge == "array":
         conn.sendall(b"*2000000000\r\n")
         while True:
