@@ -371,7 +371,9 @@ static bool node_ready(struct xrl_redis *r, int i, char *err, size_t elen)
 {
 	struct node *n = &r->nodes[i];
 
-	if (n->c || mono_ms() >= n->retry_at)
+	/* a single Redis: the fleet's breaker backs off already, and a failed
+	 * seed hands over to the next one */
+	if (!r->cluster || n->c || mono_ms() >= n->retry_at)
 		return true;
 	snprintf(err, elen, "%s:%d: in back-off after a failure", n->host, n->port);
 	return false;

@@ -2,14 +2,31 @@
 /*
  * A small Redis client for the fleet: hiredis underneath, with a cluster
  * layer of its own (Debian packages no Redis Cluster client). Commands are
- * sent in batches, pipelined per node; every read and write has the same
- * short timeout.
+ * sent in batches, pipelined per node, on non-blocking sockets driven by
+ * poll() against deadlines of the client's own (hiredis' own timeout bounds
+ * each read, not a call):
+ *   - a batch as a whole ends by its deadline (batch_ms): whatever has not
+ *     been answered by then fails, and a connection left with unread
+ *     replies is dropped, never reused;
+ *   - one exchange with one node (connect, AUTH, the pipelined commands and
+ *     all their replies) ends within timeout_ms, and within the batch's;
+ *   - a reply is bounded: an array of more than XRL_REDIS_MAX_ELEMENTS, more
+ *     than XRL_REDIS_MAX_OBJECTS objects or XRL_REDIS_MAX_BYTES read in one
+ *     exchange fail it and drop the connection;
+ *   - only nodes that have commands in a batch are connected to; in a
+ *     cluster, a node that failed is not tried again before its back-off
+ *     (50 ms, doubling to 400 ms) has passed (a single Redis: the fleet's
+ *     breaker backs off, and a failed seed hands over to the next).
  *
  * Cluster: the key slot is CRC16 of the key's hash tag ({...}) mod 16384;
- * the slot map comes from CLUSTER SLOTS; MOVED refreshes the map and retries
- * once, ASK sends ASKING and retries once at the node named; TRYAGAIN and
- * CLUSTERDOWN are failures. A script called with EVALSHA is loaded on the
- * node that answers NOSCRIPT, and the call retried.
+ * the slot map comes from CLUSTER SLOTS, each field checked (slots in
+ * 0..16383, low <= high, a host and a port in range), a reply with one bad
+ * field refused as a whole. MOVED and ASK (slot and address checked) and
+ * NOSCRIPT are retried in a later pipelined pass of the same batch (ASKING,
+ * SCRIPT LOAD pipelined before the call), at most XRL_REDIS_PASSES passes:
+ * no command is ever sent on a connection whose earlier replies are unread.
+ * MOVED also refreshes the slot map at the start of the next batch.
+ * TRYAGAIN and CLUSTERDOWN are failures.
  */
 #ifndef XRL_REDIS_CLUSTER_H
 #define XRL_REDIS_CLUSTER_H
