@@ -91,7 +91,7 @@ no_sanitizer_report() {	# hN: UBSan/ASan said nothing in the daemon's log
 }
 
 # 1. every reply sent one byte every 2 ms: each sync would take longer than
-# its deadline (50 ms; some 100 ms with a promoted key): failed, never "ok"
+# its deadline (75 ms; some 100 ms with a promoted key): failed, never "ok"
 # (the leases it would grant run out before the next), the closed rule closed
 test_hostile_trickle() {
 	local TIMEOUT=45	# a Python server on a busy machine: its replies in time

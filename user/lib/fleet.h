@@ -52,13 +52,15 @@ static inline long xrl_fleet_lease_ms(long sync_ms)
 	return 2 * sync_ms + 50;
 }
 
-/* One sync's batch as a whole: half of what a lease outlasts the sync
- * interval, so that two slow syncs in a row still renew a lease before it
- * runs out. A sync that takes longer than a lease is failed, and grants
- * nothing spendable. */
+/* One sync's batches as a whole: half a lease. Syncs start every sync_ms
+ * from the last one's start (at once when it took longer), so a lease
+ * granted at a sync's start is renewed before it runs out: by the next
+ * start + its batch, sync + lease / 2 <= lease, or two slow syncs in a row,
+ * lease / 2 + lease / 2. A sync that takes longer than a lease is failed,
+ * and grants nothing spendable. */
 static inline long xrl_fleet_batch_ms(long sync_ms)
 {
-	return (xrl_fleet_lease_ms(sync_ms) - sync_ms) / 2;
+	return xrl_fleet_lease_ms(sync_ms) / 2;
 }
 
 #define XRL_FLEET_MAX_HOSTS	65536	/* a larger live-host count is a bad reply */

@@ -35,6 +35,7 @@ struct node {
 	struct cap cap;
 	double retry_at;	/* back-off: not tried before (ms, CLOCK_MONOTONIC) */
 	long backoff_ms;
+	int fails;		/* in a row */
 };
 
 struct xrl_redis {
@@ -190,12 +191,15 @@ static void node_drop(struct xrl_redis *r, int i)
 	r->nodes[i].c = NULL;
 }
 
-/* A node that failed: dropped, and left alone for its back-off. */
+/* A node that failed: dropped; failed twice in a row, left alone for its
+ * back-off (one slow reply on a busy machine is not a dead node). */
 static void node_failed(struct xrl_redis *r, int i)
 {
 	struct node *n = &r->nodes[i];
 
 	node_drop(r, i);
+	if (++n->fails < 2)
+		return;
 	n->backoff_ms = n->backoff_ms ? n->backoff_ms * 2 : BACKOFF_MIN_MS;
 	if (n->backoff_ms > BACKOFF_MAX_MS)
 		n->backoff_ms = BACKOFF_MAX_MS;
@@ -338,6 +342,7 @@ static int exchange(struct xrl_redis *r, int i, struct item *it, size_t nit,
 			goto broken;
 	}
 	n->backoff_ms = 0;
+	n->fails = 0;
 	return 0;
 large:
 	r->st.too_large++;

@@ -14,7 +14,7 @@
  *     than XRL_REDIS_MAX_OBJECTS objects or XRL_REDIS_MAX_BYTES read in one
  *     exchange fail it and drop the connection;
  *   - only nodes that have commands in a batch are connected to; in a
- *     cluster, a node that failed is not tried again before its back-off
+ *     cluster, a node that failed twice in a row is not tried again before its back-off
  *     (50 ms, doubling to 400 ms) has passed (a single Redis: the fleet's
  *     breaker backs off, and a failed seed hands over to the next).
  *

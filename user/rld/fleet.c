@@ -21,6 +21,12 @@ static void *fleet_main(void *arg)
 		int err;
 
 		pthread_mutex_unlock(&d.fleet_lock);
+		/* the next one sync_ms after this one's start (xrl_fleet_batch_ms()
+		 * says why) */
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_nsec += xrl_fleet_sync_ms(fl) * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
 		err = xrl_fleet_sync(fl);
 		if (err != last && err != -EAGAIN) {
 			struct xrl_fleet_stats st;
@@ -34,10 +40,6 @@ static void *fleet_main(void *arg)
 			last = err;
 		}
 		pthread_mutex_lock(&d.fleet_lock);
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_nsec += xrl_fleet_sync_ms(fl) * 1000000L;
-		next.tv_sec += next.tv_nsec / 1000000000L;
-		next.tv_nsec %= 1000000000L;
 		if (!d.fleet_stop)
 			pthread_cond_timedwait(&d.fleet_cond, &d.fleet_lock, &next);
 	}
