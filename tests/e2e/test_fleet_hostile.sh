@@ -11,16 +11,27 @@
 source "$(dirname "$0")/test_fleet.sh"
 
 FAKE="$TOP/tests/tools/fake_redis.py"
+# the interpreter itself, not a wrapper that forks it (a pyenv shim is a
+# shell script): $! must be the server, killed on the way out
+PYTHON=/usr/bin/python3
+[[ -x $PYTHON ]] || PYTHON=$(command -v python3)
 RLD_EXTRA=
 
 fake_start() {	# PORT [fake_redis.py options]: in the Redis namespace
 	local port=$1 i
 	shift
-	in_r python3 "$FAKE" --bind $RADDR --port "$port" --pass "$FLEET_PASS" "$@" \
+	# nsenter itself in the background (not a function: a subshell): $! is
+	# the server
+	nsenter --net="/run/netns/$FLEET_RNS" "$PYTHON" "$FAKE" --bind $RADDR --port "$port" --pass "$FLEET_PASS" "$@" \
 		</dev/null >>"$TMPD/fake-$port.log" 2>&1 &
-	BG_PIDS+=($!)
+	local pid=$!
+	BG_PIDS+=($pid)
 	for ((i = 0; i < 100; i++)); do
-		RPORT=$port rcli ping 2>/dev/null | grep -q PONG && return 0
+		if RPORT=$port rcli ping 2>/dev/null | grep -q PONG; then
+			[[ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" == *fake_redis.py* ]] && return 0
+			fail "fake_redis.py on port $port: \$! is not the server"
+			return 1
+		fi
 		sleep 0.05
 	done
 	fail "fake_redis.py on port $port did not start: $(tail -n 3 "$TMPD/fake-$port.log")"
@@ -257,7 +268,7 @@ test_hostile_many_nodes() {
 	local TIMEOUT=45
 	lab_up || return
 	local hs spec lo i
-	hs=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import fake_redis; print(fake_redis.key_slot(b"{xrl}:hosts"))' \
+	hs=$("$PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import fake_redis; print(fake_redis.key_slot(b"{xrl}:hosts"))' \
 		"$TOP/tests/tools")
 	spec=""
 	for ((i = 0; i < 64; i++)); do
