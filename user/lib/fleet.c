@@ -238,6 +238,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	ro.addrs = f->cfg.redis;
 	ro.cluster = f->cfg.cluster;
 	ro.timeout_ms = f->cfg.timeout_ms;
+	ro.batch_ms = xrl_fleet_batch_ms(f->cfg.sync_ms);
 	ro.user = f->user;
 	ro.pass = f->pass;
 	err = xrl_redis_open(&ro, &f->r);
@@ -518,17 +519,27 @@ static void lat_observe(struct xrl_fleet *f, double s)
 	f->st.last_latency_s = s;
 }
 
-static int load_scripts(struct xrl_fleet *f)
+/* A script's SHA1 as SCRIPT LOAD returns it: 40 hex digits. */
+static bool sha_ok(const redisReply *rep)
+{
+	if (rep->type != REDIS_REPLY_STRING || rep->len != 40)
+		return false;
+	for (size_t i = 0; i < 40; i++)
+		if (!strchr("0123456789abcdef", rep->str[i]))
+			return false;
+	return true;
+}
+
+static int load_scripts(struct xrl_fleet *f, double end)
 {
 	struct xrl_redis_cmd c[3] = {
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", lease_script }, .key = HOSTS_KEY },
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hosts_script }, .key = HOSTS_KEY },
 		{ .argc = 3, .argv = { "SCRIPT", "LOAD", hot_script }, .key = HOSTS_KEY },
 	};
-	int bad = xrl_redis_batch(f->r, c, 3);
+	int bad = xrl_redis_batch_by(f->r, c, 3, end);
 
-	if (!bad && c[0].reply->type == REDIS_REPLY_STRING && c[1].reply->type == REDIS_REPLY_STRING &&
-	    c[2].reply->type == REDIS_REPLY_STRING) {
+	if (!bad && sha_ok(c[0].reply) && sha_ok(c[1].reply) && sha_ok(c[2].reply)) {
 		snprintf(f->sha_lease, sizeof(f->sha_lease), "%s", c[0].reply->str);
 		snprintf(f->sha_hosts, sizeof(f->sha_hosts), "%s", c[1].reply->str);
 		snprintf(f->sha_hot, sizeof(f->sha_hot), "%s", c[2].reply->str);
@@ -536,6 +547,10 @@ static int load_scripts(struct xrl_fleet *f)
 		for (int i = 0; i < 3; i++)
 			if (c[i].err[0])
 				snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", c[i].err);
+		if (!bad) {
+			f->st.bad_replies++;
+			snprintf(f->st.last_error, sizeof(f->st.last_error), "SCRIPT LOAD: not a SHA1");
+		}
 		bad = bad ? bad : 1;
 	}
 	xrl_redis_batch_free(c, 3);
@@ -577,12 +592,16 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 {
 	size_t n = 0, max = 1 + f->nrules + XRL_FLEET_SLOTS;
 	struct call *calls = calloc(max, sizeof(*calls));
+	__u64 lease_ns = (__u64)xrl_fleet_lease_ms(f->cfg.sync_ms) * 1000000ULL;
+	/* one deadline for the sync's batches, the scripts' load included */
+	double end = mono_ms() + xrl_fleet_batch_ms(f->cfg.sync_ms);
+	bool late = false;
 	char ttl[16];
 	int bad, err = 0;
 
 	if (!calls)
 		return -ENOMEM;
-	if (!f->sha_lease[0] && load_scripts(f)) {
+	if (!f->sha_lease[0] && load_scripts(f, end)) {
 		free(calls);
 		return -EIO;
 	}
@@ -659,15 +678,32 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		}
 		for (size_t i = 0; i < n; i++)
 			cmds[i] = calls[i].c;
-		bad = xrl_redis_batch(f->r, cmds, n);
-		if (!cmds[0].reply || cmds[0].reply->type != REDIS_REPLY_INTEGER) {
+		bad = xrl_redis_batch_by(f->r, cmds, n, end);
+		/* later than a lease: whatever it granted has run out already */
+		late = xrl_now_ns(f->x) - now_ns >= lease_ns;
+		if (late) {
+			f->st.late++;
+			err = -ETIMEDOUT;
+			snprintf(f->st.last_error, sizeof(f->st.last_error),
+				 "the sync took longer than a lease (%ld ms)", xrl_fleet_lease_ms(f->cfg.sync_ms));
+		} else if (!cmds[0].reply || cmds[0].reply->type != REDIS_REPLY_INTEGER ||
+			   cmds[0].reply->integer < 1 || cmds[0].reply->integer > XRL_FLEET_MAX_HOSTS) {
+			if (cmds[0].reply && cmds[0].reply->type != REDIS_REPLY_ERROR)
+				f->st.bad_replies++;
 			err = -EIO;
 		} else {
-			f->hosts = cmds[0].reply->integer > 0 ? cmds[0].reply->integer : 1;
+			f->hosts = cmds[0].reply->integer;
 		}
 		for (size_t i = 1; i < n; i++) {
 			redisReply *rep = cmds[i].reply;
 			struct fkey *k = &f->keys[calls[i].slot];
+			long long g;
+
+			if (late) {	/* nothing of it is spendable */
+				if (!calls[i].rule)
+					k->ret = 0;
+				continue;
+			}
 
 			if (calls[i].rule) {	/* the hot keys */
 				if (!rep || rep->type != REDIS_REPLY_ARRAY) {
@@ -682,14 +718,22 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 			f->st.lease_calls++;
 			if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
 			    rep->element[0]->type != REDIS_REPLY_INTEGER) {
+				if (rep && rep->type != REDIS_REPLY_ERROR)
+					f->st.bad_replies++;
 				/* the call may have gone through: never give the
 				 * leftover back twice */
 				k->ret = 0;
 				err = -EIO;
 				continue;
 			}
+			/* never more than was asked, never a negative grant */
+			g = rep->element[0]->integer;
+			if (g < 0 || (unsigned long long)g > k->want) {
+				f->st.clamped++;
+				g = g < 0 ? 0 : (long long)k->want;
+			}
 			f->st.returned += k->ret;
-			swap_lease(f, calls[i].slot, rep->element[0]->integer, now_ns);
+			swap_lease(f, calls[i].slot, g, now_ns);
 		}
 		for (size_t i = 0; i < n; i++) {
 			if (cmds[i].err[0]) {
@@ -790,6 +834,11 @@ int xrl_fleet_probe(struct xrl_fleet *f)
 			   c.err[0] ? c.err : "an error reply");
 	xrl_redis_batch_free(&c, 1);
 	return err;
+}
+
+void xrl_fleet_abort(struct xrl_fleet *f, bool stop)
+{
+	xrl_redis_abort(f->r, stop);
 }
 
 void xrl_fleet_leave(struct xrl_fleet *f)

@@ -14,9 +14,11 @@
  *      exchange whose old value is the leftover to give back next time
  *      (an expired one is gone, not given back: it was never spendable);
  *   5. write each fleet rule's share (rate / N, burst / N) and state.
- * All calls of one sync are one pipelined batch. Calls time out after
- * `timeout` ms; three failed syncs in a row open the breaker: no calls
- * until a back-off (100 ms, doubling to 800 ms) has passed, then one probe.
+ * All calls of one sync are one pipelined batch per node. One exchange
+ * with a node ends within `timeout` ms, the sync's batches within
+ * xrl_fleet_batch_ms(); a sync longer than a lease fails. Three failed
+ * syncs in a row open the breaker: no calls until a back-off (100 ms,
+ * doubling to 800 ms) has passed, then one probe.
  */
 #ifndef XRL_FLEET_H
 #define XRL_FLEET_H
@@ -50,6 +52,19 @@ static inline long xrl_fleet_lease_ms(long sync_ms)
 	return 2 * sync_ms + 50;
 }
 
+/* One sync's batches as a whole: half a lease. Syncs start every sync_ms
+ * from the last one's start (at once when it took longer), so a lease
+ * granted at a sync's start is renewed before it runs out: by the next
+ * start + its batch, sync + lease / 2 <= lease, or two slow syncs in a row,
+ * lease / 2 + lease / 2. A sync that takes longer than a lease is failed,
+ * and grants nothing spendable. */
+static inline long xrl_fleet_batch_ms(long sync_ms)
+{
+	return xrl_fleet_lease_ms(sync_ms) / 2;
+}
+
+#define XRL_FLEET_MAX_HOSTS	65536	/* a larger live-host count is a bad reply */
+
 enum xrl_breaker { XRL_BREAKER_CLOSED, XRL_BREAKER_OPEN, XRL_BREAKER_HALF_OPEN };
 
 struct xrl_fleet_stats {
@@ -64,6 +79,9 @@ struct xrl_fleet_stats {
 	unsigned promoted, candidates_full;
 	unsigned long long lease_calls;	/* lease script calls sent */
 	unsigned long long granted, returned, expired;
+	unsigned long long bad_replies;	/* script replies of the wrong type or out of range */
+	unsigned long long clamped;	/* grants outside [0, asked], clamped */
+	unsigned long long late;	/* syncs that took longer than a lease: failed */
 	struct xrl_redis_stats redis;
 	char last_error[96];
 };
@@ -85,6 +103,9 @@ int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, siz
 /* One sync: 0, or a negative errno when Redis failed it (or the breaker
  * skipped it). */
 int xrl_fleet_sync(struct xrl_fleet *f);
+/* From another thread: cut the sync running now short (true), and fail
+ * every later one at once, until called with false. */
+void xrl_fleet_abort(struct xrl_fleet *f, bool stop);
 /* Leave the set of live hosts (a clean stop). */
 void xrl_fleet_leave(struct xrl_fleet *f);
 /* One PING through the client (AUTH included): 0 when Redis answers, else

@@ -12,6 +12,7 @@
 
 static void *fleet_main(void *arg)
 {
+	struct xrl_fleet *fl = arg;	/* never d.fleet: a reload swaps it */
 	struct timespec next;
 	int last = 0;
 
@@ -23,11 +24,17 @@ static void *fleet_main(void *arg)
 		int err;
 
 		pthread_mutex_unlock(&d.fleet_lock);
-		err = xrl_fleet_sync(d.fleet);
+		/* the next one sync_ms after this one's start (xrl_fleet_batch_ms()
+		 * says why) */
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_nsec += xrl_fleet_sync_ms(fl) * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		err = xrl_fleet_sync(fl);
 		if (err != last && err != -EAGAIN) {
 			struct xrl_fleet_stats st;
 
-			xrl_fleet_stats_get(d.fleet, &st);
+			xrl_fleet_stats_get(fl, &st);
 			if (err)
 				xrl_log(XRL_LOG_WARN, "fleet: sync failed (%s): rules follow on-failure as their leases run out",
 					st.last_error[0] ? st.last_error : strerror(-err));
@@ -36,10 +43,6 @@ static void *fleet_main(void *arg)
 			last = err;
 		}
 		pthread_mutex_lock(&d.fleet_lock);
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_nsec += xrl_fleet_sync_ms(d.fleet) * 1000000L;
-		next.tv_sec += next.tv_nsec / 1000000000L;
-		next.tv_nsec %= 1000000000L;
 		if (!d.fleet_stop)
 			pthread_cond_timedwait(&d.fleet_cond, &d.fleet_lock, &next);
 	}
@@ -122,7 +125,7 @@ static int fleet_run(const struct xrl_config *c)
 		once = true;
 	}
 	d.fleet_stop = false;
-	err = pthread_create(&d.fleet_thread, NULL, fleet_main, NULL);
+	err = pthread_create(&d.fleet_thread, NULL, fleet_main, d.fleet);
 	if (err) {
 		xrl_fleet_free(d.fleet);
 		d.fleet = NULL;
@@ -173,9 +176,11 @@ void fleet_reload_commit(const struct xrl_config *c, struct xrl_fleet *next)
 	fleet_where(c, where, sizeof(where));
 	/* the same Redis and host name: staying spares the others a dip in N */
 	leave = !next || strcmp(where, d.fleet_where);
+	/* the old client stopped and gone before the new one starts (they
+	 * share the lease slots), with d.lock held only around the swaps:
+	 * the sync thread's join and the leave wait on the network */
+	fleet_stop(leave);
 	pthread_mutex_lock(&d.lock);	/* the metrics read d.fleet under it */
-	if (d.fleet)
-		fleet_stop(leave);
 	if (!next && c->fleet_redis[0] == '\0')
 		fleet_unshare();
 	d.fleet = next;
@@ -206,20 +211,34 @@ int fleet_start(const struct xrl_config *c)
 	return fleet_run(c);
 }
 
+/*
+ * The sync thread stopped and the client freed. The batch running is cut
+ * short (xrl_fleet_abort()), so the join waits some milliseconds, never a
+ * server; the leave is one batch, bounded by its deadline. Called without
+ * d.lock: it takes it only to clear d.fleet.
+ */
 void fleet_stop(bool leave)
 {
-	if (!d.fleet_started)
+	struct xrl_fleet *f = d.fleet;
+
+	if (!f)
 		return;
-	pthread_mutex_lock(&d.fleet_lock);
-	d.fleet_stop = true;
-	pthread_cond_signal(&d.fleet_cond);
-	pthread_mutex_unlock(&d.fleet_lock);
-	pthread_join(d.fleet_thread, NULL);
-	d.fleet_started = false;
-	if (leave)
-		xrl_fleet_leave(d.fleet);
-	xrl_fleet_free(d.fleet);
+	if (d.fleet_started) {
+		xrl_fleet_abort(f, true);
+		pthread_mutex_lock(&d.fleet_lock);
+		d.fleet_stop = true;
+		pthread_cond_signal(&d.fleet_cond);
+		pthread_mutex_unlock(&d.fleet_lock);
+		pthread_join(d.fleet_thread, NULL);
+		d.fleet_started = false;
+		xrl_fleet_abort(f, false);
+	}
+	pthread_mutex_lock(&d.lock);
 	d.fleet = NULL;
+	pthread_mutex_unlock(&d.lock);
+	if (leave)
+		xrl_fleet_leave(f);
+	xrl_fleet_free(f);
 }
 
 void fleet_metrics(FILE *f)
@@ -277,6 +296,15 @@ void fleet_metrics(FILE *f)
 	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"ask\"} %llu\n", st.redis.ask);
 	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"tryagain\"} %llu\n", st.redis.tryagain);
 	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"noscript\"} %llu\n", st.redis.noscript);
+	fprintf(f, "# HELP xdp_rl_fleet_redis_refused_total What the client refused or cut short: exchanges past a deadline, malformed or out-of-range replies, replies over a cap, calls not sent to a node in back-off, syncs longer than a lease, grants clamped to what was asked.\n"
+		   "# TYPE xdp_rl_fleet_redis_refused_total counter\n");
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"deadline\"} %llu\n", st.redis.deadline);
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"bad_reply\"} %llu\n",
+		st.redis.bad_replies + st.bad_replies);
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"too_large\"} %llu\n", st.redis.too_large);
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"backoff\"} %llu\n", st.redis.backoff);
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"late_sync\"} %llu\n", st.late);
+	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"grant_clamped\"} %llu\n", st.clamped);
 	fprintf(f, "# HELP xdp_rl_fleet_rule_state Each fleet rule's state: 1 for the current one.\n"
 		   "# TYPE xdp_rl_fleet_rule_state gauge\n");
 	if (xrl_rules_get(d.x, &v, &n))

@@ -172,6 +172,7 @@ static void stop_data_path(void)
 {
 	xrl_daemon_serves_set(d.x, NULL, 0);	/* nobody serves them now */
 	if (opt.keep_attached) {
+		heartbeat_stop();	/* only now: right before the watchdog is disarmed */
 		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
 		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
@@ -189,6 +190,7 @@ static void stop_data_path(void)
 				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
 			free(a);
 		}
+		heartbeat_stop();	/* detached: nothing left for the watchdog to guard */
 	}
 }
 
@@ -498,11 +500,12 @@ int main(int argc, char **argv)
 
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
-	heartbeat_stop();	/* before the watchdog is disarmed below */
+	/* the heartbeat goes on until the very end: nothing the stop waits
+	 * for (the sync thread, Redis, a scrape) may look like a dead daemon */
+	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	events_read();		/* the last ones, for the log */
 	events_stop();
 	xrl_metrics_stop(d.metrics);
-	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
 	xrl_linkmon_close(lm);
 	stop_data_path();
 	if (d.stats_fd >= 0)
