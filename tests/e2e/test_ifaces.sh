@@ -164,8 +164,10 @@ test_reload_with_held_interface() {
 	write_conf "$CONF" "interface d0" "interface d1" "heartbeat 100" "watchdog 500" "metrics 127.0.0.1:9437" \
 		"rule add 198.18.0.0/24 rate 1/h burst 5 id 1" "rule add 198.18.5.0/24 rate 1/s burst 1 id 2"
 	wait_log "$LOG" "reload failed: the rules and mode are applied, but interface\(s\) d1 could not be attached" || return
+	# a running daemon has dropped CAP_SYS_ADMIN, which reading another
+	# program's name by its id takes: it names the holder by id and mode
 	check_match "the cause" "$(cat "$LOG")" \
-		"interface d1: another XDP program is already attached to d1 \(id $id, name xdp_pass_all, native mode\)"
+		"interface d1: another XDP program is already attached to d1 \(id $id, native mode\)"
 	check_eq "the rules applied" "$(ctl -j rule list | jq -c '[.[].id]')" "[1,2]"
 	check_eq "counted as failed" "$(metric xdp_rl_reload_failures_total)" 1
 	check_eq "not as applied" "$(metric xdp_rl_reloads_total)" 0
@@ -189,7 +191,7 @@ test_reload_with_held_interface() {
 	rm -f "$PIN/link_d1"	# the link's last reference: XDP off
 	id=$(foreign_on d1)
 	kill -CONT "$RLD_PID"
-	wait_log "$LOG" "interface d1: the program is no longer attached \(another XDP program \(id $id, name xdp_pass_all, native mode\) is attached there now\)" 3
+	wait_log "$LOG" "interface d1: the program is no longer attached \(another XDP program \(id $id, native mode\) is attached there now\)" 3
 	wait_metric 'xdp_rl_interface_attached{interface="d1"}' 0 3
 	in_dst "$XREF" d1 off
 }
