@@ -74,18 +74,23 @@ static const char hosts_script[] =
 /*
  * The hot keys of one rule: KEYS[1] {xrl:hot:RULE}, a sorted set scored by
  * each key's expiry (ms, Redis' clock). ARGV: TTL ms, the keys this host
- * holds a lease for ("ADDR/LEN ..."). Returns every key not expired: a key
- * hot on one host is promoted on every host where it has traffic, so that
- * no host admits it at its share beside the fleet's leases.
+ * holds a lease for ("ADDR/LEN ..."), the most the set keeps. Returns the
+ * keys not expired, the latest expiries first: a key hot on one host is
+ * promoted on every host where it has traffic, so that no host admits it
+ * at its share beside the fleet's leases. The set keeps the keys with the
+ * latest expiries, so that neither a big fleet nor a writer of junk makes
+ * it, or a reply, grow without limit.
  */
 static const char hot_script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"local ttl = tonumber(ARGV[1])\n"
+	"local ttl, max = tonumber(ARGV[1]), tonumber(ARGV[3])\n"
 	"for k in string.gmatch(ARGV[2], '%S+') do redis.call('ZADD', KEYS[1], now + ttl, k) end\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+	"local n = redis.call('ZCARD', KEYS[1])\n"
+	"if n > max then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - max - 1) end\n"
 	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
-	"return redis.call('ZRANGE', KEYS[1], 0, 999)\n";
+	"return redis.call('ZREVRANGE', KEYS[1], 0, max - 1)\n";
 
 #define HOSTS_KEY	"{xrl}:hosts"
 
@@ -120,6 +125,14 @@ struct xrl_fleet {
 	size_t npending;
 	bool has_pending;
 	struct fkey keys[XRL_FLEET_SLOTS];
+	/* the slots of the used keys by (family, gen, address): chains from
+	 * a bucket of their hash, so that finding a key's slot is O(1), not a
+	 * walk of every slot (a hot set of a thousand keys, each sync); and
+	 * the free slots as a stack */
+	int hash_head[XRL_FLEET_HASH];
+	int hash_next[XRL_FLEET_SLOTS];
+	int free_slot[XRL_FLEET_SLOTS];
+	unsigned nfree;
 	unsigned hosts;			/* 0: never heard */
 	bool synced;			/* the last sync went through */
 	int fails;			/* failed syncs in a row */
@@ -137,6 +150,39 @@ static double mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static unsigned key_hash(int family, __u32 gen, const __u8 *addr)
+{
+	unsigned h = 2166136261u ^ (unsigned)family;	/* FNV-1a */
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ ((gen >> (8 * i)) & 0xff)) * 16777619u;
+	for (int i = 0; i < (family == 4 ? 4 : 16); i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return h & (XRL_FLEET_HASH - 1);
+}
+
+static void index_init(struct xrl_fleet *f)
+{
+	for (int i = 0; i < XRL_FLEET_HASH; i++)
+		f->hash_head[i] = -1;
+	/* slot 0 first, as the walk of every slot took them */
+	for (int s = 0; s < XRL_FLEET_SLOTS; s++)
+		f->free_slot[s] = XRL_FLEET_SLOTS - 1 - s;
+	f->nfree = XRL_FLEET_SLOTS;
+}
+
+static void index_del(struct xrl_fleet *f, __u32 slot)
+{
+	const struct fkey *fk = &f->keys[slot];
+	int *p = &f->hash_head[key_hash(fk->family, fk->gen, fk->addr)];
+
+	while (*p >= 0 && *p != (int)slot)
+		p = &f->hash_next[*p];
+	if (*p == (int)slot)
+		*p = f->hash_next[slot];
+	f->free_slot[f->nfree++] = slot;
 }
 
 static int read_auth(struct xrl_fleet *f, const char *path)
@@ -235,6 +281,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	f->backoff_ms = XRL_FLEET_BACKOFF_MIN_MS;
+	index_init(f);
 	*out = f;
 	return 0;
 }
@@ -261,6 +308,7 @@ static void key_free(struct xrl_fleet *f, __u32 slot)
 
 	key_of(fk, &k);
 	xrl_fleet_key_del(f->x, &k);
+	index_del(f, slot);
 	f->st.expired += __atomic_exchange_n(&l[slot].credit, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&l[slot].expires_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&l[slot].denied, 0, __ATOMIC_RELEASE);
@@ -381,32 +429,36 @@ static __u64 want_max(const struct xrl_fleet *f, const struct frule *r)
 static void promote(struct xrl_fleet *f, int family, const __u32 gen, const __u8 *addr,
 		    const struct frule *r, __u32 key_len)
 {
+	struct fkey *k;
+	unsigned h;
 	char a[64];
+	__u32 s;
 
-	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
-		struct fkey *k = &f->keys[s];
-
-		if (k->used)
-			continue;
-		memset(k, 0, sizeof(*k));
-		k->used = true;
-		k->family = family;
-		k->gen = gen;
-		k->rule_id = r->id;
-		k->key_len = key_len;
-		memcpy(k->addr, addr, family == 4 ? 4 : 16);
-		k->want = want_max(f, r);	/* the first grant may hold the burst */
-		xrl_addr_format(family, addr, a, sizeof(a));
-		snprintf(k->rkey, sizeof(k->rkey), "{xrl:%u:%s/%u}", r->id, a, key_len);
+	if (!f->nfree) {
+		f->st.candidates_full++;
 		return;
 	}
-	f->st.candidates_full++;
+	s = f->free_slot[--f->nfree];
+	k = &f->keys[s];
+	memset(k, 0, sizeof(*k));
+	k->used = true;
+	k->family = family;
+	k->gen = gen;
+	k->rule_id = r->id;
+	k->key_len = key_len;
+	memcpy(k->addr, addr, family == 4 ? 4 : 16);
+	k->want = want_max(f, r);	/* the first grant may hold the burst */
+	xrl_addr_format(family, addr, a, sizeof(a));
+	snprintf(k->rkey, sizeof(k->rkey), "{xrl:%u:%s/%u}", r->id, a, key_len);
+	h = key_hash(family, gen, k->addr);
+	f->hash_next[s] = f->hash_head[h];
+	f->hash_head[h] = s;
 }
 
 static bool slot_of(struct xrl_fleet *f, int family, __u32 gen, const __u8 *addr, __u32 *slot)
 {
-	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
-		struct fkey *k = &f->keys[s];
+	for (int s = f->hash_head[key_hash(family, gen, addr)]; s >= 0; s = f->hash_next[s]) {
+		const struct fkey *k = &f->keys[s];
 
 		if (k->used && k->family == family && k->gen == gen &&
 		    !memcmp(k->addr, addr, family == 4 ? 4 : 16)) {
@@ -542,10 +594,11 @@ static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *
 {
 	struct xrl_rule_entry e = { 0 };
 	struct xrl_bucket b;
-	struct xrl_key k;
+	struct xrl_key k = { 0 };
 	__u32 slot;
 
-	if (xrl_prefix_parse(s, &e))
+	/* a key of this rule's form, or nothing: the reply is untrusted */
+	if (xrl_prefix_parse(s, &e) || e.prefix_len != r->key_len)
 		return;
 	if (slot_of(f, e.family, r->gen, e.addr, &slot))
 		return;
@@ -554,7 +607,7 @@ static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *
 	memcpy(k.addr, e.addr, 16);
 	/* signed: a precise-clock rule stamps last_ns up to a tick ahead of
 	 * now_ns (xrl_rule_now_ns()), which is "just now", not idle */
-	if (xrl_bucket_get(f->x, &k, &b) || (__s64)(now_ns - b.last_ns) > 1000000000LL)
+	if (xrl_bucket_peek(f->x, &k, &b) || (__s64)(now_ns - b.last_ns) > 1000000000LL)
 		return;
 	promote(f, e.family, r->gen, e.addr, r, r->key_len);
 }
@@ -581,6 +634,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		const struct frule *r = &f->rules[i];
 		struct call *cl = &calls[n++];
 		size_t len = 0, cap = 64;
+		unsigned sent = 0;
 
 		cl->rule = r;
 		cl->keys = malloc(cap);
@@ -595,6 +649,8 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 
 			if (!k->used || !k->live || k->gen != r->gen)
 				continue;
+			if (sent++ == XRL_FLEET_HOT_MAX)	/* what the set keeps */
+				break;
 			if (len + 80 > cap) {
 				char *p = realloc(cl->keys, cap * 2);
 
@@ -610,8 +666,10 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		}
 		snprintf(cl->a[0], sizeof(cl->a[0]), "{xrl:hot:%u}", r->id);
 		snprintf(cl->a[1], sizeof(cl->a[1]), "%d", XRL_FLEET_HOST_TTL_MS);
+		snprintf(cl->a[2], sizeof(cl->a[2]), "%d", XRL_FLEET_HOT_MAX);
 		cl->c = (struct xrl_redis_cmd){
-			.argc = 6, .argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys },
+			.argc = 7,
+			.argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys, cl->a[2] },
 			.key = cl->a[0], .script = hot_script,
 		};
 	}
@@ -660,9 +718,13 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 					err = -EIO;
 					continue;
 				}
-				for (size_t j = 0; j < rep->elements; j++)
+				/* at most what the script keeps: a longer
+				 * reply is not ours to walk */
+				for (size_t j = 0; j < rep->elements && j < XRL_FLEET_HOT_MAX; j++)
 					if (rep->element[j]->type == REDIS_REPLY_STRING)
 						promote_hot(f, calls[i].rule, rep->element[j]->str, now_ns);
+				if (rep->elements > XRL_FLEET_HOT_MAX)
+					f->st.hot_ignored += rep->elements - XRL_FLEET_HOT_MAX;
 				continue;
 			}
 			f->st.lease_calls++;

@@ -34,6 +34,8 @@
 #define XRL_FLEET_BACKOFF_MAX_MS 800	/* Redis back: leases resume within a second */
 #define XRL_FLEET_IDLE_SYNCS	20	/* a promoted key spending nothing this long goes back */
 #define XRL_FLEET_LAT_BUCKETS	10
+#define XRL_FLEET_HOT_MAX	1024	/* keys a rule's hot set keeps, and a host takes of it */
+#define XRL_FLEET_HASH		4096	/* buckets of the index of promoted keys (a power of 2) */
 
 struct xrl_fleet_cfg {
 	char redis[256];
@@ -62,6 +64,7 @@ struct xrl_fleet_stats {
 	int breaker;			/* enum xrl_breaker */
 	unsigned hosts;
 	unsigned promoted, candidates_full;
+	unsigned long long hot_ignored;	/* hot-set reply elements past XRL_FLEET_HOT_MAX */
 	unsigned long long lease_calls;	/* lease script calls sent */
 	unsigned long long granted, returned, expired;
 	struct xrl_redis_stats redis;
