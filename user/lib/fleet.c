@@ -25,10 +25,15 @@ const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS] = {
 /*
  * The fleet GCRA of one key. KEYS[1] {xrl:RULE:KEY} (a hash: tat, and each
  * host's last ask); ARGV: emission interval (us), burst, tokens given back,
- * tokens wanted, host, the key's expiry beyond its TAT (ms). Redis' TIME is
- * the only clock. The leftover goes back first; the grant is what is
- * available, split in proportion to what the hosts asked lately when they
- * ask for more together. Returns {grant, available}.
+ * tokens wanted, host, the key's expiry beyond its TAT (ms), and 1 when this
+ * host knows the key exists (it had a reply for it less than
+ * XRL_FLEET_KNOWN_MS ago, and every call keeps the key at least `ttl`
+ * longer). Redis' TIME is the only clock. A key that is missing although a
+ * host knows it exists was lost (FLUSHALL, eviction, a restart without
+ * persistence): it starts spent, TAT at now + burst, not full, so that a
+ * loss never hands out a burst again. The leftover goes back first; the
+ * grant is what is available, split in proportion to what the hosts asked
+ * lately when they ask for more together. Returns {grant, available, lost}.
  */
 static const char lease_script[] =
 	"local t = redis.call('TIME')\n"
@@ -37,7 +42,11 @@ static const char lease_script[] =
 	"local L = tonumber(ARGV[2]) * T\n"
 	"local ret, want, host = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]\n"
 	"local ttl = tonumber(ARGV[6])\n"
-	"local tat = tonumber(redis.call('HGET', KEYS[1], 'tat')) or now\n"
+	"local lost = 0\n"
+	"local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))\n"
+	"if not tat then\n"
+	"  if ARGV[7] == '1' then tat = now + L; lost = 1 else tat = now end\n"
+	"end\n"
 	"if tat < now then tat = now end\n"
 	"if ret > 0 then tat = math.max(now, tat - ret * T) end\n"
 	"local avail = math.floor((now + L - tat) / T + 1e-6)\n"
@@ -57,7 +66,7 @@ static const char lease_script[] =
 	"tat = tat + g * T\n"
 	"redis.call('HSET', KEYS[1], 'tat', string.format('%.3f', tat), 'a:' .. host, want, 'w:' .. host, now)\n"
 	"redis.call('PEXPIRE', KEYS[1], math.ceil((tat - now) / 1000) + ttl)\n"
-	"return {g, avail}\n";
+	"return {g, avail, lost}\n";
 
 /* The live hosts: KEYS[1] a sorted set scored by each host's expiry (ms,
  * Redis' clock). ARGV: host, TTL ms (0: leave). Returns N. */
@@ -109,6 +118,7 @@ struct fkey {
 	__u64 grant;		/* the credit given at the last swap */
 	__u64 ret;		/* the leftover to give back at the next call */
 	__u64 want;
+	__u64 seen_ns;		/* data-path clock of its last grant; 0: none */
 	int idle;
 	char rkey[96];		/* {xrl:RULE:ADDR/LEN} */
 };
@@ -139,6 +149,7 @@ struct xrl_fleet {
 	double open_until_ms;
 	long backoff_ms;
 	char sha_lease[48], sha_hosts[48], sha_hot[48];
+	int policy_due;			/* syncs until the policy is read again */
 	__u64 last_ok_ns;		/* data-path clock */
 	__u64 last_lat_ns;
 	struct xrl_fleet_stats st;
@@ -257,6 +268,8 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 		f->cfg.sync_ms = XRL_FLEET_SYNC_MS;
 	if (!f->cfg.timeout_ms)
 		f->cfg.timeout_ms = XRL_FLEET_TIMEOUT_MS;
+	if (!f->cfg.hosts)
+		f->cfg.hosts = XRL_FLEET_HOSTS;
 	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
 		snprintf(f->cfg.host, sizeof(f->cfg.host), "unknown");
 	if (f->cfg.auth_file[0] && (err = read_auth(f, f->cfg.auth_file))) {
@@ -337,9 +350,25 @@ static void write_rules(struct xrl_fleet *f)
 	write_rules_of(f, f->rules, f->nrules);
 }
 
+/*
+ * N for a rule's share. Known (Redis answered once): the live hosts as last
+ * heard. Never heard: an on-failure closed rule cannot know how many hosts
+ * admit its keys beside this one, and closed says "rather drop than let
+ * the limit through": the share of the 'hosts' the operator gave (default
+ * 2, the least a fleet is); an open rule meters alone at its whole rate,
+ * as it does without a fleet.
+ */
+static unsigned share_hosts(const struct xrl_fleet *f, const struct frule *r)
+{
+	if (f->hosts)
+		return f->hosts;
+	if (r->on_failure == XRL_FAIL_CLOSED)
+		return f->cfg.hosts;
+	return 1;
+}
+
 static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules)
 {
-	unsigned n = f->hosts ? f->hosts : 1;
 	unsigned promoted[64] = { 0 };
 
 	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++)
@@ -349,6 +378,7 @@ static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_
 	for (size_t i = 0; i < nrules; i++) {
 		const struct frule *r = &rules[i];
 		struct xrl_fleet_rule fr = { 0 };
+		unsigned n = share_hosts(f, r);
 		__u64 burst = r->burst / n ? r->burst / n : 1;
 
 		fr.interval = r->interval * n;
@@ -356,12 +386,14 @@ static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_
 		if (!fr.limit)	/* out of range: the rule as it is */
 			fr.interval = 0;
 		if (!f->hosts)
-			fr.state = XRL_FLEET_UNSYNCED;
+			fr.state = XRL_FLEET_NEVER_SYNCED;
 		else if (f->synced)
 			fr.state = XRL_FLEET_SYNCED;
 		else
 			fr.state = r->on_failure == XRL_FAIL_CLOSED ? XRL_FLEET_CLOSED :
 								    XRL_FLEET_FALLBACK_OPEN;
+		if (f->st.may_evict)
+			fr.state |= XRL_FLEET_F_MAY_EVICT;
 		fr.hosts = n;
 		fr.sync_ns = f->last_ok_ns;
 		fr.latency_ns = f->last_lat_ns;
@@ -533,6 +565,7 @@ static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
 	}
 	k->ret = old;
 	k->grant = grant;
+	k->seen_ns = now_ns;
 	f->st.granted += grant;
 	/* ask for what was spent and what was refused, and a quarter more:
 	 * the grants follow each host's demand, not its past grants */
@@ -577,7 +610,96 @@ static int load_scripts(struct xrl_fleet *f)
 		bad = bad ? bad : 1;
 	}
 	xrl_redis_batch_free(c, 3);
+	if (!bad)
+		f->policy_due = 0;	/* connected anew: read the policy */
 	return bad ? -EIO : 0;
+}
+
+/* A value of the server's, for a log line and a metric's label: its
+ * letters, digits and '-' only (an untrusted reply), never empty. */
+static void policy_word(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < n && j + 1 < len; i++) {
+		char ch = src[i];
+
+		dst[j++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ? ch : '?';
+	}
+	dst[j] = '\0';
+}
+
+/* maxmemory-policy and maxmemory out of INFO memory's "NAME:VALUE" lines */
+static void policy_from_info(const char *info, char *policy, size_t len, long long *maxmem)
+{
+	for (const char *l = info; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\r\n");
+
+		if (!strncmp(l, "maxmemory_policy:", 17))
+			policy_word(policy, len, l + 17, n - 17);
+		else if (!strncmp(l, "maxmemory:", 10) && l[10] >= '0' && l[10] <= '9')
+			*maxmem = strtoll(l + 10, NULL, 10);
+	}
+}
+
+/*
+ * What the server does when its memory is full (README, "What the client
+ * requires of Redis"): only noeviction, or no memory limit, keeps every
+ * fleet key; any other policy may evict them (they all have an expiry, so
+ * the volatile-* policies too). Read with CONFIG GET, or from INFO memory
+ * when CONFIG is renamed away or refused to this user; neither: unknown,
+ * taken as "may evict". On the node of the live hosts' key.
+ */
+static void check_policy(struct xrl_fleet *f)
+{
+	struct xrl_redis_cmd c = { .argc = 3, .argv = { "CONFIG", "GET", "maxmemory*" }, .key = HOSTS_KEY };
+	char policy[sizeof(f->st.policy)] = "";
+	long long maxmem = -1;
+	bool evict, changed;
+
+	if (!xrl_redis_batch(f->r, &c, 1) && c.reply && c.reply->type == REDIS_REPLY_ARRAY) {
+		for (size_t i = 0; i + 1 < c.reply->elements; i += 2) {
+			const redisReply *k = c.reply->element[i], *v = c.reply->element[i + 1];
+
+			if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+				continue;
+			if (!strcmp(k->str, "maxmemory-policy"))
+				policy_word(policy, sizeof(policy), v->str, v->len);
+			else if (!strcmp(k->str, "maxmemory") && v->str[0] >= '0' && v->str[0] <= '9')
+				maxmem = strtoll(v->str, NULL, 10);
+		}
+	}
+	xrl_redis_batch_free(&c, 1);
+	if (!policy[0] || maxmem < 0) {
+		struct xrl_redis_cmd i = { .argc = 2, .argv = { "INFO", "memory" }, .key = HOSTS_KEY };
+
+		if (!xrl_redis_batch(f->r, &i, 1) && i.reply &&
+		    (i.reply->type == REDIS_REPLY_STRING || i.reply->type == REDIS_REPLY_STATUS))
+			policy_from_info(i.reply->str, policy, sizeof(policy), &maxmem);
+		xrl_redis_batch_free(&i, 1);
+	}
+	if (!policy[0] || maxmem < 0) {
+		snprintf(policy, sizeof(policy), "unknown");
+		evict = true;
+	} else {
+		evict = strcmp(policy, "noeviction") && maxmem != 0;
+	}
+	pthread_mutex_lock(&f->lock);
+	changed = strcmp(policy, f->st.policy) || maxmem != f->st.maxmemory;
+	snprintf(f->st.policy, sizeof(f->st.policy), "%s", policy);
+	f->st.maxmemory = maxmem;
+	f->st.may_evict = evict;
+	pthread_mutex_unlock(&f->lock);
+	if (!changed)
+		return;
+	if (!strcmp(policy, "unknown"))
+		xrl_log(XRL_LOG_WARN, "fleet: cannot read Redis' maxmemory-policy (CONFIG GET and INFO refused): fleet keys may be evicted; noeviction is required (a lost bucket is taken as spent)");
+	else if (evict)
+		xrl_log(XRL_LOG_WARN, "fleet: Redis maxmemory-policy is %s under maxmemory %lld: it may evict fleet keys; set noeviction (a lost bucket is taken as spent)",
+			policy, maxmem);
+	else
+		xrl_log(XRL_LOG_INFO, "fleet: Redis maxmemory-policy %s, maxmemory %lld: fleet keys are never evicted",
+			policy, maxmem);
 }
 
 /* The batch's calls: the hosts call, then one lease call per promoted key. */
@@ -624,6 +746,10 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 	if (!f->sha_lease[0] && load_scripts(f)) {
 		free(calls);
 		return -EIO;
+	}
+	if (f->policy_due-- <= 0) {
+		check_policy(f);
+		f->policy_due = XRL_FLEET_POLICY_SYNCS;
 	}
 	snprintf(ttl, sizeof(ttl), "%d", XRL_FLEET_HOST_TTL_MS);
 	calls[n++].c = (struct xrl_redis_cmd){
@@ -677,6 +803,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		struct fkey *k = &f->keys[s];
 		const struct frule *r;
 		struct call *cl;
+		bool known;
 
 		if (!k->used || !(r = rule_of_gen(f, k->gen)) || n >= max)
 			continue;
@@ -687,10 +814,13 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		snprintf(cl->a[2], sizeof(cl->a[2]), "%llu", (unsigned long long)k->ret);
 		snprintf(cl->a[3], sizeof(cl->a[3]), "%llu", (unsigned long long)k->want);
 		snprintf(cl->a[4], sizeof(cl->a[4]), "%d", XRL_FLEET_HOST_TTL_MS);
+		/* the key must be there unless Redis lost it: a grant within
+		 * XRL_FLEET_KNOWN_MS, each call keeping it the host TTL longer */
+		known = k->live && k->seen_ns && now_ns - k->seen_ns < XRL_FLEET_KNOWN_MS * 1000000ULL;
 		cl->c = (struct xrl_redis_cmd){
-			.argc = 10,
+			.argc = 11,
 			.argv = { "EVALSHA", f->sha_lease, "1", k->rkey, cl->a[0], cl->a[1], cl->a[2],
-				  cl->a[3], f->cfg.host, cl->a[4] },
+				  cl->a[3], f->cfg.host, cl->a[4], known ? "1" : "0" },
 			.key = k->rkey, .script = lease_script,
 		};
 	}
@@ -737,6 +867,9 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 				continue;
 			}
 			f->st.returned += k->ret;
+			if (rep->elements >= 3 && rep->element[2]->type == REDIS_REPLY_INTEGER &&
+			    rep->element[2]->integer == 1)
+				f->st.buckets_lost++;
 			swap_lease(f, calls[i].slot, rep->element[0]->integer, now_ns);
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -754,6 +887,30 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 	if (bad && !err)
 		err = -EIO;
 	return err;
+}
+
+/*
+ * Redis never answered: the candidates of an on-failure closed rule (keys
+ * over its conservative share, share_hosts()) point at their slot, whose
+ * lease was never granted (expired): the data path drops them, as it drops
+ * a promoted key whose lease ran out. The first grant swaps a real lease in.
+ */
+static void hold_closed(struct xrl_fleet *f)
+{
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+		const struct frule *r;
+		struct xrl_key key;
+
+		if (!k->used || k->live || !(r = rule_of_gen(f, k->gen)) ||
+		    r->on_failure != XRL_FAIL_CLOSED)
+			continue;
+		__atomic_store_n(&f->x->leases[s].credit, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->x->leases[s].expires_ns, 0, __ATOMIC_RELEASE);
+		key_of(k, &key);
+		if (!xrl_fleet_key_put(f->x, &key, s))
+			k->live = true;
+	}
 }
 
 /* A key that spent nothing for a while goes back to its share. */
@@ -787,6 +944,8 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 		if (t0 < f->open_until_ms) {
 			f->st.syncs_skipped++;
 			f->synced = false;
+			if (!f->hosts)
+				hold_closed(f);
 			write_rules(f);
 			pthread_mutex_unlock(&f->lock);
 			return -EAGAIN;
@@ -822,6 +981,8 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 			f->open_until_ms = mono_ms() + f->backoff_ms;
 		}
 		f->sha_lease[0] = '\0';	/* a restarted Redis lost them: load again */
+		if (!f->hosts)
+			hold_closed(f);
 	}
 	write_rules(f);
 	pthread_mutex_unlock(&f->lock);

@@ -982,6 +982,8 @@ static const struct xrl_param p_fleet_redis[] = {
 	  F(fleet_sync_ms) },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
 	  F(fleet_timeout_ms) },
+	{ "hosts", XRL_ARG_NUM, "N", .min = 1, .max = 65536, .range = "hosts, 1 .. 65536",
+	  F(fleet_hosts) },
 	END,
 };
 
