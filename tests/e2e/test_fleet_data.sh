@@ -213,7 +213,7 @@ hot_fill() {	# RULE FIRST NUM EXPIRY_MS
 test_fleet_hot_keys() {
 	lab_up || return
 	start_redis || return
-	local t0 t1 stop_ms lat n size i
+	local t0 t1 stop_ms lat n size i rc
 	# 2,000 lease calls in one batch: a timeout that a loaded 2-core
 	# machine meets, so that the keys are leased (the calls' cost is the
 	# transport's, not this test's)
@@ -252,7 +252,9 @@ test_fleet_hot_keys() {
 	t0=$(date +%s%N)
 	kill -TERM "${RLD_OF[h1]}"
 	wait "${RLD_OF[h1]}" 2>/dev/null
+	rc=$?
 	t1=$(date +%s%N)
+	check_eq "the stop's exit status (a sanitizer's report: not 0)" $rc 0
 	stop_ms=$(((t1 - t0) / 1000000))
 	echo "    stop with $n promoted keys: $stop_ms ms" >&2
 	((stop_ms < 1500)) || fail "the stop took $stop_ms ms (watchdog 2000 ms)"
