@@ -82,7 +82,7 @@ test_fleet_flushall() {
 # a filler of Redis' memory: SET filler:N (1 KB) at about PPS a second,
 # for SECONDS, over one connection (background)
 fill_redis() {	# PORT PPS SECONDS
-	in_r python3 - "$RADDR" "$1" "$FLEET_PASS" "$2" "$3" <<'EOF' >/dev/null 2>&1 &
+	nsenter --net="/run/netns/$FLEET_RNS" python3 - "$RADDR" "$1" "$FLEET_PASS" "$2" "$3" <<'EOF' >/dev/null 2>&1 &
 import socket, sys, time
 host, port, pw, pps, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 def cmd(*a):
@@ -95,7 +95,10 @@ while time.time() < end:
     s.sendall(b"".join(cmd(b"SET", b"filler:%d" % (n + i), val) for i in range(batch)))
     got = 0
     while got < batch:
-        got += s.recv(65536).count(b"\r\n")
+        data = s.recv(65536)
+        if not data:	# Redis gone: the test is over
+            sys.exit(0)
+        got += data.count(b"\r\n")
     n += batch
     time.sleep(0.01)
 EOF
