@@ -450,17 +450,26 @@ enum xrl_scope {
 
 /* What the daemon says of a fleet rule (status, stats). */
 enum xrl_fleet_state {
-	XRL_FLEET_UNSYNCED = 0,		/* no sync yet: metered at the share of N = 1 */
+	XRL_FLEET_UNSYNCED = 0,		/* no daemon syncs it: the rule as it is */
 	XRL_FLEET_SYNCED = 1,
 	XRL_FLEET_FALLBACK_OPEN = 2,	/* Redis unreachable: leases run out to the share */
 	XRL_FLEET_CLOSED = 3,		/* Redis unreachable: promoted keys dropped */
+	XRL_FLEET_NEVER_SYNCED = 4,	/* a daemon syncs it, Redis never answered (N
+					 * unknown): open at the share of N = 1;
+					 * closed at rate / 'hosts', keys over it dropped */
 };
+
+/* Flags of xrl_fleet_rule.state, above the state itself (userspace only:
+ * the data path never reads the state). */
+#define XRL_FLEET_STATE_MASK	0xffffu
+#define XRL_FLEET_F_MAY_EVICT	(1u << 16)	/* Redis' maxmemory-policy may evict
+						 * fleet keys (or could not be read) */
 
 /* Per rule slot, written by the daemon. */
 struct xrl_fleet_rule {
 	__u64 interval;		/* the local share's emission interval (rate / N) */
 	__u64 limit;		/* and tolerance (burst / N) */
-	__u32 state;		/* enum xrl_fleet_state */
+	__u32 state;		/* enum xrl_fleet_state | XRL_FLEET_F_* */
 	__u32 hosts;		/* N, live hosts as last known */
 	__u64 sync_ns;		/* data-path clock of the last good sync; 0: none */
 	__u64 latency_ns;	/* of that sync */

@@ -460,8 +460,8 @@ test_fleet_auth() {
 	RLD_OF[h1]=$!
 	BG_PIDS+=($!)
 	wait_log "$TMPD/h1.log" "fleet: sync failed .*AUTH" || return
-	check_match "state" "$(hctl h1 stats)" "fleet rule 1: unsynced|fleet rule 1: fallback-open"
-	check_match "state" "$(hctl h1 stats)" "fleet rule 2: unsynced|fleet rule 2: closed"
+	check_match "state" "$(hctl h1 stats)" "fleet rule 1: never-synced|fleet rule 1: fallback-open"
+	check_match "state" "$(hctl h1 stats)" "fleet rule 2: never-synced|fleet rule 2: closed"
 }
 
 # sourced by test_fleet_more.sh for the lab and its helpers: no test here

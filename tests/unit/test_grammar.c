@@ -148,6 +148,8 @@ static const struct pcase cases[] = {
 	{ "rule add 198.18.0.0/24 rate 5/s burst 1 scope world", CLI, 8, "invalid scope 'world' (host, fleet)" },
 	{ "fleet redis 198.18.10.1:6379 sync 5", CONF, 4, "invalid sync '5'" },
 	{ "fleet redis 198.18.10.1:6379 timeout 0", CONF, 4, "invalid timeout '0'" },
+	{ "fleet redis 198.18.10.1:6379 hosts 8", CONF, -1 },
+	{ "fleet redis 198.18.10.1:6379 hosts 0", CONF, 4, "invalid hosts '0'" },
 	{ "fleet redis", CONF, 2, "missing HOST:PORT[,HOST:PORT...]" },
 	{ "metrics [::1]:9437", CONF, -1 },
 	{ "metrics off", CONF, -1 },

@@ -254,6 +254,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		c->fleet_cluster = cmd.fleet_cluster;
 		c->fleet_sync_ms = cmd.fleet_sync_ms;
 		c->fleet_timeout_ms = cmd.fleet_timeout_ms;
+		c->fleet_hosts = cmd.fleet_hosts;
 		c->fleet_redis_line = line;
 		return 0;
 	case XRL_CMD_FLEET_HOST:

@@ -37,6 +37,7 @@ struct xrl_config {
 	char fleet_redis[256];
 	bool fleet_cluster;
 	long fleet_sync_ms, fleet_timeout_ms;	/* 0: the default */
+	long fleet_hosts;			/* 0: the default */
 	char fleet_host[64];
 	char fleet_auth[PATH_MAX];
 	/* where the single-valued lines were written (0: not written) */

@@ -25,10 +25,15 @@ const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS] = {
 /*
  * The fleet GCRA of one key. KEYS[1] {xrl:RULE:KEY} (a hash: tat, and each
  * host's last ask); ARGV: emission interval (us), burst, tokens given back,
- * tokens wanted, host, the key's expiry beyond its TAT (ms). Redis' TIME is
- * the only clock. The leftover goes back first; the grant is what is
- * available, split in proportion to what the hosts asked lately when they
- * ask for more together. Returns {grant, available}.
+ * tokens wanted, host, the key's expiry beyond its TAT (ms), and 1 when this
+ * host knows the key exists (it had a reply for it less than
+ * XRL_FLEET_KNOWN_MS ago, and every call keeps the key at least `ttl`
+ * longer). Redis' TIME is the only clock. A key that is missing although a
+ * host knows it exists was lost (FLUSHALL, eviction, a restart without
+ * persistence): it starts spent, TAT at now + burst, not full, so that a
+ * loss never hands out a burst again. The leftover goes back first; the
+ * grant is what is available, split in proportion to what the hosts asked
+ * lately when they ask for more together. Returns {grant, available, lost}.
  */
 static const char lease_script[] =
 	"local t = redis.call('TIME')\n"
@@ -37,7 +42,11 @@ static const char lease_script[] =
 	"local L = tonumber(ARGV[2]) * T\n"
 	"local ret, want, host = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]\n"
 	"local ttl = tonumber(ARGV[6])\n"
-	"local tat = tonumber(redis.call('HGET', KEYS[1], 'tat')) or now\n"
+	"local lost = 0\n"
+	"local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))\n"
+	"if not tat then\n"
+	"  if ARGV[7] == '1' then tat = now + L; lost = 1 else tat = now end\n"
+	"end\n"
 	"if tat < now then tat = now end\n"
 	"if ret > 0 then tat = math.max(now, tat - ret * T) end\n"
 	"local avail = math.floor((now + L - tat) / T + 1e-6)\n"
@@ -57,7 +66,7 @@ static const char lease_script[] =
 	"tat = tat + g * T\n"
 	"redis.call('HSET', KEYS[1], 'tat', string.format('%.3f', tat), 'a:' .. host, want, 'w:' .. host, now)\n"
 	"redis.call('PEXPIRE', KEYS[1], math.ceil((tat - now) / 1000) + ttl)\n"
-	"return {g, avail}\n";
+	"return {g, avail, lost}\n";
 
 /* The live hosts: KEYS[1] a sorted set scored by each host's expiry (ms,
  * Redis' clock). ARGV: host, TTL ms (0: leave). Returns N. */
@@ -74,18 +83,23 @@ static const char hosts_script[] =
 /*
  * The hot keys of one rule: KEYS[1] {xrl:hot:RULE}, a sorted set scored by
  * each key's expiry (ms, Redis' clock). ARGV: TTL ms, the keys this host
- * holds a lease for ("ADDR/LEN ..."). Returns every key not expired: a key
- * hot on one host is promoted on every host where it has traffic, so that
- * no host admits it at its share beside the fleet's leases.
+ * holds a lease for ("ADDR/LEN ..."), the most the set keeps. Returns the
+ * keys not expired, the latest expiries first: a key hot on one host is
+ * promoted on every host where it has traffic, so that no host admits it
+ * at its share beside the fleet's leases. The set keeps the keys with the
+ * latest expiries, so that neither a big fleet nor a writer of junk makes
+ * it, or a reply, grow without limit.
  */
 static const char hot_script[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"local ttl = tonumber(ARGV[1])\n"
+	"local ttl, max = tonumber(ARGV[1]), tonumber(ARGV[3])\n"
 	"for k in string.gmatch(ARGV[2], '%S+') do redis.call('ZADD', KEYS[1], now + ttl, k) end\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+	"local n = redis.call('ZCARD', KEYS[1])\n"
+	"if n > max then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - max - 1) end\n"
 	"redis.call('PEXPIRE', KEYS[1], ttl * 2)\n"
-	"return redis.call('ZRANGE', KEYS[1], 0, 999)\n";
+	"return redis.call('ZREVRANGE', KEYS[1], 0, max - 1)\n";
 
 #define HOSTS_KEY	"{xrl}:hosts"
 
@@ -104,6 +118,7 @@ struct fkey {
 	__u64 grant;		/* the credit given at the last swap */
 	__u64 ret;		/* the leftover to give back at the next call */
 	__u64 want;
+	__u64 seen_ns;		/* data-path clock of its last grant; 0: none */
 	int idle;
 	char rkey[96];		/* {xrl:RULE:ADDR/LEN} */
 };
@@ -120,12 +135,21 @@ struct xrl_fleet {
 	size_t npending;
 	bool has_pending;
 	struct fkey keys[XRL_FLEET_SLOTS];
+	/* the slots of the used keys by (family, gen, address): chains from
+	 * a bucket of their hash, so that finding a key's slot is O(1), not a
+	 * walk of every slot (a hot set of a thousand keys, each sync); and
+	 * the free slots as a stack */
+	int hash_head[XRL_FLEET_HASH];
+	int hash_next[XRL_FLEET_SLOTS];
+	int free_slot[XRL_FLEET_SLOTS];
+	unsigned nfree;
 	unsigned hosts;			/* 0: never heard */
 	bool synced;			/* the last sync went through */
 	int fails;			/* failed syncs in a row */
 	double open_until_ms;
 	long backoff_ms;
 	char sha_lease[48], sha_hosts[48], sha_hot[48];
+	int policy_due;			/* syncs until the policy is read again */
 	__u64 last_ok_ns;		/* data-path clock */
 	__u64 last_lat_ns;
 	struct xrl_fleet_stats st;
@@ -146,6 +170,39 @@ static const struct xrl_path_rules auth_rules = {
 	.write_why = "whoever can write it could replace the credentials",
 	.write_fix = "chmod 0600 it",
 };
+
+static unsigned key_hash(int family, __u32 gen, const __u8 *addr)
+{
+	unsigned h = 2166136261u ^ (unsigned)family;	/* FNV-1a */
+
+	for (int i = 0; i < 4; i++)
+		h = (h ^ ((gen >> (8 * i)) & 0xff)) * 16777619u;
+	for (int i = 0; i < (family == 4 ? 4 : 16); i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return h & (XRL_FLEET_HASH - 1);
+}
+
+static void index_init(struct xrl_fleet *f)
+{
+	for (int i = 0; i < XRL_FLEET_HASH; i++)
+		f->hash_head[i] = -1;
+	/* slot 0 first, as the walk of every slot took them */
+	for (int s = 0; s < XRL_FLEET_SLOTS; s++)
+		f->free_slot[s] = XRL_FLEET_SLOTS - 1 - s;
+	f->nfree = XRL_FLEET_SLOTS;
+}
+
+static void index_del(struct xrl_fleet *f, __u32 slot)
+{
+	const struct fkey *fk = &f->keys[slot];
+	int *p = &f->hash_head[key_hash(fk->family, fk->gen, fk->addr)];
+
+	while (*p >= 0 && *p != (int)slot)
+		p = &f->hash_next[*p];
+	if (*p == (int)slot)
+		*p = f->hash_next[slot];
+	f->free_slot[f->nfree++] = slot;
+}
 
 static int read_auth(struct xrl_fleet *f, const char *path)
 {
@@ -225,6 +282,8 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 		f->cfg.sync_ms = XRL_FLEET_SYNC_MS;
 	if (!f->cfg.timeout_ms)
 		f->cfg.timeout_ms = XRL_FLEET_TIMEOUT_MS;
+	if (!f->cfg.hosts)
+		f->cfg.hosts = XRL_FLEET_HOSTS;
 	if (!f->cfg.host[0] && gethostname(f->cfg.host, sizeof(f->cfg.host) - 1))
 		snprintf(f->cfg.host, sizeof(f->cfg.host), "unknown");
 	if (f->cfg.auth_file[0] && (err = read_auth(f, f->cfg.auth_file))) {
@@ -250,6 +309,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	f->backoff_ms = XRL_FLEET_BACKOFF_MIN_MS;
+	index_init(f);
 	*out = f;
 	return 0;
 }
@@ -276,6 +336,7 @@ static void key_free(struct xrl_fleet *f, __u32 slot)
 
 	key_of(fk, &k);
 	xrl_fleet_key_del(f->x, &k);
+	index_del(f, slot);
 	f->st.expired += __atomic_exchange_n(&l[slot].credit, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&l[slot].expires_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&l[slot].denied, 0, __ATOMIC_RELEASE);
@@ -304,9 +365,25 @@ static void write_rules(struct xrl_fleet *f)
 	write_rules_of(f, f->rules, f->nrules);
 }
 
+/*
+ * N for a rule's share. Known (Redis answered once): the live hosts as last
+ * heard. Never heard: an on-failure closed rule cannot know how many hosts
+ * admit its keys beside this one, and closed says "rather drop than let
+ * the limit through": the share of the 'hosts' the operator gave (default
+ * 2, the least a fleet is); an open rule meters alone at its whole rate,
+ * as it does without a fleet.
+ */
+static unsigned share_hosts(const struct xrl_fleet *f, const struct frule *r)
+{
+	if (f->hosts)
+		return f->hosts;
+	if (r->on_failure == XRL_FAIL_CLOSED)
+		return f->cfg.hosts;
+	return 1;
+}
+
 static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_t nrules)
 {
-	unsigned n = f->hosts ? f->hosts : 1;
 	unsigned promoted[64] = { 0 };
 
 	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++)
@@ -316,6 +393,7 @@ static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_
 	for (size_t i = 0; i < nrules; i++) {
 		const struct frule *r = &rules[i];
 		struct xrl_fleet_rule fr = { 0 };
+		unsigned n = share_hosts(f, r);
 		__u64 burst = r->burst / n ? r->burst / n : 1;
 
 		fr.interval = r->interval * n;
@@ -323,12 +401,14 @@ static void write_rules_of(struct xrl_fleet *f, const struct frule *rules, size_
 		if (!fr.limit)	/* out of range: the rule as it is */
 			fr.interval = 0;
 		if (!f->hosts)
-			fr.state = XRL_FLEET_UNSYNCED;
+			fr.state = XRL_FLEET_NEVER_SYNCED;
 		else if (f->synced)
 			fr.state = XRL_FLEET_SYNCED;
 		else
 			fr.state = r->on_failure == XRL_FAIL_CLOSED ? XRL_FLEET_CLOSED :
 								    XRL_FLEET_FALLBACK_OPEN;
+		if (f->st.may_evict)
+			fr.state |= XRL_FLEET_F_MAY_EVICT;
 		fr.hosts = n;
 		fr.sync_ns = f->last_ok_ns;
 		fr.latency_ns = f->last_lat_ns;
@@ -396,32 +476,36 @@ static __u64 want_max(const struct xrl_fleet *f, const struct frule *r)
 static void promote(struct xrl_fleet *f, int family, const __u32 gen, const __u8 *addr,
 		    const struct frule *r, __u32 key_len)
 {
+	struct fkey *k;
+	unsigned h;
 	char a[64];
+	__u32 s;
 
-	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
-		struct fkey *k = &f->keys[s];
-
-		if (k->used)
-			continue;
-		memset(k, 0, sizeof(*k));
-		k->used = true;
-		k->family = family;
-		k->gen = gen;
-		k->rule_id = r->id;
-		k->key_len = key_len;
-		memcpy(k->addr, addr, family == 4 ? 4 : 16);
-		k->want = want_max(f, r);	/* the first grant may hold the burst */
-		xrl_addr_format(family, addr, a, sizeof(a));
-		snprintf(k->rkey, sizeof(k->rkey), "{xrl:%u:%s/%u}", r->id, a, key_len);
+	if (!f->nfree) {
+		f->st.candidates_full++;
 		return;
 	}
-	f->st.candidates_full++;
+	s = f->free_slot[--f->nfree];
+	k = &f->keys[s];
+	memset(k, 0, sizeof(*k));
+	k->used = true;
+	k->family = family;
+	k->gen = gen;
+	k->rule_id = r->id;
+	k->key_len = key_len;
+	memcpy(k->addr, addr, family == 4 ? 4 : 16);
+	k->want = want_max(f, r);	/* the first grant may hold the burst */
+	xrl_addr_format(family, addr, a, sizeof(a));
+	snprintf(k->rkey, sizeof(k->rkey), "{xrl:%u:%s/%u}", r->id, a, key_len);
+	h = key_hash(family, gen, k->addr);
+	f->hash_next[s] = f->hash_head[h];
+	f->hash_head[h] = s;
 }
 
 static bool slot_of(struct xrl_fleet *f, int family, __u32 gen, const __u8 *addr, __u32 *slot)
 {
-	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
-		struct fkey *k = &f->keys[s];
+	for (int s = f->hash_head[key_hash(family, gen, addr)]; s >= 0; s = f->hash_next[s]) {
+		const struct fkey *k = &f->keys[s];
 
 		if (k->used && k->family == family && k->gen == gen &&
 		    !memcmp(k->addr, addr, family == 4 ? 4 : 16)) {
@@ -496,6 +580,7 @@ static void swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_ns)
 	}
 	k->ret = old;
 	k->grant = grant;
+	k->seen_ns = now_ns;
 	f->st.granted += grant;
 	/* ask for what was spent and what was refused, and a quarter more:
 	 * the grants follow each host's demand, not its past grants */
@@ -554,7 +639,96 @@ static int load_scripts(struct xrl_fleet *f, double end)
 		bad = bad ? bad : 1;
 	}
 	xrl_redis_batch_free(c, 3);
+	if (!bad)
+		f->policy_due = 0;	/* connected anew: read the policy */
 	return bad ? -EIO : 0;
+}
+
+/* A value of the server's, for a log line and a metric's label: its
+ * letters, digits and '-' only (an untrusted reply), never empty. */
+static void policy_word(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < n && j + 1 < len; i++) {
+		char ch = src[i];
+
+		dst[j++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ? ch : '?';
+	}
+	dst[j] = '\0';
+}
+
+/* maxmemory-policy and maxmemory out of INFO memory's "NAME:VALUE" lines */
+static void policy_from_info(const char *info, char *policy, size_t len, long long *maxmem)
+{
+	for (const char *l = info; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\r\n");
+
+		if (!strncmp(l, "maxmemory_policy:", 17))
+			policy_word(policy, len, l + 17, n - 17);
+		else if (!strncmp(l, "maxmemory:", 10) && l[10] >= '0' && l[10] <= '9')
+			*maxmem = strtoll(l + 10, NULL, 10);
+	}
+}
+
+/*
+ * What the server does when its memory is full (README, "What the client
+ * requires of Redis"): only noeviction, or no memory limit, keeps every
+ * fleet key; any other policy may evict them (they all have an expiry, so
+ * the volatile-* policies too). Read with CONFIG GET, or from INFO memory
+ * when CONFIG is renamed away or refused to this user; neither: unknown,
+ * taken as "may evict". On the node of the live hosts' key.
+ */
+static void check_policy(struct xrl_fleet *f)
+{
+	struct xrl_redis_cmd c = { .argc = 3, .argv = { "CONFIG", "GET", "maxmemory*" }, .key = HOSTS_KEY };
+	char policy[sizeof(f->st.policy)] = "";
+	long long maxmem = -1;
+	bool evict, changed;
+
+	if (!xrl_redis_batch(f->r, &c, 1) && c.reply && c.reply->type == REDIS_REPLY_ARRAY) {
+		for (size_t i = 0; i + 1 < c.reply->elements; i += 2) {
+			const redisReply *k = c.reply->element[i], *v = c.reply->element[i + 1];
+
+			if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+				continue;
+			if (!strcmp(k->str, "maxmemory-policy"))
+				policy_word(policy, sizeof(policy), v->str, v->len);
+			else if (!strcmp(k->str, "maxmemory") && v->str[0] >= '0' && v->str[0] <= '9')
+				maxmem = strtoll(v->str, NULL, 10);
+		}
+	}
+	xrl_redis_batch_free(&c, 1);
+	if (!policy[0] || maxmem < 0) {
+		struct xrl_redis_cmd i = { .argc = 2, .argv = { "INFO", "memory" }, .key = HOSTS_KEY };
+
+		if (!xrl_redis_batch(f->r, &i, 1) && i.reply &&
+		    (i.reply->type == REDIS_REPLY_STRING || i.reply->type == REDIS_REPLY_STATUS))
+			policy_from_info(i.reply->str, policy, sizeof(policy), &maxmem);
+		xrl_redis_batch_free(&i, 1);
+	}
+	if (!policy[0] || maxmem < 0) {
+		snprintf(policy, sizeof(policy), "unknown");
+		evict = true;
+	} else {
+		evict = strcmp(policy, "noeviction") && maxmem != 0;
+	}
+	pthread_mutex_lock(&f->lock);
+	changed = strcmp(policy, f->st.policy) || maxmem != f->st.maxmemory;
+	snprintf(f->st.policy, sizeof(f->st.policy), "%s", policy);
+	f->st.maxmemory = maxmem;
+	f->st.may_evict = evict;
+	pthread_mutex_unlock(&f->lock);
+	if (!changed)
+		return;
+	if (!strcmp(policy, "unknown"))
+		xrl_log(XRL_LOG_WARN, "fleet: cannot read Redis' maxmemory-policy (CONFIG GET and INFO refused): fleet keys may be evicted; noeviction is required (a lost bucket is taken as spent)");
+	else if (evict)
+		xrl_log(XRL_LOG_WARN, "fleet: Redis maxmemory-policy is %s under maxmemory %lld: it may evict fleet keys; set noeviction (a lost bucket is taken as spent)",
+			policy, maxmem);
+	else
+		xrl_log(XRL_LOG_INFO, "fleet: Redis maxmemory-policy %s, maxmemory %lld: fleet keys are never evicted",
+			policy, maxmem);
 }
 
 /* The batch's calls: the hosts call, then one lease call per promoted key. */
@@ -571,10 +745,11 @@ static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *
 {
 	struct xrl_rule_entry e = { 0 };
 	struct xrl_bucket b;
-	struct xrl_key k;
+	struct xrl_key k = { 0 };
 	__u32 slot;
 
-	if (xrl_prefix_parse(s, &e))
+	/* a key of this rule's form, or nothing: the reply is untrusted */
+	if (xrl_prefix_parse(s, &e) || e.prefix_len != r->key_len)
 		return;
 	if (slot_of(f, e.family, r->gen, e.addr, &slot))
 		return;
@@ -583,7 +758,7 @@ static void promote_hot(struct xrl_fleet *f, const struct frule *r, const char *
 	memcpy(k.addr, e.addr, 16);
 	/* signed: a precise-clock rule stamps last_ns up to a tick ahead of
 	 * now_ns (xrl_rule_now_ns()), which is "just now", not idle */
-	if (xrl_bucket_get(f->x, &k, &b) || (__s64)(now_ns - b.last_ns) > 1000000000LL)
+	if (xrl_bucket_peek(f->x, &k, &b) || (__s64)(now_ns - b.last_ns) > 1000000000LL)
 		return;
 	promote(f, e.family, r->gen, e.addr, r, r->key_len);
 }
@@ -605,6 +780,10 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		free(calls);
 		return -EIO;
 	}
+	if (f->policy_due-- <= 0) {
+		check_policy(f);
+		f->policy_due = XRL_FLEET_POLICY_SYNCS;
+	}
 	snprintf(ttl, sizeof(ttl), "%d", XRL_FLEET_HOST_TTL_MS);
 	calls[n++].c = (struct xrl_redis_cmd){
 		.argc = 6, .argv = { "EVALSHA", f->sha_hosts, "1", HOSTS_KEY, f->cfg.host, ttl },
@@ -614,6 +793,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		const struct frule *r = &f->rules[i];
 		struct call *cl = &calls[n++];
 		size_t len = 0, cap = 64;
+		unsigned sent = 0;
 
 		cl->rule = r;
 		cl->keys = malloc(cap);
@@ -628,6 +808,8 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 
 			if (!k->used || !k->live || k->gen != r->gen)
 				continue;
+			if (sent++ == XRL_FLEET_HOT_MAX)	/* what the set keeps */
+				break;
 			if (len + 80 > cap) {
 				char *p = realloc(cl->keys, cap * 2);
 
@@ -643,8 +825,10 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		}
 		snprintf(cl->a[0], sizeof(cl->a[0]), "{xrl:hot:%u}", r->id);
 		snprintf(cl->a[1], sizeof(cl->a[1]), "%d", XRL_FLEET_HOST_TTL_MS);
+		snprintf(cl->a[2], sizeof(cl->a[2]), "%d", XRL_FLEET_HOT_MAX);
 		cl->c = (struct xrl_redis_cmd){
-			.argc = 6, .argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys },
+			.argc = 7,
+			.argv = { "EVALSHA", f->sha_hot, "1", cl->a[0], cl->a[1], cl->keys, cl->a[2] },
 			.key = cl->a[0], .script = hot_script,
 		};
 	}
@@ -652,6 +836,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		struct fkey *k = &f->keys[s];
 		const struct frule *r;
 		struct call *cl;
+		bool known;
 
 		if (!k->used || !(r = rule_of_gen(f, k->gen)) || n >= max)
 			continue;
@@ -662,10 +847,13 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		snprintf(cl->a[2], sizeof(cl->a[2]), "%llu", (unsigned long long)k->ret);
 		snprintf(cl->a[3], sizeof(cl->a[3]), "%llu", (unsigned long long)k->want);
 		snprintf(cl->a[4], sizeof(cl->a[4]), "%d", XRL_FLEET_HOST_TTL_MS);
+		/* the key must be there unless Redis lost it: a grant within
+		 * XRL_FLEET_KNOWN_MS, each call keeping it the host TTL longer */
+		known = k->live && k->seen_ns && now_ns - k->seen_ns < XRL_FLEET_KNOWN_MS * 1000000ULL;
 		cl->c = (struct xrl_redis_cmd){
-			.argc = 10,
+			.argc = 11,
 			.argv = { "EVALSHA", f->sha_lease, "1", k->rkey, cl->a[0], cl->a[1], cl->a[2],
-				  cl->a[3], f->cfg.host, cl->a[4] },
+				  cl->a[3], f->cfg.host, cl->a[4], known ? "1" : "0" },
 			.key = k->rkey, .script = lease_script,
 		};
 	}
@@ -710,9 +898,13 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 					err = -EIO;
 					continue;
 				}
-				for (size_t j = 0; j < rep->elements; j++)
+				/* at most what the script keeps: a longer
+				 * reply is not ours to walk */
+				for (size_t j = 0; j < rep->elements && j < XRL_FLEET_HOT_MAX; j++)
 					if (rep->element[j]->type == REDIS_REPLY_STRING)
 						promote_hot(f, calls[i].rule, rep->element[j]->str, now_ns);
+				if (rep->elements > XRL_FLEET_HOT_MAX)
+					f->st.hot_ignored += rep->elements - XRL_FLEET_HOT_MAX;
 				continue;
 			}
 			f->st.lease_calls++;
@@ -733,6 +925,9 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 				g = g < 0 ? 0 : (long long)k->want;
 			}
 			f->st.returned += k->ret;
+			if (rep->elements >= 3 && rep->element[2]->type == REDIS_REPLY_INTEGER &&
+			    rep->element[2]->integer == 1)
+				f->st.buckets_lost++;
 			swap_lease(f, calls[i].slot, g, now_ns);
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -750,6 +945,30 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 	if (bad && !err)
 		err = -EIO;
 	return err;
+}
+
+/*
+ * Redis never answered: the candidates of an on-failure closed rule (keys
+ * over its conservative share, share_hosts()) point at their slot, whose
+ * lease was never granted (expired): the data path drops them, as it drops
+ * a promoted key whose lease ran out. The first grant swaps a real lease in.
+ */
+static void hold_closed(struct xrl_fleet *f)
+{
+	for (__u32 s = 0; s < XRL_FLEET_SLOTS; s++) {
+		struct fkey *k = &f->keys[s];
+		const struct frule *r;
+		struct xrl_key key;
+
+		if (!k->used || k->live || !(r = rule_of_gen(f, k->gen)) ||
+		    r->on_failure != XRL_FAIL_CLOSED)
+			continue;
+		__atomic_store_n(&f->x->leases[s].credit, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->x->leases[s].expires_ns, 0, __ATOMIC_RELEASE);
+		key_of(k, &key);
+		if (!xrl_fleet_key_put(f->x, &key, s))
+			k->live = true;
+	}
 }
 
 /* A key that spent nothing for a while goes back to its share. */
@@ -783,6 +1002,8 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 		if (t0 < f->open_until_ms) {
 			f->st.syncs_skipped++;
 			f->synced = false;
+			if (!f->hosts)
+				hold_closed(f);
 			write_rules(f);
 			pthread_mutex_unlock(&f->lock);
 			return -EAGAIN;
@@ -818,6 +1039,8 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 			f->open_until_ms = mono_ms() + f->backoff_ms;
 		}
 		f->sha_lease[0] = '\0';	/* a restarted Redis lost them: load again */
+		if (!f->hosts)
+			hold_closed(f);
 	}
 	write_rules(f);
 	pthread_mutex_unlock(&f->lock);

@@ -30,17 +30,23 @@
 
 #define XRL_FLEET_SYNC_MS	100	/* default sync interval */
 #define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */
+#define XRL_FLEET_HOSTS		2	/* default 'hosts': a fleet is at least two */
 #define XRL_FLEET_HOST_TTL_MS	2000	/* a host not heard of for this long is gone */
 #define XRL_FLEET_BREAKER_FAILS	3
 #define XRL_FLEET_BACKOFF_MIN_MS 100
 #define XRL_FLEET_BACKOFF_MAX_MS 800	/* Redis back: leases resume within a second */
 #define XRL_FLEET_IDLE_SYNCS	20	/* a promoted key spending nothing this long goes back */
 #define XRL_FLEET_LAT_BUCKETS	10
+#define XRL_FLEET_KNOWN_MS	1000	/* a key granted this recently must still be in Redis (< host TTL) */
+#define XRL_FLEET_POLICY_SYNCS	100	/* the server's eviction policy is read again this often */
+#define XRL_FLEET_HOT_MAX	1024	/* keys a rule's hot set keeps, and a host takes of it */
+#define XRL_FLEET_HASH		4096	/* buckets of the index of promoted keys (a power of 2) */
 
 struct xrl_fleet_cfg {
 	char redis[256];
 	bool cluster;
 	long sync_ms, timeout_ms;	/* 0: the defaults */
+	long hosts;			/* the fleet's size as the operator knows it; 0: the default */
 	char host[64];			/* "": the hostname */
 	char auth_file[4096];		/* "": no AUTH */
 };
@@ -77,6 +83,12 @@ struct xrl_fleet_stats {
 	int breaker;			/* enum xrl_breaker */
 	unsigned hosts;
 	unsigned promoted, candidates_full;
+	unsigned long long hot_ignored;
+	unsigned long long buckets_lost;	/* lease calls that found a known key gone */
+	char policy[32];		/* the server's maxmemory-policy; "": not read yet,
+					 * "unknown": CONFIG and INFO refused */
+	long long maxmemory;		/* its maxmemory, bytes (0: no limit) */
+	bool may_evict;			/* a policy that evicts, under a memory limit (or unknown) */	/* hot-set reply elements past XRL_FLEET_HOT_MAX */
 	unsigned long long lease_calls;	/* lease script calls sent */
 	unsigned long long granted, returned, expired;
 	unsigned long long bad_replies;	/* script replies of the wrong type or out of range */

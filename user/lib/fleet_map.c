@@ -73,10 +73,11 @@ int xrl_fleet_rule_get(struct xrl *x, __u32 slot, struct xrl_fleet_rule *out)
 
 const char *xrl_fleet_state_name(__u32 state)
 {
-	switch (state) {
+	switch (state & XRL_FLEET_STATE_MASK) {
 	case XRL_FLEET_SYNCED: return "synced";
 	case XRL_FLEET_FALLBACK_OPEN: return "fallback-open";
 	case XRL_FLEET_CLOSED: return "closed";
+	case XRL_FLEET_NEVER_SYNCED: return "never-synced";
 	default: return "unsynced";
 	}
 }
@@ -116,7 +117,11 @@ void xrl_fleet_json(struct jw *w, struct xrl *x)
 				continue;
 			}
 			jw_kstr(w, "state", xrl_fleet_state_name(fr.state));
-			jw_ku64(w, "live_hosts", fr.hosts);
+			/* never synced: N unknown, the share's divisor chosen */
+			jw_ku64(w, "live_hosts", (fr.state & XRL_FLEET_STATE_MASK) == XRL_FLEET_NEVER_SYNCED ?
+						 0 : fr.hosts);
+			jw_ku64(w, "share_hosts", fr.hosts);
+			jw_kbool(w, "redis_may_evict", fr.state & XRL_FLEET_F_MAY_EVICT);
 			jw_key(w, "last_sync_age_ms");
 			if (age >= 0)
 				jw_u64(w, age);
@@ -150,13 +155,24 @@ void xrl_fleet_print(FILE *f, struct xrl *x)
 				v[i].r.id);
 			continue;
 		}
+		if ((fr.state & XRL_FLEET_STATE_MASK) == XRL_FLEET_NEVER_SYNCED) {
+			if (v[i].r.on_failure == XRL_FAIL_CLOSED)
+				fprintf(f, "fleet rule %u: never-synced (on-failure closed: keys over rate/%u dropped), %u key(s) dropped\n",
+					v[i].r.id, fr.hosts, fr.promoted);
+			else
+				fprintf(f, "fleet rule %u: never-synced (on-failure open: metered alone at the whole rate)\n",
+					v[i].r.id);
+			continue;
+		}
 		fprintf(f, "fleet rule %u: %s, %u live host(s), ", v[i].r.id,
 			xrl_fleet_state_name(fr.state), fr.hosts);
 		if (age >= 0)
 			fprintf(f, "last sync %lld ms ago in %.1f ms, ", age, fr.latency_ns / 1e6);
 		else
 			fprintf(f, "never synced, ");
-		fprintf(f, "%u promoted key(s)\n", fr.promoted);
+		fprintf(f, "%u promoted key(s)%s\n", fr.promoted,
+			fr.state & XRL_FLEET_F_MAY_EVICT ?
+				", Redis may evict fleet keys (maxmemory-policy not noeviction)" : "");
 	}
 	free(v);
 }

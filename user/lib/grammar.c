@@ -1099,6 +1099,8 @@ static const struct xrl_param p_fleet_redis[] = {
 	  F(fleet_sync_ms), .help = "milliseconds between syncs, 10 .. 10000" },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
 	  F(fleet_timeout_ms), .help = "a call's deadline in milliseconds, 1 .. 1000" },
+	{ "hosts", XRL_ARG_NUM, "N", .min = 1, .max = 65536, .range = "hosts, 1 .. 65536",
+	  F(fleet_hosts), .help = "the hosts a closed rule assumes before its first sync (default 2)" },
 	END,
 };
 

@@ -111,6 +111,7 @@ struct xrl_cmd {
 	char fleet_redis[256];	/* HOST:PORT[,HOST:PORT...] */
 	bool fleet_cluster;
 	__u32 fleet_sync_ms, fleet_timeout_ms;	/* 0: not given */
+	__u32 fleet_hosts;	/* 0: not given */
 	char fleet_host[64];
 	char fleet_auth[PATH_MAX];
 	/* help */

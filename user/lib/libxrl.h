@@ -202,6 +202,10 @@ typedef int (*xrl_bucket_cb)(const struct xrl_key *k, const struct xrl_bucket *b
 /* Every bucket of both families' tables. */
 int xrl_buckets_walk(struct xrl *x, xrl_bucket_cb cb, void *ctx);
 int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
+/* The bucket as its table holds it, without the drops the hot-key cache
+ * still holds for it (xrl_bucket_get() reads the whole cache for those):
+ * one look-up, for a question asked of many keys (when was it last seen). */
+int xrl_bucket_peek(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
 void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
 /* Forgive a key: a fresh, full bucket for the algorithm of its rule r (the

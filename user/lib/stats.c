@@ -162,6 +162,14 @@ static __u64 hot_pending_of(const struct hot_pending *hp, size_t n, const struct
 	return sum;
 }
 
+int xrl_bucket_peek(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
+{
+	struct xrl_bucket_key6 raw;
+	int fd = bucket_raw(x, k, &raw);
+
+	return bpf_map_lookup_elem(fd, &raw, b) ? -errno : 0;
+}
+
 int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
 {
 	struct xrl_bucket_key6 raw;

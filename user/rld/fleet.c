@@ -64,8 +64,8 @@ void fleet_rules(void)
 
 static void fleet_lines(const struct xrl_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%d|%ld|%ld|%s|%s", c->fleet_redis, c->fleet_cluster, c->fleet_sync_ms,
-		 c->fleet_timeout_ms, c->fleet_host, c->fleet_auth);
+	snprintf(buf, len, "%s|%d|%ld|%ld|%ld|%s|%s", c->fleet_redis, c->fleet_cluster, c->fleet_sync_ms,
+		 c->fleet_timeout_ms, c->fleet_hosts, c->fleet_host, c->fleet_auth);
 }
 
 /* Which Redis, which host: a change means leaving the old set of hosts. */
@@ -99,6 +99,7 @@ static int fleet_open(const struct xrl_config *c, struct xrl_fleet **out)
 	fc.cluster = c->fleet_cluster;
 	fc.sync_ms = c->fleet_sync_ms;
 	fc.timeout_ms = c->fleet_timeout_ms;
+	fc.hosts = c->fleet_hosts;
 	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
 	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
 	if (xrl_fleet_new(d.x, &fc, out)) {
@@ -244,7 +245,8 @@ void fleet_stop(bool leave)
 void fleet_metrics(FILE *f)
 {
 	static const char *const breaker[] = { "closed", "open", "half-open" };
-	static const char *const states[] = { "unsynced", "synced", "fallback-open", "closed" };
+	static const char *const states[] = { "unsynced", "synced", "fallback-open", "closed",
+					      "never-synced" };
 	struct xrl_rule_entry *v;
 	struct xrl_fleet_stats st;
 	size_t n;
@@ -290,6 +292,16 @@ void fleet_metrics(FILE *f)
 	fprintf(f, "# HELP xdp_rl_fleet_lease_calls_total Lease script calls sent to Redis (one per promoted key per sync).\n"
 		   "# TYPE xdp_rl_fleet_lease_calls_total counter\n"
 		   "xdp_rl_fleet_lease_calls_total %llu\n", st.lease_calls);
+	fprintf(f, "# HELP xdp_rl_fleet_buckets_lost_total Lease calls that found a fleet bucket gone that this host had been granted from (FLUSHALL, eviction, a restart): taken as spent.\n"
+		   "# TYPE xdp_rl_fleet_buckets_lost_total counter\n"
+		   "xdp_rl_fleet_buckets_lost_total %llu\n", st.buckets_lost);
+	fprintf(f, "# HELP xdp_rl_fleet_hot_keys_ignored_total Hot-set reply elements past the bound a host takes.\n"
+		   "# TYPE xdp_rl_fleet_hot_keys_ignored_total counter\n"
+		   "xdp_rl_fleet_hot_keys_ignored_total %llu\n", st.hot_ignored);
+	if (st.policy[0])	/* read once connected */
+		fprintf(f, "# HELP xdp_rl_fleet_redis_evicts 1 when Redis' maxmemory-policy may evict fleet keys (or could not be read: unknown), 0 under noeviction or no maxmemory.\n"
+			   "# TYPE xdp_rl_fleet_redis_evicts gauge\n"
+			   "xdp_rl_fleet_redis_evicts{policy=\"%s\"} %d\n", st.policy, st.may_evict);
 	fprintf(f, "# HELP xdp_rl_fleet_redis_redirects_total Cluster redirections followed, and TRYAGAIN/CLUSTERDOWN failures.\n"
 		   "# TYPE xdp_rl_fleet_redis_redirects_total counter\n");
 	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"moved\"} %llu\n", st.redis.moved);
@@ -316,9 +328,9 @@ void fleet_metrics(FILE *f)
 			continue;
 		if (xrl_fleet_rule_get(d.x, v[i].r.slot, &fr) || fr.rule_id != v[i].r.id)
 			fr.state = XRL_FLEET_UNSYNCED;
-		for (int s = 0; s < 4; s++)
+		for (int s = 0; s < 5; s++)
 			fprintf(f, "xdp_rl_fleet_rule_state{rule=\"%u\",state=\"%s\"} %d\n", v[i].r.id,
-				states[s], fr.state == (__u32)s);
+				states[s], (fr.state & XRL_FLEET_STATE_MASK) == (__u32)s);
 	}
 	free(v);
 }
