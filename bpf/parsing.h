@@ -38,14 +38,22 @@ struct xrl_pkt {
 	/* not parsed: the endpoint class being decided, 0 for the source
 	 * rule (part of the hot-key cache's key) */
 	__u32 klass;
+	/* TCP and UDP with ports read: the IP length (0: not known, a
+	 * jumbogram) and the headers through TCP's options or UDP's */
+	__u16 l3len;
+	__u16 hdrs;
+	/* not parsed: what the packet costs a packet rule (count_segments()) */
+	__u32 segs;
 };
 
 struct hdr_cursor {
 	void *pos;
 	void *end;
 	/* the bytes of the IP packet from pos on, by its length field (the
-	 * frame may be longer: trailing padding is not the packet's) */
+	 * frame may be longer: trailing padding is not the packet's), and
+	 * its whole length (0: a jumbogram) */
 	int l3_left;
+	int l3_len;
 };
 
 /* Not in the uapi headers. */
@@ -121,6 +129,7 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct xrl_pkt *p)
 	p->fragment = (iph->frag_off & bpf_htons(0x1fff)) != 0;
 	p->first_frag = (iph->frag_off & bpf_htons(0x3fff)) == bpf_htons(0x2000);
 	c->l3_left = bpf_ntohs(iph->tot_len) - hlen;
+	c->l3_len = bpf_ntohs(iph->tot_len);
 	c->pos += hlen;
 	/* RFC 3128: a TCP fragment at offset 1 (8 bytes) overwrites the
 	 * flags of the first one on reassembly; no real stack sends one */
@@ -209,6 +218,7 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, struct xrl_pkt *p)
 	c->pos = ip6h + 1;
 	/* a jumbogram: the frame's end */
 	c->l3_left = plen ? plen : 0xffff;
+	c->l3_len = plen ? sizeof(*ip6h) + plen : 0;
 	return parse_ipv6_ext(c, p, ip6h->nexthdr);
 }
 
@@ -238,9 +248,13 @@ static __always_inline int parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
 		if (c->l3_left < 14 || (void *)(l4 + 14) > c->end)
 			return XRL_PARSE_IP;
 		p->syn = (l4[13] & 0x12) == 0x02;	/* SYN, no ACK */
+		p->hdrs = c->l3_len - c->l3_left + (l4[12] >> 4) * 4;
 	} else if (c->l3_left < 4 || (void *)(l4 + 4) > c->end) {
 		return XRL_PARSE_IP;
+	} else {
+		p->hdrs = c->l3_len - c->l3_left + 8;
 	}
+	p->l3len = c->l3_len;
 	p->dport = (__u16)l4[2] << 8 | l4[3];
 	p->ports = 1;
 	return XRL_PARSE_IP;

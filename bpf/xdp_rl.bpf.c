@@ -239,6 +239,40 @@ static __always_inline int watchdog_fired(const struct xrl_control *ctrl, __u64 
 	       now_ns - ctrl->heartbeat_ns > wd;
 }
 
+/*
+ * What the packet costs a packet rule: its segments. Generic-mode XDP runs
+ * after GRO and sees an aggregate of many TCP segments (or a GSO packet of
+ * a local sender) as one linear frame, up to 64 KiB; counted as one, a
+ * rule of 100/s let some 20 times its rate through. A TCP or UDP packet
+ * longer than its interface's MTU is such an aggregate: it costs the
+ * segments it carries (xrl_segments()). Native mode never sees a frame over
+ * the MTU. Only packets over 576 bytes ask the MTU (a helper call).
+ */
+#define XRL_SEG_MIN_LEN	576
+
+/*
+ * A global function, verified once on its own, and called for every
+ * packet: inlined, or called only for long packets, its two outcomes (one
+ * segment, known, or a count) multiplied the paths of the program after it
+ * past the verifier's limit of a million instructions. l3len 0: not a TCP
+ * or UDP packet with its ports.
+ */
+__noinline int xrl_segments_of(struct xdp_md *ctx, __u32 l3len, __u32 hdrs)
+{
+	__u32 mtu = 0;
+
+	if (!ctx || l3len <= XRL_SEG_MIN_LEN)
+		return 1;
+	if (bpf_check_mtu(ctx, 0, &mtu, 0, 0) < 0)
+		return 1;
+	return xrl_segments(l3len, hdrs, mtu);
+}
+
+static __always_inline void count_segments(struct xdp_md *ctx, struct xrl_pkt *p)
+{
+	p->segs = xrl_segments_of(ctx, p->ports ? p->l3len : 0, p->hdrs);
+}
+
 /* Classify: the most specific source prefix of the published rule set. No
  * inner map (nothing published yet) is no rule: unmatched. */
 static __always_inline struct xrl_rule *classify(const struct xrl_pkt *p)
@@ -982,6 +1016,10 @@ static __always_inline int meter_done(const struct xrl_pkt *p, const struct xrl_
 	if (res == XRL_DROP) {
 		__u32 min_len = r->unit == XRL_UNIT_PACKETS ? 0 : p->len;
 
+		/* a packet rule's refusal of an aggregate of several segments
+		 * says nothing about one segment: not cached */
+		if (r->unit == XRL_UNIT_PACKETS && p->segs > 1)
+			until = 0;
 		if (until && xrl_before(now, until) && min_len <= 0xffff)
 			hot_fill(p, r, kaddr, until, epoch, now, min_len);
 		return XRL_DROP;
@@ -1061,7 +1099,7 @@ static __always_inline int meter(const struct xrl_rule *r, __u32 mode,
 				 const struct xrl_pkt *p, __u64 now_ns,
 				 struct xrl_rule_stats *rs, __u32 epoch)
 {
-	__u64 cost = r->unit == XRL_UNIT_PACKETS ? 1 : p->len;
+	__u64 cost = r->unit == XRL_UNIT_PACKETS ? p->segs : p->len;
 	__u64 until = 0, *u = &until, none = 0;
 	int res;
 
@@ -1235,6 +1273,7 @@ int xdp_rl(struct xdp_md *ctx)
 	mode = ctrl->mode & (XRL_MODE_MAX - 1);
 
 	res = parse_packet(ctx, &pkt);
+	count_segments(ctx, &pkt);
 	if (res == XRL_PARSE_NON_IP) {
 		/* ARP, LLDP, ...: untouched in every mode, so that a host
 		 * stays reachable on its link even when failing closed. */
