@@ -110,7 +110,80 @@ test_gro_generic_segments() {
 	((segs <= bound)) || fail "$segs segments passed, more than burst + rate * t ($bound with margin)"
 }
 
+# vxlan_up: a VXLAN tunnel over the lab's veth (VNI 42, UDP 4789), vx0 in
+# each namespace: inner 198.51.100.1 in $SRC, 198.51.100.254 in $DST
+vxlan_up() {
+	local ns local remote inner peer mac peermac dev
+	for ns in "$SRC" "$DST"; do
+		if [[ $ns == "$SRC" ]]; then
+			local=198.18.0.1 remote=198.18.0.254 inner=198.51.100.1 peer=198.51.100.254
+			mac=02:00:00:00:42:01 peermac=02:00:00:00:42:fe dev=s0
+		else
+			local=198.18.0.254 remote=198.18.0.1 inner=198.51.100.254 peer=198.51.100.1
+			mac=02:00:00:00:42:fe peermac=02:00:00:00:42:01 dev=d0
+		fi
+		ip -n "$ns" link add vx0 address $mac type vxlan id 42 local $local remote $remote \
+			dstport 4789 dev $dev || return 1
+		ip -n "$ns" addr add $inner/24 dev vx0 || return 1
+		ip -n "$ns" link set vx0 up || return 1
+		ip -n "$ns" neigh add $peer lladdr $peermac dev vx0 nud permanent || return 1
+	done
+}
+
+# udp_through N PORT: N datagrams from the inner source 198.51.100.1 to
+# 198.51.100.254:PORT through the tunnel; how many the receiver got
+udp_through() {
+	nsenter --net="/run/netns/$DST" python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.254", int(sys.argv[2])))
+s.settimeout(0.2)
+print("bound", flush=True)
+n, end = 0, time.monotonic() + 4
+while time.monotonic() < end and n < int(sys.argv[1]):
+    try:
+        s.recv(2048)
+        n += 1
+    except socket.timeout:
+        pass
+print(n, flush=True)
+' "$1" "$2" >"$TMPD/udp.$2" 2>&1 &
+	local rx=$!
+	BG_PIDS+=($rx)
+	wait_log "$TMPD/udp.$2" '^bound' 5 || return
+	in_src python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 0))
+for i in range(int(sys.argv[1])):
+    s.sendto(b"x" * 64, ("198.51.100.254", int(sys.argv[2])))
+    time.sleep(0.01)
+' "$1" "$2"
+	wait $rx 2>/dev/null
+	tail -n 1 "$TMPD/udp.$2"
+}
+
+# Only the outer header is metered: on the underlay veth the tunnel's
+# datagrams are from the outer source, and a deny rule of the inner source
+# sees nothing of it (20 of 20 delivered); attached to the VXLAN device
+# itself, the program sees the inner packets and the rule drops them.
+test_vxlan_outer_header_only() {
+	lab_up || return
+	vxlan_up || { fail "cannot build the tunnel"; return; }
+	check_eq "no limiter" "$(udp_through 20 9000)" 20
+	ctl attach dev d0 >/dev/null 2>&1 || { fail "attach d0"; return; }
+	ctl rule add 198.51.100.0/24 action deny id 1 >/dev/null || { fail "rule add"; return; }
+	check_eq "on the underlay: the inner source not seen" "$(udp_through 20 9001)" 20
+	check_eq "the inner source's rule dropped nothing" "$(rule_stat 1 dropped_packets)" 0
+	ctl detach dev d0 >/dev/null 2>&1
+	ctl attach dev vx0 >/dev/null 2>&1 || { fail "attach vx0"; return; }
+	check_eq "on the VXLAN device: denied" "$(udp_through 20 9002)" 0
+	check_eq "the inner source's rule dropped them" "$(rule_stat 1 dropped_packets)" 20
+	ctl detach dev vx0 purge >/dev/null 2>&1
+}
+
 run_test test_tiny_fragments_v4
 run_test test_tiny_fragments_v6
 run_test test_gro_generic_segments
+run_test test_vxlan_outer_header_only
 summary
