@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -1578,6 +1582,73 @@ static void test_endpoint_tiny_fragments(void)
 	teardown();
 }
 
+/* A TCP packet (no options, ACK) from src of l3len bytes by its IP
+ * length: an aggregate when that is over the MTU; its verdict. */
+static int tcp_of_len(const char *src, int l3len)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	int hdrs = v6 ? 40 : 20;
+	struct frame f = { .src = src, .l4 = IPPROTO_TCP, .payload = l3len - hdrs };
+	static uint8_t buf[4096];
+	size_t len = frame_build(buf, sizeof(buf), &f);
+
+	buf[14 + hdrs + 12] = 5 << 4;
+	buf[14 + hdrs + 13] = ACK;
+	return run_raw(buf, len);
+}
+
+/* In generic mode an XDP program sees GRO aggregates: a packet rule counts
+ * the segments one carries. BPF_PROG_TEST_RUN runs on the loopback device
+ * of the caller's namespace: in a namespace of its own with an MTU of 1000,
+ * TCP segments hold 960 bytes (IPv4) or 940 (IPv6). */
+static void gro_segments_body(void)
+{
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 10 id 1",
+		     "rule add 2001:db8::/32 rate 1/h burst 10 id 2"), "%s", xrl_errmsg());
+	for (int i = 0; i < 3; i++)	/* 3 segments each: 9 tokens */
+		CHECK_EQ(tcp_of_len("198.18.0.1", 40 + 3 * 960), PASS);
+	CHECK_EQ(tcp_of_len("198.18.0.1", 40 + 2 * 960 + 1), DROP);	/* 3 > 1 */
+	/* the refusal of an aggregate is not cached: one segment fits */
+	CHECK_EQ(tcp_of_len("198.18.0.1", 1000), PASS);
+	CHECK_EQ(tcp_of_len("198.18.0.1", 100), DROP);
+	/* IPv6 likewise */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(tcp_of_len("2001:db8::1", 60 + 2 * 940 + 1), PASS);
+	CHECK_EQ(tcp_of_len("2001:db8::1", 60 + 940 + 1), DROP);	/* 2 > 1 */
+	CHECK_EQ(tcp_of_len("2001:db8::1", 200), PASS);
+	CHECK_EQ(tcp_of_len("2001:db8::1", 200), DROP);
+	/* what the program saw: frames, counted once each */
+	CHECK_EQ(rstats(1).passed_packets, 4);
+	CHECK_EQ(rstats(1).dropped_packets, 2);
+	teardown();
+}
+
+static void test_gro_aggregate_segments(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct ifreq ifr = { .ifr_mtu = 1000 };
+		int fd;
+
+		strcpy(ifr.ifr_name, "lo");
+		if (unshare(CLONE_NEWNET) || (fd = socket(AF_INET, SOCK_DGRAM, 0)) < 0 ||
+		    ioctl(fd, SIOCSIFMTU, &ifr)) {
+			fprintf(stderr, "    a namespace with lo at MTU 1000: %s\n", strerror(errno));
+			_exit(2);
+		}
+		close(fd);
+		tl_cur_failed = 0;
+		gro_segments_body();
+		fflush(stderr);
+		_exit(tl_cur_failed ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the test in its namespace: status %d", status);
+}
+
 /* Endpoint rules read back as written, survive further commits (the id
  * spaces alternate), and keep their buckets when unchanged. */
 static void test_endpoint_commits(void)
@@ -2773,6 +2844,7 @@ int main(void)
 	RUN(test_endpoint_specificity);
 	RUN(test_endpoint_fragments);
 	RUN(test_endpoint_tiny_fragments);
+	RUN(test_gro_aggregate_segments);
 	RUN(test_endpoint_commits);
 	RUN(test_hot_cache_exact);
 	RUN(test_hot_cache_ipv6_prefix);
