@@ -182,8 +182,26 @@ test_vxlan_outer_header_only() {
 	ctl detach dev vx0 purge >/dev/null 2>&1
 }
 
+# replay runs the same program: the split SYNs of a capture are malformed
+# there too (both fragments passed a deny rule of the port before)
+test_tiny_fragments_replay() {
+	local f
+	printf '%s\n' "rule add 0.0.0.0/0 proto tcp dport 22 action deny" \
+		"rule add ::/0 proto tcp dport 22 action deny" >"$TMPD/replay.conf"
+	for f in 198.18.0.1,198.18.0.254,inorder 198.18.0.1,198.18.0.254,reversed \
+		2001:db8:1::1,2001:db8:1::fe,inorder; do
+		IFS=, read -r s d split <<<"$f"
+		python3 "$SYNFRAG" --pcap "$TMPD/syn.pcap" --smac $SRC_MAC --dmac $DST_MAC \
+			-s "$s" -d "$d" -p 22 -n 50 --split "$split" || { fail "pcap"; return; }
+		check_eq "replay $f: passed, dropped, malformed" \
+			"$("$CTL_BIN" -j replay "$TMPD/syn.pcap" config "$TMPD/replay.conf" |
+			   jq -c '[.passed_packets, .dropped_packets, .malformed_packets]')" '[0,100,100]'
+	done
+}
+
 run_test test_tiny_fragments_v4
 run_test test_tiny_fragments_v6
+run_test test_tiny_fragments_replay
 run_test test_gro_generic_segments
 run_test test_vxlan_outer_header_only
 summary

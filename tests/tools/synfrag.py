@@ -5,6 +5,7 @@ SYN-ACKs they get: the tests' probe of fragments that slip past a port rule.
 
   synfrag.py -i DEV --smac M --dmac M -s SRC -d DST -p PORT -n N
              [--split plain|inorder|reversed] [--sport BASE] [--wait S]
+  synfrag.py --pcap FILE --smac M --dmac M -s SRC -d DST -p PORT -n N [--split ...]
 
 Sends N SYNs from SRC (IPv4 or IPv6) to DST:PORT as Ethernet frames on DEV
 (an AF_PACKET socket: the test's own veth end), each from its own source
@@ -13,6 +14,8 @@ into an 8-byte first fragment (offset 0, more fragments) and the other 12
 bytes at offset 1; "reversed" sends the second fragment first. Then waits
 S seconds (default 1) and prints how many of the N source ports got a
 SYN-ACK from DST:PORT. Bounded: N <= 1000, at most 30 s in all.
+With --pcap, writes the same frames to FILE (pcap, Ethernet, 1 ms apart)
+instead of sending them, for `xdp-rlctl replay`.
 """
 import argparse
 import ipaddress
@@ -107,7 +110,8 @@ def synack_sport(frame, src, dst, port, v6):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("-i", required=True)
+    ap.add_argument("-i")
+    ap.add_argument("--pcap")
     ap.add_argument("--smac", required=True)
     ap.add_argument("--dmac", required=True)
     ap.add_argument("-s", required=True)
@@ -125,6 +129,17 @@ def main():
     src, dst = ipaddress.ip_address(args.s), ipaddress.ip_address(args.d)
     v6 = src.version == 6
 
+    if args.pcap:
+        with open(args.pcap, "wb") as f:
+            f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+            t = 1714521600 * 1000000
+            for i in range(args.n):
+                for fr in frames(args, src, dst, v6, i):
+                    f.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(fr), len(fr)) + fr)
+                    t += 1000
+        return
+    if not args.i:
+        sys.exit("Error: -i DEV or --pcap FILE")
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((args.i, 0))
     s.setblocking(False)
