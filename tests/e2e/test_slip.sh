@@ -177,6 +177,7 @@ test_vxlan_outer_header_only() {
 	check_eq "the inner source's rule dropped nothing" "$(rule_stat 1 dropped_packets)" 0
 	ctl detach dev d0 >/dev/null 2>&1
 	ctl attach dev vx0 >/dev/null 2>&1 || { fail "attach vx0"; return; }
+	echo "    on vx0: $(ip -n "$DST" -d link show vx0 | grep -o "xdp[a-z]*" | head -n 1)"
 	check_eq "on the VXLAN device: denied" "$(udp_through 20 9002)" 0
 	check_eq "the inner source's rule dropped them" "$(rule_stat 1 dropped_packets)" 20
 	ctl detach dev vx0 purge >/dev/null 2>&1

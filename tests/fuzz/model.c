@@ -128,11 +128,12 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 		size_t at = off + 40;
 		unsigned nh, i;
 		bool frag = false, first = false;
-		/* a jumbogram (payload length 0): the frame's end */
-		size_t l3end = be16(ip + 4) ? at + be16(ip + 4) : len;
+		size_t l3end;
 
 		if (at > len || ip[0] >> 4 != 6 || at + be16(ip + 4) > len)
 			return;
+		/* a jumbogram (payload length 0): the frame's end */
+		l3end = be16(ip + 4) ? at + be16(ip + 4) : len;
 		/* the first eight extension headers must lie inside the frame */
 		nh = ip[6];
 		for (i = 0; i < 8 && is_ext6(nh); i++) {
