@@ -42,8 +42,6 @@ struct xrl_pkt {
 	 * jumbogram) and the headers through TCP's options or UDP's */
 	__u16 l3len;
 	__u16 hdrs;
-	/* not parsed: what the packet costs a packet rule (count_segments()) */
-	__u32 segs;
 };
 
 struct hdr_cursor {
