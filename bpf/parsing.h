@@ -30,7 +30,7 @@ struct xrl_pkt {
 	__u8 family;		/* 4 or 6 */
 	__u8 l4proto;		/* IPPROTO_*, or the header a walk stopped at */
 	__u8 fragment;		/* 1 for a non-first fragment (no L4 header) */
-	__u8 pad;
+	__u8 first_frag;	/* 1 for a first fragment (offset 0, more to come) */
 	/* endpoint rules: TCP and UDP only, when their header is there */
 	__u16 dport;		/* host order */
 	__u8 ports;		/* 1: dport (and syn) read */
@@ -38,11 +38,20 @@ struct xrl_pkt {
 	/* not parsed: the endpoint class being decided, 0 for the source
 	 * rule (part of the hot-key cache's key) */
 	__u32 klass;
+	/* TCP and UDP with ports read: the IP length (0: not known, a
+	 * jumbogram) and the headers through TCP's options or UDP's */
+	__u16 l3len;
+	__u16 hdrs;
 };
 
 struct hdr_cursor {
 	void *pos;
 	void *end;
+	/* the bytes of the IP packet from pos on, by its length field (the
+	 * frame may be longer: trailing padding is not the packet's), and
+	 * its whole length (0: a jumbogram) */
+	int l3_left;
+	int l3_len;
 };
 
 /* Not in the uapi headers. */
@@ -116,7 +125,14 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct xrl_pkt *p)
 	p->saddr[0] = iph->saddr;
 	p->l4proto = iph->protocol;
 	p->fragment = (iph->frag_off & bpf_htons(0x1fff)) != 0;
+	p->first_frag = (iph->frag_off & bpf_htons(0x3fff)) == bpf_htons(0x2000);
+	c->l3_left = bpf_ntohs(iph->tot_len) - hlen;
+	c->l3_len = bpf_ntohs(iph->tot_len);
 	c->pos += hlen;
+	/* RFC 3128: a TCP fragment at offset 1 (8 bytes) overwrites the
+	 * flags of the first one on reassembly; no real stack sends one */
+	if (p->l4proto == IPPROTO_TCP && (iph->frag_off & bpf_htons(0x1fff)) == bpf_htons(1))
+		return XRL_PARSE_MALFORMED;
 	return XRL_PARSE_IP;
 }
 
@@ -147,17 +163,26 @@ static __always_inline int parse_ipv6_ext(struct hdr_cursor *c,
 			if ((void *)(fh + 1) > c->end)
 				return XRL_PARSE_MALFORMED;
 			c->pos = fh + 1;
+			c->l3_left -= sizeof(*fh);
 			nh = fh->nexthdr;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
 				p->fragment = 1;	/* no L4 header here */
+				/* RFC 3128, as for IPv4 */
+				if (nh == IPPROTO_TCP &&
+				    (fh->frag_off & bpf_htons(0xfff8)) == bpf_htons(1 << 3))
+					return XRL_PARSE_MALFORMED;
 				break;
 			}
+			p->first_frag = (fh->frag_off & bpf_htons(1)) != 0;
 			continue;
 		}
-		if (nh == IPPROTO_AH)
+		if (nh == IPPROTO_AH) {
 			c->pos += (oh->hdrlen + 2) * 4;
-		else
+			c->l3_left -= (oh->hdrlen + 2) * 4;
+		} else {
 			c->pos += (oh->hdrlen + 1) * 8;
+			c->l3_left -= (oh->hdrlen + 1) * 8;
+		}
 		if (c->pos > c->end)
 			return XRL_PARSE_MALFORMED;
 		nh = oh->nexthdr;
@@ -189,27 +214,48 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, struct xrl_pkt *p)
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6h->saddr, sizeof(p->saddr));
 	c->pos = ip6h + 1;
+	/* a jumbogram: the frame's end */
+	c->l3_left = plen ? plen : 0xffff;
+	c->l3_len = plen ? sizeof(*ip6h) + plen : 0;
 	return parse_ipv6_ext(c, p, ip6h->nexthdr);
 }
 
-/* The destination port (and TCP's SYN) for endpoint rules. A non-first
+/*
+ * The destination port (and TCP's SYN) for endpoint rules, read only from
+ * bytes of the IP packet (not from trailing padding). A non-first
  * fragment, or a header cut short, has none: p->ports stays 0 (never
- * malformed for that: the source rules meter it as before). */
-static __always_inline void parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
+ * malformed for that: the source rules meter it as before).
+ *
+ * RFC 1858, RFC 7112: a first fragment of TCP or UDP that does not hold
+ * the whole fixed transport header (TCP 20 bytes, UDP 8) is malformed. Its
+ * ports or flags would come from a later fragment on reassembly, which no
+ * endpoint rule sees: an 8-byte first fragment of a SYN would pass around
+ * 'proto tcp dport 22 syn'. No real stack sends one.
+ */
+static __always_inline int parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
 {
 	__u8 *l4 = c->pos;
 
 	if (p->fragment || (p->l4proto != IPPROTO_TCP && p->l4proto != IPPROTO_UDP))
-		return;
+		return XRL_PARSE_IP;
+	if (p->first_frag &&
+	    (c->l3_left < (p->l4proto == IPPROTO_TCP ? 20 : 8) ||
+	     (void *)(l4 + (p->l4proto == IPPROTO_TCP ? 20 : 8)) > c->end))
+		return XRL_PARSE_MALFORMED;
 	if (p->l4proto == IPPROTO_TCP) {
-		if ((void *)(l4 + 14) > c->end)
-			return;
+		if (c->l3_left < 14 || (void *)(l4 + 14) > c->end)
+			return XRL_PARSE_IP;
 		p->syn = (l4[13] & 0x12) == 0x02;	/* SYN, no ACK */
-	} else if ((void *)(l4 + 4) > c->end) {
-		return;
+		p->hdrs = c->l3_len - c->l3_left + (l4[12] >> 4) * 4;
+	} else if (c->l3_left < 4 || (void *)(l4 + 4) > c->end) {
+		return XRL_PARSE_IP;
+	} else {
+		p->hdrs = c->l3_len - c->l3_left + 8;
 	}
+	p->l3len = c->l3_len;
 	p->dport = (__u16)l4[2] << 8 | l4[3];
 	p->ports = 1;
+	return XRL_PARSE_IP;
 }
 
 /* Parse a frame into *p: XRL_PARSE_IP, _NON_IP or _MALFORMED. */
@@ -232,7 +278,7 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
 	else
 		return XRL_PARSE_NON_IP;
 	if (proto == XRL_PARSE_IP)
-		parse_ports(&c, p);
+		proto = parse_ports(&c, p);
 	return proto;
 }
 

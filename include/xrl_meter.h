@@ -315,4 +315,23 @@ XRL_INLINE __u32 xrl_chunk(__u64 burst, __u32 ncpus)
 	return (__u32)c;
 }
 
+/*
+ * The segments a TCP or UDP packet of l3_len bytes (its IP length) carries
+ * when it is longer than the interface's MTU: a GRO or GSO aggregate, which
+ * generic-mode XDP sees as one linear frame. Every segment but the last is
+ * full (MTU bytes), and each repeats the aggregate's headers (hdrs bytes:
+ * IP, extension headers, TCP with its options or UDP), so the aggregate's
+ * payload comes in pieces of mtu - hdrs bytes. 1 for a packet that fits
+ * the MTU, or headers that leave no room.
+ */
+XRL_INLINE __u32 xrl_segments(__u32 l3_len, __u32 hdrs, __u32 mtu)
+{
+	__u32 room;
+
+	if (l3_len <= mtu || mtu <= hdrs || l3_len <= hdrs)
+		return 1;
+	room = mtu - hdrs;
+	return (l3_len - hdrs + room - 1) / room;
+}
+
 #endif /* XRL_METER_H */

@@ -48,6 +48,7 @@ struct frame {
 	uint8_t opt_words;		/* options written (NOPs), 32-bit words */
 	uint16_t frag_off;		/* fragment offset, 8-byte units */
 	uint8_t more_frags;		/* the MF flag (0x2000) */
+	uint8_t df;			/* the DF flag (0x4000) */
 	/* IPv6 */
 	struct pkt_ext ext[PKT_MAX_EXT];	/* extension headers, in order (EXT()) */
 	int n_ext;
@@ -151,7 +152,8 @@ static inline size_t frame_build(uint8_t *buf, size_t size, const struct frame *
 		iph->ihl = f->ihl ? f->ihl : hl / 4;
 		iph->ttl = 64;
 		iph->protocol = f->l4 ? f->l4 : IPPROTO_UDP;
-		iph->frag_off = htons((f->frag_off & 0x1fff) | (f->more_frags ? 0x2000 : 0));
+		iph->frag_off = htons((f->frag_off & 0x1fff) | (f->more_frags ? 0x2000 : 0) |
+				      (f->df ? 0x4000 : 0));
 		inet_pton(AF_INET, f->src, &iph->saddr);
 		inet_pton(AF_INET, "198.19.0.1", &iph->daddr);
 		memset(p + 20, 1, hl - 20);	/* NOP options */

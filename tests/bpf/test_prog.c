@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -301,6 +305,42 @@ static const struct row rows[] = {
 	{ "IPv4 non-first fragment from a denied source", { .src = SRC4_DENY, .frag_off = 185, .payload = 40 },
 	  DROP, { D4, .dropped = 1 } },
 
+	/* RFC 1858, RFC 3128: a first fragment too short for the whole fixed
+	 * TCP or UDP header, and a TCP fragment at offset 1, are malformed;
+	 * what a length field leaves out is padding, not header */
+	{ "IPv4 TCP first fragment, 8 bytes of TCP", { .src = SRC4, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 8 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP first fragment from a denied source, 8 bytes of TCP",
+	  { .src = SRC4_DENY, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 8 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP first fragment, 19 bytes of TCP", { .src = SRC4, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 19 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP first fragment, 20 bytes of TCP", { .src = SRC4, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 20 },
+	  PASS, { R4, .passed = 1 }, .cuts = true },
+	{ "IPv4 TCP first fragment, 8 bytes of TCP and 20 of padding",
+	  { .src = SRC4, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 8, .pad = 20 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP first fragment with DF, 8 bytes of TCP",
+	  { .src = SRC4, .l4 = IPPROTO_TCP, .more_frags = 1, .payload = 8, .df = 1 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP, not a fragment, 8 bytes of TCP: no ports", { .src = SRC4, .l4 = IPPROTO_TCP, .payload = 8 },
+	  PASS, { R4, .passed = 1 } },
+	{ "IPv4 UDP first fragment, 7 bytes of UDP (and 1 of padding)",
+	  { .src = SRC4, .more_frags = 1, IP_LEN(20 + 7) },
+	  DROP, MALFORMED },
+	{ "IPv4 UDP first fragment, 8 bytes of UDP", { .src = SRC4, .more_frags = 1, IP_LEN(20 + 8) },
+	  PASS, { R4, .passed = 1 } },
+	{ "IPv4 ICMP first fragment, 4 bytes of ICMP", { .src = SRC4, .l4 = IPPROTO_ICMP, .more_frags = 1, .payload = 4 },
+	  PASS, { R4, .passed = 1 } },
+	{ "IPv4 TCP fragment at offset 1", { .src = SRC4, .l4 = IPPROTO_TCP, .frag_off = 1, .more_frags = 1, .payload = 40 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP last fragment at offset 1", { .src = SRC4, .l4 = IPPROTO_TCP, .frag_off = 1, .payload = 12 },
+	  DROP, MALFORMED },
+	{ "IPv4 TCP fragment at offset 2", { .src = SRC4, .l4 = IPPROTO_TCP, .frag_off = 2, .payload = 12 },
+	  PASS, { R4, .passed = 1 } },
+	{ "IPv4 UDP fragment at offset 1", { .src = SRC4, .frag_off = 1, .payload = 12 },
+	  PASS, { R4, .passed = 1 } },
+
 	/* VLAN tags: two are skipped, more are malformed */
 	{ "802.1Q, IPv4", { .src = SRC4, .tags = { Q }, .payload = 4 },
 	  PASS, { R4, .passed = 1 }, .cuts = true },
@@ -388,6 +428,36 @@ static const struct row rows[] = {
 	{ "IPv6 non-first fragment from a denied source",
 	  { .src = SRC6_DENY, EXT({ IPPROTO_FRAGMENT, .frag_off = 100 }), .payload = 8 },
 	  DROP, { D6, .dropped = 1 } },
+	{ "IPv6 TCP first fragment, 8 bytes of TCP",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .more = 1 }), .l4 = IPPROTO_TCP, .payload = 8 },
+	  DROP, MALFORMED },
+	{ "IPv6 TCP first fragment, 8 bytes of TCP and 20 of padding",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .more = 1 }), .l4 = IPPROTO_TCP, .payload = 8, .pad = 20 },
+	  DROP, MALFORMED },
+	{ "IPv6 TCP first fragment, hop-by-hop, fragment, destination options, 19 bytes of TCP",
+	  { .src = SRC6, EXT(HBH, { IPPROTO_FRAGMENT, .more = 1 }, DST), .l4 = IPPROTO_TCP, .payload = 19 },
+	  DROP, MALFORMED },
+	{ "IPv6 TCP first fragment, 20 bytes of TCP",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .more = 1 }), .l4 = IPPROTO_TCP, .payload = 20 },
+	  PASS, { R6, .passed = 1 }, .cuts = true },
+	{ "IPv6 TCP atomic fragment (offset 0, no M), 8 bytes of TCP: no ports",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT }), .l4 = IPPROTO_TCP, .payload = 8 },
+	  PASS, { R6, .passed = 1 } },
+	{ "IPv6 UDP first fragment, 4 bytes of UDP (and 4 of padding)",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .more = 1 }), IP_LEN(8 + 4) },
+	  DROP, MALFORMED },
+	{ "IPv6 UDP first fragment, 8 bytes of UDP",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .more = 1 }) },
+	  PASS, { R6, .passed = 1 } },
+	{ "IPv6 TCP fragment at offset 1",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .frag_off = 1 }), .l4 = IPPROTO_TCP, .payload = 12 },
+	  DROP, MALFORMED },
+	{ "IPv6 TCP fragment at offset 2",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .frag_off = 2 }), .l4 = IPPROTO_TCP, .payload = 12 },
+	  PASS, { R6, .passed = 1 } },
+	{ "IPv6 UDP fragment at offset 1",
+	  { .src = SRC6, EXT({ IPPROTO_FRAGMENT, .frag_off = 1 }), .l4 = IPPROTO_UDP, .payload = 12 },
+	  PASS, { R6, .passed = 1 } },
 	{ "802.1ad, 802.1Q, IPv6, hop-by-hop, routing, fragment, AH",
 	  { .src = SRC6, .tags = { AD, Q },
 	    EXT(HBH, { IPPROTO_ROUTING, .hdrlen = 1 }, { IPPROTO_FRAGMENT }, { IPPROTO_AH, .hdrlen = 4 }),
@@ -1434,6 +1504,149 @@ static void test_endpoint_fragments(void)
 	CHECK_EQ(ep_send("198.18.3.1", IPPROTO_UDP, 53, 0, true, 5), 3);	/* a rule for all ports */
 	CHECK_EQ(ep_send("2001:db8::1", IPPROTO_UDP, 53, 0, true, 5), 2);
 	teardown();
+}
+
+/* A TCP SYN to port dport from src, its 20-byte header split as a tiny
+ * first fragment (MF, offset 0) of its first `first` bytes and the rest
+ * at offset first / 8; pad bytes of padding after the first, where a
+ * parser reading past the IP packet would find the flags `padflags`.
+ * *a and *b get the verdicts of the two fragments, the first sent first. */
+static void syn_fragments(const char *src, uint16_t dport, int first, int pad, uint8_t padflags,
+			  int *a, int *b)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	uint8_t tcp[20] = { 0x9c, 0x40, dport >> 8, dport & 0xff, 0, 0, 0, 1,
+			    0, 0, 0, 0, 5 << 4, SYN, 0xff, 0xff };
+	struct frame f1 = { .src = src, .l4 = IPPROTO_TCP, .payload = first, .pad = pad };
+	struct frame f2 = { .src = src, .l4 = IPPROTO_TCP, .payload = 20 - first };
+	uint8_t b1[256], b2[256];
+	size_t l1, l2, at = 14 + (v6 ? 48 : 20);
+
+	if (v6) {
+		f1.ext[0] = (struct pkt_ext){ .type = IPPROTO_FRAGMENT, .more = 1 }, f1.n_ext = 1;
+		f2.ext[0] = (struct pkt_ext){ .type = IPPROTO_FRAGMENT, .frag_off = first / 8 }, f2.n_ext = 1;
+	} else {
+		f1.more_frags = 1;
+		f2.frag_off = first / 8;
+	}
+	l1 = frame_build(b1, sizeof(b1), &f1);
+	l2 = frame_build(b2, sizeof(b2), &f2);
+	memcpy(b1 + at, tcp, first);
+	if (pad >= 14 - first)
+		b1[at + 13] = padflags;
+	memcpy(b2 + at, tcp + first, 20 - first);
+	*a = run_raw(b1, l1);
+	*b = run_raw(b2, l2);
+}
+
+/* RFC 1858 and RFC 3128: a SYN whose first fragment holds 8 bytes of its
+ * TCP header has no flags there and its second fragment no ports, but the
+ * stack reassembles a SYN to port 22: both fragments are malformed, in
+ * either order, and a rule of the port denies the SYN whole. */
+static void test_endpoint_tiny_fragments(void)
+{
+	struct xrl_global_stats g0;
+	int a, b;
+
+	setup();
+	CHECK(!RULES("rule add 0.0.0.0/0 proto tcp dport 22 action deny id 1",
+		     "rule add ::/0 proto tcp dport 22 action deny id 2",
+		     "rule add 0.0.0.0/0 proto tcp dport 23 syn action deny id 3"), "%s", xrl_errmsg());
+	g0 = gstats();
+	syn_fragments("198.18.0.1", 22, 8, 0, 0, &a, &b);
+	CHECK_EQ(a, DROP);
+	CHECK_EQ(b, DROP);
+	syn_fragments("2001:db8::1", 22, 8, 0, 0, &a, &b);
+	CHECK_EQ(a, DROP);
+	CHECK_EQ(b, DROP);
+	CHECK_EQ(gstats().malformed_packets - g0.malformed_packets, 4);
+	CHECK_EQ(rstats(1).dropped_packets + rstats(2).dropped_packets, 0);
+	/* the flags of the tiny first fragment in its padding: ACK there,
+	 * SYN in the second fragment; not read as "not a SYN" */
+	syn_fragments("198.18.0.1", 23, 8, 20, ACK, &a, &b);
+	CHECK_EQ(a, DROP);
+	CHECK_EQ(b, DROP);
+	/* 16 bytes: the flags are there, but not the whole header; the rest
+	 * at offset 2 has no ports and passes a port rule (the datagram
+	 * cannot be reassembled without its first fragment) */
+	syn_fragments("198.18.0.1", 22, 16, 0, 0, &a, &b);
+	CHECK_EQ(a, DROP);
+	CHECK_EQ(b, PASS);
+	/* a whole SYN meets the port's rule; a fragment of a datagram
+	 * further on meets only the rules of its protocol */
+	g0 = gstats();
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, false, 3), 0);
+	CHECK_EQ(ep_send("198.18.0.1", IPPROTO_TCP, 22, SYN, true, 3), 3);
+	CHECK_EQ(gstats().malformed_packets - g0.malformed_packets, 0);
+	CHECK_EQ(rstats(1).dropped_packets, 3);
+	teardown();
+}
+
+/* A TCP packet (no options, ACK) from src of l3len bytes by its IP
+ * length: an aggregate when that is over the MTU; its verdict. */
+static int tcp_of_len(const char *src, int l3len)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	int hdrs = v6 ? 40 : 20;
+	struct frame f = { .src = src, .l4 = IPPROTO_TCP, .payload = l3len - hdrs };
+	static uint8_t buf[4096];
+	size_t len = frame_build(buf, sizeof(buf), &f);
+
+	buf[14 + hdrs + 12] = 5 << 4;
+	buf[14 + hdrs + 13] = ACK;
+	return run_raw(buf, len);
+}
+
+/* In generic mode an XDP program sees GRO aggregates: a packet rule counts
+ * the segments one carries. BPF_PROG_TEST_RUN runs on the loopback device
+ * of the caller's namespace: in a namespace of its own with an MTU of 1000,
+ * TCP segments hold 960 bytes (IPv4) or 940 (IPv6). */
+static void gro_segments_body(void)
+{
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 10 id 1",
+		     "rule add 2001:db8::/32 rate 1/h burst 10 id 2"), "%s", xrl_errmsg());
+	for (int i = 0; i < 3; i++)	/* 3 segments each: 9 tokens */
+		CHECK_EQ(tcp_of_len("198.18.0.1", 40 + 3 * 960), PASS);
+	CHECK_EQ(tcp_of_len("198.18.0.1", 40 + 2 * 960 + 1), DROP);	/* 3 > 1 */
+	/* the refusal of an aggregate is not cached: one segment fits */
+	CHECK_EQ(tcp_of_len("198.18.0.1", 1000), PASS);
+	CHECK_EQ(tcp_of_len("198.18.0.1", 100), DROP);
+	/* IPv6 likewise */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(tcp_of_len("2001:db8::1", 60 + 2 * 940 + 1), PASS);
+	CHECK_EQ(tcp_of_len("2001:db8::1", 60 + 940 + 1), DROP);	/* 2 > 1 */
+	CHECK_EQ(tcp_of_len("2001:db8::1", 200), PASS);
+	CHECK_EQ(tcp_of_len("2001:db8::1", 200), DROP);
+	/* what the program saw: frames, counted once each */
+	CHECK_EQ(rstats(1).passed_packets, 4);
+	CHECK_EQ(rstats(1).dropped_packets, 2);
+	teardown();
+}
+
+static void test_gro_aggregate_segments(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct ifreq ifr = { .ifr_mtu = 1000 };
+		int fd;
+
+		strcpy(ifr.ifr_name, "lo");
+		if (unshare(CLONE_NEWNET) || (fd = socket(AF_INET, SOCK_DGRAM, 0)) < 0 ||
+		    ioctl(fd, SIOCSIFMTU, &ifr)) {
+			fprintf(stderr, "    a namespace with lo at MTU 1000: %s\n", strerror(errno));
+			_exit(2);
+		}
+		close(fd);
+		tl_cur_failed = 0;
+		gro_segments_body();
+		fflush(stderr);
+		_exit(tl_cur_failed ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork: %s", strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the test in its namespace: status %d", status);
 }
 
 /* Endpoint rules read back as written, survive further commits (the id
@@ -2659,6 +2872,8 @@ int main(void)
 	RUN(test_endpoint_rules);
 	RUN(test_endpoint_specificity);
 	RUN(test_endpoint_fragments);
+	RUN(test_endpoint_tiny_fragments);
+	RUN(test_gro_aggregate_segments);
 	RUN(test_endpoint_commits);
 	RUN(test_hot_cache_exact);
 	RUN(test_hot_cache_ipv6_prefix);

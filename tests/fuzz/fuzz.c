@@ -955,8 +955,11 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 		ip[0] = 0x40 | (5 + opt);
 		ip[8] = 64;
 		ip[9] = proto;
+		/* fragments: first ones (offset 0, MF) and ones at offset 1
+		 * often, as tiny first fragments are decided there */
 		if (chance(20))
-			put16(ip + 6, (chance(50) ? 0x2000 : 0) | (unsigned)below(0x2000));
+			put16(ip + 6, (chance(50) ? 0x2000 : 0) |
+				      (chance(30) ? 0 : chance(30) ? 1 : (unsigned)below(0x2000)));
 		memcpy(ip + 12, pool_addr(pool, who), 4);
 		for (unsigned i = 0; i < opt * 4; i++)
 			ip[20 + i] = chance(50) ? 1 : rnd();
@@ -986,7 +989,8 @@ static size_t gen_frame(uint8_t *f, const struct pool *pool)
 			if (t == 44) {
 				hl = 8;
 				memset(h, 0, 8);
-				put16(h + 2, chance(50) ? 0 : (unsigned)rnd() & 0xfff9);
+				put16(h + 2, chance(40) ? 0 : chance(30) ? 1 : chance(30) ? 8 | (rnd() & 1) :
+					     (unsigned)rnd() & 0xfff9);
 			} else if (t == 51) {
 				h[1] = below(6);
 				hl = (h[1] + 2) * 4;

@@ -52,14 +52,27 @@ static bool is_ext6(unsigned nh)
 }
 
 /* README, Endpoint rules: the destination port (and TCP's SYN without ACK)
- * when the bytes that hold them are in the frame (TCP: the first 14 bytes,
- * through the flags; UDP: the first 4), the frame's end as for extension
- * headers; otherwise the packet has no ports, as a later fragment. */
-static void model_ports(const uint8_t *f, size_t len, size_t l4, struct m_pkt *p)
+ * when the bytes that hold them are in the IP packet, by its length field
+ * and within the frame (TCP: the first 14 bytes, through the flags; UDP:
+ * the first 4); otherwise the packet has no ports, as a later fragment.
+ * README, Packets it does not meter: a first fragment without the whole
+ * fixed TCP (20 bytes) or UDP (8) header is malformed. l3end: the end of
+ * the IP packet by its length field. */
+static void model_ports(const uint8_t *f, size_t len, size_t l4, size_t l3end, bool first,
+			struct m_pkt *p)
 {
-	if (p->proto == 6 && l4 + 14 <= len) {
+	size_t end = l3end < len ? l3end : len;
+	size_t room = end > l4 ? end - l4 : 0;
+
+	if (p->proto != 6 && p->proto != 17)
+		return;
+	if (first && room < (p->proto == 6 ? 20u : 8u)) {
+		p->kind = M_MALFORMED;
+		return;
+	}
+	if (p->proto == 6 && room >= 14) {
 		p->syn = (f[l4 + 13] & 0x02) && !(f[l4 + 13] & 0x10);
-	} else if (!(p->proto == 17 && l4 + 4 <= len)) {
+	} else if (!(p->proto == 17 && room >= 4)) {
 		return;
 	}
 	p->dport = be16(f + l4 + 2);
@@ -100,19 +113,27 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 		memcpy(p->src, ip + 12, 4);
 		p->kind = M_IP;
 		p->proto = ip[9];
+		/* RFC 3128: a TCP fragment at offset 1 is malformed */
+		if (p->proto == 6 && (be16(ip + 6) & 0x1fff) == 1) {
+			p->kind = M_MALFORMED;
+			return;
+		}
 		/* a non-first fragment (offset != 0) carries no L4 header */
 		if (!(be16(ip + 6) & 0x1fff))
-			model_ports(f, len, off + hl, p);
+			model_ports(f, len, off + hl, off + tot, be16(ip + 6) & 0x2000, p);
 		return;
 	}
 	if (proto == ETH_IP6) {
 		const uint8_t *ip = f + off;
 		size_t at = off + 40;
 		unsigned nh, i;
-		bool frag = false;
+		bool frag = false, first = false;
+		size_t l3end;
 
 		if (at > len || ip[0] >> 4 != 6 || at + be16(ip + 4) > len)
 			return;
+		/* a jumbogram (payload length 0): the frame's end */
+		l3end = be16(ip + 4) ? at + be16(ip + 4) : len;
 		/* the first eight extension headers must lie inside the frame */
 		nh = ip[6];
 		for (i = 0; i < 8 && is_ext6(nh); i++) {
@@ -134,8 +155,13 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 				frag = true;
 				nh = f[at];
 				at += hl;
+				/* RFC 3128, as for IPv4 */
+				if (nh == 6 && (be16(f + at - hl + 2) & 0xfff8) == 8)
+					return;
 				break;
 			}
+			if (nh == 44)
+				first = be16(f + at + 2) & 1;
 			nh = f[at];
 			at += hl;
 		}
@@ -148,7 +174,7 @@ void model_parse(const uint8_t *f, size_t len, struct m_pkt *p)
 		/* past the eighth extension header: the header found there */
 		p->proto = nh;
 		if (!frag)
-			model_ports(f, len, at, p);
+			model_ports(f, len, at, l3end, first, p);
 		return;
 	}
 	p->kind = M_NON_IP;

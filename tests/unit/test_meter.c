@@ -598,6 +598,28 @@ static void test_chunk(void)
 				      (unsigned long long)burst, n);
 }
 
+/* A GRO aggregate's segments: full ones of mtu - headers bytes, and the
+ * rest; a packet within the MTU is one. */
+static void test_segments(void)
+{
+	/* TCP with timestamps over IPv4: 20 + 32 bytes of headers, 1448 of
+	 * payload a segment at MTU 1500 */
+	CHECK_EQ(xrl_segments(1500, 52, 1500), 1);
+	CHECK_EQ(xrl_segments(100, 52, 1500), 1);
+	CHECK_EQ(xrl_segments(52 + 2 * 1448, 52, 1500), 2);
+	CHECK_EQ(xrl_segments(52 + 2 * 1448 + 1, 52, 1500), 3);
+	CHECK_EQ(xrl_segments(52 + 45 * 1448, 52, 1500), 45);
+	CHECK_EQ(xrl_segments(65535, 52, 1500), 46);
+	/* IPv6 and TCP without options: 60 bytes, 1440 a segment */
+	CHECK_EQ(xrl_segments(60 + 10 * 1440, 60, 1500), 10);
+	/* a jumbo MTU */
+	CHECK_EQ(xrl_segments(52 + 7 * 8948, 52, 9000), 7);
+	/* headers that leave no room: one */
+	CHECK_EQ(xrl_segments(3000, 1500, 1500), 1);
+	CHECK_EQ(xrl_segments(3000, 2000, 1500), 1);
+	CHECK_EQ(xrl_segments(3000, 60, 0), 1);
+}
+
 int main(void)
 {
 	RUN(test_seed_example);
@@ -622,5 +644,6 @@ int main(void)
 	RUN(test_refused_until_exact);
 	RUN(test_refused_until_every_algorithm);
 	RUN(test_chunk);
+	RUN(test_segments);
 	return tl_summary();
 }
