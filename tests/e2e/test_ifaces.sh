@@ -255,6 +255,13 @@ test_detach_of_served_interface() {
 	done
 	out=$(ctl -j detach dev d0 purge 2>&1)
 	check_match "-j, purge: refused too" "$out" '^\{"error":"d0 is served by xdp-rld'
+	# a reload names the served interfaces again: the names kept in place
+	# (never removed and made again, a window where detach would go on)
+	local ino
+	ino=$(stat -c %i "$PIN/daemon/if_d0")
+	kill -HUP "$RLD_PID"
+	wait_log "$LOG" "reload: [0-9]+ rule" || return
+	check_eq "a reload: d0's name kept in place" "$(stat -c %i "$PIN/daemon/if_d0" 2>&1)" "$ino"
 	sleep 1.2
 	check_eq "nothing to repair" "$(metric xdp_rl_link_repairs_total)" 0
 	# an interface the daemon does not serve is detached as before
