@@ -286,6 +286,43 @@ test_detach_of_served_interface() {
 	[[ ! -e "$PIN" ]] || fail "pins left after kill -9 and purge: $(ls -R "$PIN" | tr '\n' ' ')"
 }
 
+# Generic mode with GRO on: a packet rule counts an aggregate's segments
+# only as a lower bound; the daemon says so once per interface, not with GRO
+# off, not without a packet rule
+test_generic_gro_warned() {
+	lab_up || return
+	in_dst ethtool -K d0 gro off || { fail "ethtool -K d0 gro off"; return; }
+	write_conf "$CONF" "interface d0 mode generic" "rule add 198.18.0.0/24 rate 10mbit burst 100000 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	in_dst ethtool -K d0 gro on || { fail "ethtool -K d0 gro on"; return; }
+	reload_n 1 || return
+	check_eq "a byte rule only: no warning" "$(grep -c "GRO on" "$LOG")" 0
+	in_dst ethtool -K d0 gro off
+	write_conf "$CONF" "interface d0 mode generic" "rule add 198.18.0.0/24 rate 100/s burst 20 id 1"
+	reload_n 2 || return
+	check_eq "GRO off: no warning" "$(grep -c "GRO on" "$LOG")" 0
+	in_dst ethtool -K d0 gro on
+	kill -HUP "$RLD_PID"
+	wait_log "$LOG" "interface d0: generic mode with GRO on: packet rules count a merged frame's segments only as a lower bound" || return
+	check_match "the advice" "$(grep "GRO on" "$LOG")" "use native mode, or 'ethtool -K d0 gro off'"
+	reload_n 4 || return
+	check_eq "said once" "$(grep -c "GRO on" "$LOG")" 1
+}
+
+# reload_n N: SIGHUP, until the Nth reload is logged (the interfaces are
+# served after that line: a second more)
+reload_n() {
+	local i
+	kill -HUP "$RLD_PID"
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -cE "^.*reload: [0-9]+ rules" "$LOG") >= $1)) && { sleep 1; return 0; }
+		sleep 0.1
+	done
+	fail "no reload $1 logged"
+	return 1
+}
+
 # Item 6: `systemctl stop` (SIGTERM to the unit's ExecStart) leaves the
 # limiter attached and enforcing; `ip link ... xdp off` cannot remove it;
 # the way out the unit file documents does, leaving nothing attached or
@@ -340,4 +377,5 @@ run_test test_reload_with_held_interface
 run_test test_mode_on_adoption
 run_test test_detach_of_served_interface
 run_test test_stop_and_the_way_out
+run_test test_generic_gro_warned
 summary
