@@ -420,6 +420,17 @@ test_fleet_auth_others_may_write() {
 	fleet_conf "$TMPD/open/redis.auth"
 	check_match "in an open directory: refused" "$(rld_check "$conf")" \
 		"^1 .*$TMPD/open, a parent of the Redis credentials file .* without the sticky bit"
+	# a chain: root's link to a link of uid 65534 in a sticky directory (as
+	# /tmp), which its owner could point at /etc/shadow
+	rm -rf "$TMPD/sticky" && mkdir -m 1777 "$TMPD/sticky"
+	ln -s "$auth" "$TMPD/sticky/mid" && chown -h 65534 "$TMPD/sticky/mid" &&
+		ln -sf "$TMPD/sticky/mid" "$TMPD/etc/chain.auth" || fail "the chain of links"
+	fleet_conf "$TMPD/etc/chain.auth"
+	check_match "a link of uid 65534 in the chain: refused" "$(rld_check "$conf")" \
+		"^1 .*$TMPD/sticky/mid, on the way to the Redis credentials file $TMPD/etc/chain.auth, is a symlink of uid 65534"
+	chown -h 0 "$TMPD/sticky/mid"
+	check_match "root's chain: valid" "$(rld_check "$conf")" "^0 .*valid"
+	rm -rf "$TMPD/sticky" "$TMPD/etc/chain.auth"
 
 	# the start: refused, nothing attached
 	fleet_conf "$auth"
