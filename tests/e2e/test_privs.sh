@@ -2,7 +2,8 @@
 # End-to-end: privileges and files (README, "Privileges"). The daemon's
 # steady state without CAP_SYS_ADMIN; configuration and credentials files
 # that another user could write are refused; the metrics server answers
-# scrapes from an address that slow clients crowd.
+# scrapes from an address that slow clients crowd; a reader without
+# CAP_SYS_ADMIN is not refused while rules are committed.
 source "$(dirname "$0")/lib.sh"
 
 # crowd N SECONDS FROM...: N connections from each address FROM to the
@@ -458,8 +459,33 @@ test_fleet_auth_others_may_write() {
 	chmod 0700 "$TMPD"
 }
 
+# A reader without CAP_SYS_ADMIN (CAP_BPF only: it opens the published sets
+# by pin) while rules are committed again and again: between a commit's
+# publish and its pin's rename the reader waits, and is never told the set
+# is not pinned
+test_reader_during_commits() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null 2>&1 || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 100/s burst 20 id 1 >/dev/null || { fail "rule add"; return; }
+	local w i n=0 bad=0 out first=""
+	(for i in $(seq 1 100); do
+		ctl rule add 198.18.1.0/24 rate $((i + 1))/s burst 20 id 2 >/dev/null 2>&1
+	done) &
+	w=$!
+	while kill -0 "$w" 2>/dev/null; do
+		out=$(nsenter --net="/run/netns/$DST" setpriv --inh-caps=-all --bounding-set=-all,+bpf \
+			"$CTL_BIN" --pin-dir "$PIN" rule list 2>&1) || { bad=$((bad + 1)); first=${first:-$out}; }
+		n=$((n + 1))
+	done
+	wait "$w"
+	echo "    $n reads during 100 commits, $bad refused" >&2
+	((n > 10)) || fail "only $n reads"
+	check_eq "reads refused during commits (first: ${first:0:120})" $bad 0
+}
+
 run_test test_daemon_no_sys_admin
 run_test test_config_others_may_write
 run_test test_fleet_auth_others_may_write
 run_test test_metrics_crowded_address
+run_test test_reader_during_commits
 summary
