@@ -255,6 +255,13 @@ test_detach_of_served_interface() {
 	done
 	out=$(ctl -j detach dev d0 purge 2>&1)
 	check_match "-j, purge: refused too" "$out" '^\{"error":"d0 is served by xdp-rld'
+	# a reload names the served interfaces again: the names kept in place
+	# (never removed and made again, a window where detach would go on)
+	local ino
+	ino=$(stat -c %i "$PIN/daemon/if_d0")
+	kill -HUP "$RLD_PID"
+	wait_log "$LOG" "reload: [0-9]+ rule" || return
+	check_eq "a reload: d0's name kept in place" "$(stat -c %i "$PIN/daemon/if_d0" 2>&1)" "$ino"
 	sleep 1.2
 	check_eq "nothing to repair" "$(metric xdp_rl_link_repairs_total)" 0
 	# an interface the daemon does not serve is detached as before
@@ -277,6 +284,43 @@ test_detach_of_served_interface() {
 	check_eq "after kill -9: purge exit" $? 0
 	check_match "after kill -9: purged" "$out" "removed the pins under $PIN"
 	[[ ! -e "$PIN" ]] || fail "pins left after kill -9 and purge: $(ls -R "$PIN" | tr '\n' ' ')"
+}
+
+# Generic mode with GRO on: a packet rule counts an aggregate's segments
+# only as a lower bound; the daemon says so once per interface, not with GRO
+# off, not without a packet rule
+test_generic_gro_warned() {
+	lab_up || return
+	in_dst ethtool -K d0 gro off || { fail "ethtool -K d0 gro off"; return; }
+	write_conf "$CONF" "interface d0 mode generic" "rule add 198.18.0.0/24 rate 10mbit burst 100000 id 1"
+	start_rld "$LOG" --config "$CONF"
+	wait_log "$LOG" "running" || return
+	in_dst ethtool -K d0 gro on || { fail "ethtool -K d0 gro on"; return; }
+	reload_n 1 || return
+	check_eq "a byte rule only: no warning" "$(grep -c "GRO on" "$LOG")" 0
+	in_dst ethtool -K d0 gro off
+	write_conf "$CONF" "interface d0 mode generic" "rule add 198.18.0.0/24 rate 100/s burst 20 id 1"
+	reload_n 2 || return
+	check_eq "GRO off: no warning" "$(grep -c "GRO on" "$LOG")" 0
+	in_dst ethtool -K d0 gro on
+	kill -HUP "$RLD_PID"
+	wait_log "$LOG" "interface d0: generic mode with GRO on: packet rules count a merged frame's segments only as a lower bound" || return
+	check_match "the advice" "$(grep "GRO on" "$LOG")" "use native mode, or 'ethtool -K d0 gro off'"
+	reload_n 4 || return
+	check_eq "said once" "$(grep -c "GRO on" "$LOG")" 1
+}
+
+# reload_n N: SIGHUP, until the Nth reload is logged (the interfaces are
+# served after that line: a second more)
+reload_n() {
+	local i
+	kill -HUP "$RLD_PID"
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -cE "^.*reload: [0-9]+ rules" "$LOG") >= $1)) && { sleep 1; return 0; }
+		sleep 0.1
+	done
+	fail "no reload $1 logged"
+	return 1
 }
 
 # Item 6: `systemctl stop` (SIGTERM to the unit's ExecStart) leaves the
@@ -333,4 +377,5 @@ run_test test_reload_with_held_interface
 run_test test_mode_on_adoption
 run_test test_detach_of_served_interface
 run_test test_stop_and_the_way_out
+run_test test_generic_gro_warned
 summary

@@ -2,7 +2,8 @@
 # End-to-end: privileges and files (README, "Privileges"). The daemon's
 # steady state without CAP_SYS_ADMIN; configuration and credentials files
 # that another user could write are refused; the metrics server answers
-# scrapes from an address that slow clients crowd.
+# scrapes from an address that slow clients crowd; a reader without
+# CAP_SYS_ADMIN is not refused while rules are committed.
 source "$(dirname "$0")/lib.sh"
 
 # crowd N SECONDS FROM...: N connections from each address FROM to the
@@ -46,18 +47,101 @@ scrape() {
 		-w '%{http_code} %{time_total}' http://127.0.0.1:9437/metrics
 }
 
+# stalled_scrapes: from 127.0.0.1, 15 stalled readers (a GET, a 1 KiB
+# receive buffer, a byte read every 2 s), a new idle
+# connection every 50 ms, and 5 scrapes that send their request 150 ms
+# after their connect (a slow link); prints how many scrapes got a 200
+stalled_scrapes() {
+	# small send buffers in the test's namespace (loopback's would take
+	# the whole answer): the server's answer to a stalled reader stays
+	# unsent, as over a real network
+	ip netns exec "$DST" sysctl -qw net.ipv4.tcp_wmem="4096 8192 8192" || fail "tcp_wmem"
+	nsenter --net="/run/netns/$DST" python3 - <<-'PY'
+	import socket, threading, time
+	stop = time.time() + 5
+	readers, idle = [], []
+	for i in range(15):
+	    s = socket.socket()
+	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+	    s.settimeout(1)
+	    try:
+	        s.bind(("127.0.0.1", 0))
+	        s.connect(("127.0.0.1", 9437))
+	        s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	        readers.append(s)
+	    except OSError:
+	        pass
+	def read_slowly():
+	    while time.time() < stop:
+	        for s in readers:
+	            try:
+	                s.setblocking(False)
+	                s.recv(1)
+	            except OSError:
+	                pass
+	        time.sleep(2)
+	def churn():
+	    while time.time() < stop:
+	        s = socket.socket()
+	        s.settimeout(0.5)
+	        try:
+	            s.bind(("127.0.0.1", 0))
+	            s.connect(("127.0.0.1", 9437))
+	        except OSError:
+	            pass
+	        idle.append(s)
+	        time.sleep(0.05)
+	ts = [threading.Thread(target=read_slowly), threading.Thread(target=churn)]
+	for t in ts:
+	    t.start()
+	time.sleep(0.4)
+	ok = 0
+	for i in range(5):
+	    s = socket.socket()
+	    s.settimeout(3)
+	    data = b""
+	    try:
+	        s.bind(("127.0.0.1", 0))
+	        s.connect(("127.0.0.1", 9437))
+	        time.sleep(0.15)
+	        s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	        while True:
+	            b = s.recv(65536)
+	            if not b:
+	                break
+	            data += b
+	    except OSError:
+	        pass
+	    s.close()
+	    if data.startswith(b"HTTP/1.1 200") and b"xdp_rl_rules_loaded" in data:
+	        ok += 1
+	    time.sleep(0.3)
+	for t in ts:
+	    t.join()
+	for s in readers + idle:
+	    s.close()
+	print(ok)
+	PY
+}
+
 # More slow connections than one address may hold, from the scraper's own
 # address (the default loopback bind: every local user's), and more than the
 # whole server may hold from 17 other addresses: the scrapes are answered.
 test_metrics_crowded_address() {
+	local i
 	lab_up || return
 	: >"$TMPD/rld.log"
-	write_conf "$TMPD/rules.conf" "interface d0" "metrics 127.0.0.1:9437" \
-		"rule add 198.18.0.0/24 rate 100/s burst 20"
+	# 41 rules: an answer (about 40 KB) that a stalled reader's buffers
+	# cannot take whole
+	local conf=("interface d0" "metrics 127.0.0.1:9437" "rule add 198.18.0.0/24 rate 100/s burst 20")
+	for i in $(seq 1 40); do
+		conf+=("rule add 198.18.$i.0/24 rate 100/s burst 20")
+	done
+	write_conf "$TMPD/rules.conf" "${conf[@]}"
 	start_rld "$TMPD/rld.log" --config "$TMPD/rules.conf"
 	wait_log "$TMPD/rld.log" "metrics on http://127.0.0.1:9437/metrics" || return
 	check_match "a scrape" "$(scrape 127.0.0.1)" "^200 "
-	local p=() i out code t others=() times=""
+	local p=() out code t others=() times=""
 	for i in $(seq 10 26); do
 		others+=(127.0.0.$i)
 	done
@@ -85,6 +169,11 @@ test_metrics_crowded_address() {
 	no=$(cat "$TMPD/crowd.o")
 	((n1 > 16 && no > 256)) || fail "only $n1 and $no slow connections opened"
 	check_match "still serving" "$(scrape 127.0.0.1)" "^200 "
+	# stalled readers whose answers are being sent hold 15 of the
+	# address's 16, and new connections keep coming: a slow scrape, the
+	# youngest, is answered all the same
+	check_eq "slow scrapes among stalled readers answered" "$(stalled_scrapes)" 5
+	check_match "still serving after the stalled readers" "$(scrape 127.0.0.1)" "^200 "
 }
 
 # cap_of PID_OR_TID FIELD: the hex mask of CapPrm, CapEff or CapBnd
@@ -332,6 +421,17 @@ test_fleet_auth_others_may_write() {
 	fleet_conf "$TMPD/open/redis.auth"
 	check_match "in an open directory: refused" "$(rld_check "$conf")" \
 		"^1 .*$TMPD/open, a parent of the Redis credentials file .* without the sticky bit"
+	# a chain: root's link to a link of uid 65534 in a sticky directory (as
+	# /tmp), which its owner could point at /etc/shadow
+	rm -rf "$TMPD/sticky" && mkdir -m 1777 "$TMPD/sticky"
+	ln -s "$auth" "$TMPD/sticky/mid" && chown -h 65534 "$TMPD/sticky/mid" &&
+		ln -sf "$TMPD/sticky/mid" "$TMPD/etc/chain.auth" || fail "the chain of links"
+	fleet_conf "$TMPD/etc/chain.auth"
+	check_match "a link of uid 65534 in the chain: refused" "$(rld_check "$conf")" \
+		"^1 .*$TMPD/sticky/mid, on the way to the Redis credentials file $TMPD/etc/chain.auth, is a symlink of uid 65534"
+	chown -h 0 "$TMPD/sticky/mid"
+	check_match "root's chain: valid" "$(rld_check "$conf")" "^0 .*valid"
+	rm -rf "$TMPD/sticky" "$TMPD/etc/chain.auth"
 
 	# the start: refused, nothing attached
 	fleet_conf "$auth"
@@ -359,8 +459,33 @@ test_fleet_auth_others_may_write() {
 	chmod 0700 "$TMPD"
 }
 
+# A reader without CAP_SYS_ADMIN (CAP_BPF only: it opens the published sets
+# by pin) while rules are committed again and again: between a commit's
+# publish and its pin's rename the reader waits, and is never told the set
+# is not pinned
+test_reader_during_commits() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null 2>&1 || { fail "attach"; return; }
+	ctl rule add 198.18.0.0/24 rate 100/s burst 20 id 1 >/dev/null || { fail "rule add"; return; }
+	local w i n=0 bad=0 out first=""
+	(for i in $(seq 1 100); do
+		ctl rule add 198.18.1.0/24 rate $((i + 1))/s burst 20 id 2 >/dev/null 2>&1
+	done) &
+	w=$!
+	while kill -0 "$w" 2>/dev/null; do
+		out=$(nsenter --net="/run/netns/$DST" setpriv --inh-caps=-all --bounding-set=-all,+bpf \
+			"$CTL_BIN" --pin-dir "$PIN" rule list 2>&1) || { bad=$((bad + 1)); first=${first:-$out}; }
+		n=$((n + 1))
+	done
+	wait "$w"
+	echo "    $n reads during 100 commits, $bad refused" >&2
+	((n > 10)) || fail "only $n reads"
+	check_eq "reads refused during commits (first: ${first:0:120})" $bad 0
+}
+
 run_test test_daemon_no_sys_admin
 run_test test_config_others_may_write
 run_test test_fleet_auth_others_may_write
 run_test test_metrics_crowded_address
+run_test test_reader_during_commits
 summary

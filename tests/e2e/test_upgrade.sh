@@ -330,6 +330,28 @@ test_upgrade_killed_attach() {
 	check_recovered "attach" "$old"
 }
 
+# The hook's path is not a FIFO: neither created nor written (the hook runs
+# as root), a warning, and the upgrade goes on without stopping
+test_upgrade_hook_not_a_fifo() {
+	local out rc
+	NEW=$(new_build) || { fail "cannot build the new version"; return; }
+	lab_up || return
+	ctl attach dev d0 >/dev/null 2>&1 || { fail "attach"; return; }
+	rm -f "$TMPD/absent"
+	out=$(XRL_TEST_UPGRADE_STOP="loaded:$TMPD/absent" nctl "$NEW" upgrade 2>&1)
+	rc=$?
+	check_eq "absent: exit" $rc 0
+	check_match "absent: a warning" "$out" "XRL_TEST_UPGRADE_STOP: $TMPD/absent is not a FIFO: the hook is ignored"
+	[[ ! -e $TMPD/absent ]] || fail "the hook created $TMPD/absent"
+	echo keep >"$TMPD/plain"
+	out=$(XRL_TEST_UPGRADE_STOP="loaded:$TMPD/plain" nctl "$NEW" upgrade 2>&1)
+	rc=$?
+	check_eq "a regular file: exit" $rc 0
+	check_match "a regular file: a warning" "$out" "$TMPD/plain is not a FIFO"
+	check_eq "a regular file: kept" "$(cat "$TMPD/plain")" keep
+	rm -f "$TMPD/plain"
+}
+
 run_test test_upgrade_under_flood
 run_test test_upgrade_under_daemon
 run_test test_layout_mismatch_refused
@@ -340,4 +362,5 @@ run_test test_upgrade_killed_at_links
 run_test test_upgrade_killed_at_renamed
 run_test test_upgrade_killed_daemon_restart
 run_test test_upgrade_killed_attach
+run_test test_upgrade_hook_not_a_fifo
 summary

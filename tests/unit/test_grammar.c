@@ -732,6 +732,42 @@ static void test_config_files(void)
 
 /* A file another user could write, or swap through its directory, is
  * refused; a sticky directory is fine (this user owns both). */
+/*
+ * A chain of symlinks to the file: root's link to a link of uid 65534 (in
+ * a sticky directory, as /tmp: its owner could point it at any root-owned
+ * file) is refused, though the first link and the end are root's; root's
+ * links all along are read; a loop is refused. Root only (lchown).
+ */
+static void chain_of_links(const char *dir, const char *path)
+{
+	char first[96], mid[96], loop[96];
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+
+	if (geteuid()) {
+		fprintf(stderr, "    (not root: the chain of symlinks not tried)\n");
+		return;
+	}
+	snprintf(first, sizeof(first), "%s/first.conf", dir);
+	snprintf(mid, sizeof(mid), "%s/mid.conf", dir);
+	snprintf(loop, sizeof(loop), "%s/loop.conf", dir);
+	CHECK(!symlink(path, mid) && !symlink(mid, first) && !symlink(loop, loop), "symlinks");
+	CHECK(xrl_config_load(first, &c, &errs, &n) == 0 && c.nrules == 1, "root's chain: read");
+	free(errs);
+	xrl_config_free(&c);
+	CHECK(!lchown(mid, 65534, 65534), "lchown");
+	CHECK(xrl_config_load(first, &c, &errs, &n) == -EPERM && n == 1 &&
+	      strstr(errs[0].msg, "mid.conf, on the way to the configuration file") &&
+	      strstr(errs[0].msg, "is a symlink of uid 65534"), "a link of uid 65534 in the chain: refused");
+	free(errs);
+	CHECK(xrl_config_load(loop, &c, &errs, &n) < 0, "a loop: refused");
+	free(errs);
+	unlink(first);
+	unlink(mid);
+	unlink(loop);
+}
+
 static void test_config_file_writers(void)
 {
 	char dir[] = "/tmp/xrl-writers-XXXXXX", path[64];
@@ -770,6 +806,7 @@ static void test_config_file_writers(void)
 	CHECK(xrl_config_load(path, &c, &errs, &n) == 0, "sticky directory: read");
 	free(errs);
 	xrl_config_free(&c);
+	chain_of_links(dir, path);
 	unlink(path);
 	rmdir(dir);
 }

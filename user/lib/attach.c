@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 
 /* ------------------------------------------------------------------ */
 /* Attach and detach                                                   */
@@ -255,4 +260,28 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 	closedir(d);
 	*out = v;
 	return 0;
+}
+
+/*
+ * Is GRO on for ifname (in this network namespace)? The ethtool ioctl
+ * ETHTOOL_GGRO: 1 on, 0 off, a negative errno when it cannot be read.
+ */
+int xrl_iface_gro(const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GGRO };
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	if (strlen(ifname) >= IFNAMSIZ)
+		return -EINVAL;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	ifr.ifr_data = (void *)&ev;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCETHTOOL, &ifr))
+		err = -errno;
+	close(fd);
+	return err ? err : !!ev.data;
 }

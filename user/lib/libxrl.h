@@ -288,6 +288,10 @@ void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len
 int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got);
 int xrl_detach(struct xrl *x, const char *ifname);
+/* Is GRO on for IFNAME? 1 on, 0 off, a negative errno when unknown. In
+ * generic mode XDP sees GRO's aggregates: a packet rule counts their
+ * segments as at least their length over the MTU (a lower bound). */
+int xrl_iface_gro(const char *ifname);
 int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
 /* "eth1, eth2 (gone)": the interfaces of xrl_attachments(). */
 void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len);

@@ -19,50 +19,151 @@ static bool trusted_uid(uid_t uid)
 	return uid == 0 || uid == geteuid();
 }
 
-/*
- * The parents of path, as named, up to "/": each owned by root (or this
- * user), and not writable by group or others unless sticky (as /tmp and a
- * bpffs's root are: then only the owner of an entry may rename or remove
- * it). A symlink among them must be owned by root (or this user) too: in a
- * sticky directory its owner could point it elsewhere (stat() sees the
- * target's owner only). `name` is the path the messages give (the one the
- * user named, when path is where it resolved to).
- */
-static int parents_safe(const struct xrl_path_rules *r, const char *name, const char *path)
+/* A directory on the way to the file: owned by root (or this user), and not
+ * writable by group or others unless sticky (as /tmp and a bpffs's root
+ * are: then only the owner of an entry may rename or remove it). */
+static int dir_safe(const struct xrl_path_rules *r, const char *name, const char *dir,
+		    const struct stat *st)
 {
-	char p[PATH_MAX], *slash;
-	struct stat st;
+	if (!trusted_uid(st->st_uid))
+		return fail(EPERM, "%s, a parent of the %s %s, belongs to uid %u: its owner could swap "
+			    "the %s. Refused", dir, r->what, name, (unsigned int)st->st_uid, r->what);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
+		return fail(EPERM, "%s, a parent of the %s %s, is writable by %s without the sticky bit "
+			    "(mode %04o): anyone could swap the %s. Refused", dir, r->what, name,
+			    st->st_mode & S_IWOTH ? "others" : "its group", (unsigned int)(st->st_mode & 07777),
+			    r->what);
+	return 0;
+}
 
-	snprintf(p, sizeof(p), "%s", path);
-	while ((slash = strrchr(p, '/'))) {
-		if (slash == p)
-			slash[1] = '\0';	/* "/" itself */
-		else
-			*slash = '\0';
-		if (!lstat(p, &st) && S_ISLNK(st.st_mode) && !trusted_uid(st.st_uid))
-			return fail(EPERM, "%s, a parent of the %s %s, is a symlink of uid %u: its owner could "
-				    "point it elsewhere. Refused", p, r->what, name, (unsigned int)st.st_uid);
-		if (stat(p, &st))
-			return fail(errno, "cannot stat %s: %s", p, strerror(errno));
-		if (!trusted_uid(st.st_uid))
-			return fail(EPERM, "%s, a parent of the %s %s, belongs to uid %u: its owner could swap "
-				    "the %s. Refused", p, r->what, name, (unsigned int)st.st_uid, r->what);
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-			return fail(EPERM, "%s, a parent of the %s %s, is writable by %s without the sticky bit "
-				    "(mode %04o): anyone could swap the %s. Refused", p, r->what, name,
-				    st.st_mode & S_IWOTH ? "others" : "its group", (unsigned int)(st.st_mode & 07777),
-				    r->what);
-		if (!strcmp(p, "/"))
-			break;
+/* The most symlinks one resolution follows, as the kernel's own bound */
+#define XRL_PATH_MAX_LINKS	40
+
+/*
+ * Resolve path by hand, one name at a time, as the kernel would: "/" and
+ * each directory on the way checked by dir_safe(); each symlink met (in the
+ * middle of a chain too: stat() and realpath() see only where it ends) owned
+ * by root or this user, since in a sticky directory its owner could point it
+ * elsewhere; at most XRL_PATH_MAX_LINKS of them (ELOOP). The end must be the
+ * file st describes (not swapped meanwhile). Any failure refuses.
+ */
+static int chain_safe(const struct xrl_path_rules *r, const char *path, const struct stat *want)
+{
+	char cur[PATH_MAX], todo[PATH_MAX], link[PATH_MAX], rest[PATH_MAX];
+	unsigned int links = 0;
+	struct stat st;
+	ssize_t n;
+	int err;
+
+	if (path[0] == '/') {
+		snprintf(cur, sizeof(cur), "/");
+	} else if (!getcwd(cur, sizeof(cur))) {
+		return fail(errno, "cannot resolve %s: %s", path, strerror(errno));
 	}
+	/* the working directory is already resolved: check it as named */
+	if (path[0] != '/') {
+		char up[PATH_MAX], *slash;
+
+		snprintf(up, sizeof(up), "%s", cur);
+		for (;;) {
+			if (lstat(up, &st))
+				return fail(errno, "cannot stat %s: %s", up, strerror(errno));
+			if ((err = dir_safe(r, path, up, &st)))
+				return err;
+			if (!strcmp(up, "/"))
+				break;
+			slash = strrchr(up, '/');
+			if (slash == up)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+		}
+	} else {
+		if (lstat("/", &st))
+			return fail(errno, "cannot stat /: %s", strerror(errno));
+		if ((err = dir_safe(r, path, "/", &st)))
+			return err;
+	}
+	if (snprintf(todo, sizeof(todo), "%s", path) >= (int)sizeof(todo))
+		return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+	for (char *p = todo;;) {
+		char *name, *end;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		name = p;
+		end = strchr(p, '/');
+		p = end ? end : p + strlen(p);
+		len = (size_t)(p - name);
+		if (len == 1 && name[0] == '.')
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			char *slash = strrchr(cur, '/');
+
+			if (slash == cur)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+			continue;
+		}
+		if (strlen(cur) + 1 + len + 1 > sizeof(cur))
+			return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+		if (strcmp(cur, "/"))
+			strcat(cur, "/");
+		strncat(cur, name, len);
+		if (lstat(cur, &st))
+			return fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
+		if (S_ISLNK(st.st_mode)) {
+			if (!trusted_uid(st.st_uid))
+				return fail(EPERM, "%s, %s the %s %s, is a symlink of uid %u: its owner could "
+					    "point it elsewhere. Refused", cur, *p ? "a parent of" : "on the way to",
+					    r->what, path, (unsigned int)st.st_uid);
+			if (++links > XRL_PATH_MAX_LINKS)
+				return fail(ELOOP, "cannot resolve %s: %s", path, strerror(ELOOP));
+			n = readlink(cur, link, sizeof(link) - 1);
+			if (n < 0)
+				return fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
+			link[n] = '\0';
+			/* the link's target, then what was left of the name */
+			snprintf(rest, sizeof(rest), "%s", p);
+			if (snprintf(todo, sizeof(todo), "%s%s", link, rest) >= (int)sizeof(todo))
+				return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+			p = todo;
+			/* the link's own name off: the target is read from its directory */
+			*strrchr(cur, '/') = '\0';
+			if (!*cur || link[0] == '/')
+				snprintf(cur, sizeof(cur), "/");
+			continue;
+		}
+		/* a name with more after it must be a directory on the way */
+		while (*p == '/')
+			p++;
+		if (*p) {
+			if (!S_ISDIR(st.st_mode))
+				return fail(ENOTDIR, "cannot resolve %s: %s: %s", path, cur, strerror(ENOTDIR));
+			if ((err = dir_safe(r, path, cur, &st)))
+				return err;
+			continue;
+		}
+		/* the end: the file the caller opened and checked */
+		if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino))
+			return fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
+		return 0;
+	}
+	/* path names a directory ("/" or ending in "..") */
+	if (lstat(cur, &st))
+		return fail(errno, "cannot resolve %s: %s", path, strerror(errno));
+	if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino))
+		return fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
 	return 0;
 }
 
 int xrl_path_safe(const char *path, const struct stat *st, const struct xrl_path_rules *r)
 {
-	char real[PATH_MAX];
-	struct stat own, l;
-	int err;
+	struct stat own;
 
 	if (!st) {
 		if (stat(path, &own))
@@ -76,14 +177,6 @@ int xrl_path_safe(const char *path, const struct stat *st, const struct xrl_path
 		return fail(EPERM, "%s %s is writable by %s (mode %04o): %s. Refused; %s", r->what, path,
 			    st->st_mode & S_IWOTH ? "others" : "its group", (unsigned int)(st->st_mode & 07777),
 			    r->write_why, r->write_fix);
-	/* the name itself a symlink: its owner may point it elsewhere */
-	if (!lstat(path, &l) && S_ISLNK(l.st_mode) && !trusted_uid(l.st_uid))
-		return fail(EPERM, "%s %s is a symlink of uid %u: its owner could point it elsewhere. Refused",
-			    r->what, path, (unsigned int)l.st_uid);
-	/* the parents as named, then as the kernel resolves them */
-	if ((err = parents_safe(r, path, path)))
-		return err;
-	if (realpath(path, real) && strcmp(real, path))
-		return parents_safe(r, path, real);
-	return 0;
+	/* each name on the way, each symlink of the chain, as resolved */
+	return chain_safe(r, path, st);
 }

@@ -22,7 +22,8 @@ struct xrl_path_rules {
  * file; NULL: stat() it) owned by root or this user and not writable by
  * group or others; a symlink in its place owned by them too; each parent up
  * to /, as named and as resolved, owned by them and not writable by group
- * or others unless sticky, a symlink among them owned by them. Else -EPERM
+ * or others unless sticky, each symlink of the chain (at most 40) owned by
+ * them, resolution refused when it fails. Else -EPERM
  * (or the stat's error) with xrl_errmsg() naming the culprit.
  */
 int xrl_path_safe(const char *path, const struct stat *st, const struct xrl_path_rules *r);

@@ -758,7 +758,8 @@ static pid_t claim_holder(struct xrl *x, const char *name)
 }
 
 /* Remove the served interfaces' names from the daemon's claim. */
-static void serves_clear(struct xrl *x)
+/* Remove the served-interface names but those in keep[nkeep]. */
+static void serves_clear(struct xrl *x, const char *const *keep, size_t nkeep)
 {
 	struct dirent *de;
 	char p[PATH_MAX];
@@ -770,7 +771,13 @@ static void serves_clear(struct xrl *x)
 	while ((de = readdir(d))) {
 		char q[PATH_MAX * 2];
 
+		bool kept = false;
+
 		if (de->d_type != DT_DIR || strncmp(de->d_name, SERVES_PREFIX, strlen(SERVES_PREFIX)))
+			continue;
+		for (size_t i = 0; i < nkeep && !kept; i++)
+			kept = !strcmp(de->d_name + strlen(SERVES_PREFIX), keep[i]);
+		if (kept)
 			continue;
 		snprintf(q, sizeof(q), "%s/%s", p, de->d_name);
 		rmdir(q);
@@ -864,7 +871,7 @@ int xrl_purge(struct xrl *x)
 		pin_path(x, de->d_name, p, sizeof(p));
 		/* the claims are directories (DAEMON_DIR, EVENTS_DIR) */
 		if (!strcmp(de->d_name, DAEMON_DIR))
-			serves_clear(x);
+			serves_clear(x, NULL, 0);
 		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
 			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	}
@@ -945,13 +952,16 @@ int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n)
 
 	if (x->daemon_fd < 0)
 		return fail(EINVAL, "only the daemon's handle names what it serves");
-	serves_clear(x);
+	/* the new names first, then the stale ones out: an interface served
+	 * before and after is never unnamed (a detach in between would not
+	 * see the daemon) */
 	pin_path(x, DAEMON_DIR, p, sizeof(p));
 	for (size_t i = 0; i < n; i++) {
 		snprintf(q, sizeof(q), "%s/" SERVES_PREFIX "%s", p, names[i]);
 		if (mkdir(q, 0700) && errno != EEXIST && !err)
 			err = fail(errno, "cannot create %s: %s", q, strerror(errno));
 	}
+	serves_clear(x, names, n);
 	return err;
 }
 

@@ -457,6 +457,14 @@ int published_fd(struct xrl *x, int which)
 	for (int tries = 0; tries < 8; tries++) {
 		int fd;
 
+		/* a commit publishes, then renames its pin: between the two, a
+		 * reader that may not open maps by id waits for the rename (0.5
+		 * ms, doubling: 63.5 ms at most over the eight tries) */
+		if (tries) {
+			struct timespec ts = { 0, 500000L << (tries - 1) };
+
+			nanosleep(&ts, NULL);
+		}
 		if (bpf_map_lookup_elem(x->map_fd[which], &zero, &id))
 			return errno == ENOENT ? -ENOENT :
 			       fail(errno, "cannot read %s: %s", map_names[which], strerror(errno));

@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define INFO_MAP	".rodata.info"	/* the section of struct xrl_build_info */
@@ -267,6 +269,29 @@ static int swap_prog(int link_fd, int new_fd, int old_fd)
 	return bpf_link_update(link_fd, new_fd, &o) ? -errno : 0;
 }
 
+/* The hook's FIFO opened for flags (O_RDONLY or O_WRONLY): never created
+ * nor truncated, and refused unless it is a FIFO, before the open (lstat:
+ * nothing else is opened, which could block or be written) and after it. */
+static int test_fifo(const char *path, int flags)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) || !S_ISFIFO(st.st_mode)) {
+		warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
+		return -1;
+	}
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+		warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * A test hook, compiled into the real binary so that the tests kill the real
  * upgrade at each of its steps: with XRL_TEST_UPGRADE_STOP=STEP:FIFO in the
@@ -279,20 +304,23 @@ static void test_stop(const char *step)
 {
 	const char *v = getenv("XRL_TEST_UPGRADE_STOP"), *colon;
 	char buf[16];
-	FILE *f;
+	int fd;
 
 	if (!v || !(colon = strchr(v, ':')) || (size_t)(colon - v) != strlen(step) ||
 	    strncmp(v, step, colon - v))
 		return;
-	if ((f = fopen(colon + 1, "we"))) {
-		fprintf(f, "%s\n", step);
-		fclose(f);
-	}
-	if ((f = fopen(colon + 1, "re"))) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
+	if ((fd = test_fifo(colon + 1, O_WRONLY)) < 0)
+		return;
+	snprintf(buf, sizeof(buf), "%s\n", step);
+	if (write(fd, buf, strlen(buf)) < 0)
+		buf[0] = '\0';
+	close(fd);
+	/* wait for a line back (or the SIGKILL) */
+	if ((fd = test_fifo(colon + 1, O_RDONLY)) < 0)
+		return;
+	if (read(fd, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	close(fd);
 }
 
 static __u32 prog_id_of(int fd)

@@ -166,12 +166,46 @@ static int attach_iface(size_t i, bool quiet)
 	return err;
 }
 
+/* Does the rule set in force hold a packet rule (a limit counted in
+ * packets)? */
+static bool has_packet_rules(void)
+{
+	struct xrl_rule_entry *v = NULL;
+	bool found = false;
+	size_t n = 0;
+
+	if (xrl_rules_get(d.x, &v, &n))
+		return false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = v[i].r.action == XRL_ACT_LIMIT && v[i].r.unit == XRL_UNIT_PACKETS;
+	free(v);
+	return found;
+}
+
+/* Generic mode sees GRO's aggregates, whose segments a packet rule can only
+ * count as a lower bound the sender controls: said once per interface. */
+static void gro_warn(size_t i)
+{
+	const char *name = d.ifaces[i].name;
+	enum xrl_xdp_mode cur;
+
+	if (d.ifst[i].gro_warned || link_state(name, &cur) != LINK_LIVE || cur != XRL_XDP_GENERIC ||
+	    xrl_iface_gro(name) != 1 || !has_packet_rules())
+		return;
+	d.ifst[i].gro_warned = true;
+	xrl_log(XRL_LOG_WARN, "interface %s: generic mode with GRO on: packet rules count a merged frame's segments "
+		"only as a lower bound the sender controls; use native mode, or 'ethtool -K %s gro off' "
+		"(README, \"Native or generic\")", name, name);
+}
+
 void serve_iface(size_t i)
 {
 	int err = attach_iface(i, false);
 
 	/* an error said once; a missing interface waits for its link event */
 	d.ifst[i].failed = err && err != -ENODEV;
+	if (!err)
+		gro_warn(i);
 }
 
 /* Why the program left IFNAME, for the log. */

@@ -6,8 +6,10 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <linux/tcp.h>
 #include <microhttpd.h>
 #include <bpf/libbpf.h>
 
@@ -283,11 +285,14 @@ out:
  * is never refused for the slots others hold: when its address holds
  * XRL_METRICS_PER_IP already, the least recently active connection of that
  * address is closed for it; when the server holds XRL_METRICS_CONNECTIONS,
- * the least recently active of all. Connections waiting for (or between)
- * requests go before those whose answer is still being sent. A scrape needs
- * a few milliseconds from its connect to its answer, in which dozens of new
- * connections would have to come from its address to push it out; and one
- * address can only push out its own connections until the server is full,
+ * the least recently active of all. Active means progress: bytes read from
+ * it or sent to it and acknowledged (TCP_INFO), a request answered. A reader
+ * that stalls the answer being sent makes none, so it goes before a newer
+ * connection; and one younger than XRL_METRICS_YOUNG_MS goes only after
+ * every older one. A scrape needs a few milliseconds from its connect to its
+ * answer, in which dozens of new connections would have to come from its
+ * address to push it out; and one address can only push out its own
+ * connections until the server is full,
  * so a host that scrapes from another address (Prometheus) is not touched
  * by one that holds many. With the default loopback bind every local user
  * shares 127.0.0.1 (and may bind any 127/8 address): hence eviction, not a
@@ -297,6 +302,7 @@ out:
 #define XRL_METRICS_PER_IP	16U
 #define XRL_METRICS_TIMEOUT_S	5U
 #define XRL_METRICS_BACKLOG	64
+#define XRL_METRICS_YOUNG_MS	300ULL
 /* libmicrohttpd's own limit: the evicted are counted until it closes them
  * (its next poll), so it has room above ours */
 #define XRL_METRICS_MHD_LIMIT	(2 * XRL_METRICS_CONNECTIONS)
@@ -308,7 +314,8 @@ struct conn {
 	struct sockaddr_storage addr;
 	int fd;
 	unsigned long long seq;	/* accepted or last answered: lower is older */
-	bool answering;		/* a response queued and not yet sent */
+	unsigned long long born_ns, progress_ns;	/* accepted; last progress seen */
+	unsigned long long bytes;	/* acknowledged + received, when last seen */
 	bool evicted;		/* shut down for a newer one; closing */
 };
 
@@ -333,14 +340,45 @@ static bool same_addr(const struct sockaddr *a, const struct sockaddr_storage *b
 	return false;
 }
 
-/* Is a a better connection to close than b? Waiting before answering,
- * then the least recently active. */
-static bool evict_before(const struct conn *a, const struct conn *b)
+static unsigned long long now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* Bytes moved either way since the last look: progress, now. */
+static void progress_seen(struct conn *c, unsigned long long now)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return;
+	if (ti.tcpi_bytes_acked + ti.tcpi_bytes_received != c->bytes) {
+		c->bytes = ti.tcpi_bytes_acked + ti.tcpi_bytes_received;
+		c->progress_ns = now;
+	}
+}
+
+/* Is a a better connection to close than b? An older one before one
+ * younger than XRL_METRICS_YOUNG_MS, then the longest without progress
+ * (whether it waits for a request or its answer is being sent), then the
+ * least recently accepted or answered. */
+static bool evict_before(const struct conn *a, const struct conn *b, unsigned long long now)
+{
+	bool young_a, young_b;
+
 	if (!b)
 		return true;
-	if (a->answering != b->answering)
-		return !a->answering;
+	young_a = now - a->born_ns < XRL_METRICS_YOUNG_MS * 1000000ULL;
+	young_b = now - b->born_ns < XRL_METRICS_YOUNG_MS * 1000000ULL;
+	if (young_a != young_b)
+		return !young_a;
+	if (a->progress_ns != b->progress_ns)
+		return a->progress_ns < b->progress_ns;
 	return a->seq < b->seq;
 }
 
@@ -350,18 +388,20 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
 	struct xrl_metrics *m = cls;
 	struct conn *mine = NULL, *any = NULL, *victim = NULL;
 	unsigned int nmine = 0, nall = 0;
+	unsigned long long now = now_ns();
 
 	(void)len;
 	for (struct conn *c = m->conns; c; c = c->next) {
 		if (c->evicted)
 			continue;
 		nall++;
+		progress_seen(c, now);
 		if (same_addr(addr, &c->addr)) {
 			nmine++;
-			if (evict_before(c, mine))
+			if (evict_before(c, mine, now))
 				mine = c;
 		}
-		if (evict_before(c, any))
+		if (evict_before(c, any, now))
 			any = c;
 	}
 	if (nmine >= XRL_METRICS_PER_IP)
@@ -399,6 +439,7 @@ static void notify_conn(void *cls, struct MHD_Connection *mc, void **socket_ctx,
 		       ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 		       sizeof(struct sockaddr_in));
 		c->seq = ++m->seq;
+		c->born_ns = c->progress_ns = now_ns();
 		c->next = m->conns;
 		if (m->conns)
 			m->conns->prev = c;
@@ -428,8 +469,8 @@ static void request_done(void *cls, struct MHD_Connection *mc, void **state,
 	(void)state;
 	(void)toe;
 	if (c) {
-		c->answering = false;
 		c->seq = ++m->seq;
+		c->progress_ns = now_ns();
 	}
 }
 
@@ -439,10 +480,8 @@ static void answering(struct xrl_metrics *m, struct MHD_Connection *mc)
 	const union MHD_ConnectionInfo *i = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *c = i ? i->socket_context : NULL;
 
-	if (c) {
-		c->answering = true;
+	if (c)
 		c->seq = ++m->seq;
-	}
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,

@@ -53,6 +53,7 @@ struct iface_state {
 	bool lost;		/* it was attached, and then no longer */
 	bool ours;		/* this run attached it (not adopted) */
 	bool mode_mismatch;	/* attached in another mode than configured, and that mode failed */
+	bool gro_warned;	/* said that generic mode with GRO on undercounts packet rules */
 };
 
 /* The running state. `lock` serialises map reads by the metrics thread with
