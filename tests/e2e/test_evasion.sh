@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: packets that slip past a rule (issue 21, items 1-3), with the
+# End-to-end: packets that would slip past a rule, with the
 # real stack answering (or not): tiny first fragments of a SYN, generic
 # mode's GRO aggregates, tunnels.
 source "$(dirname "$0")/lib.sh"
