@@ -299,6 +299,84 @@ test_hostile_many_nodes() {
 	stop_ok h1
 }
 
+# 7. a master fails over: the first CLUSTER SLOTS puts every slot on a node
+# that does not answer (198.18.10.99), the next ones on the fake itself.
+# The failed calls ask for the map again (at most once a second): syncs
+# come back within a few seconds, without a restart
+test_hostile_failover() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7104 --slots "0:16383:198.18.10.99:7000" --slots-later "0:16383:$RADDR:7104" || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7104 start_h h1 || return
+	local i ok=0
+	for ((i = 0; i < 60; i++)); do
+		ok=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+		((ok > 0)) && break
+		sleep 0.1
+	done
+	sleep 1
+	ok=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+	echo "    failover: $ok syncs ok after $((i / 10)).$((i % 10)) s" >&2
+	((ok > 0)) || fail "no sync ok 6 s after the map moved off a dead node: $(tail -n 2 "$TMPD/h1.log" | tr '\n' '|')"
+	hb_ok h1
+	stop_ok h1
+}
+
+# 8. names where an address belongs (hiredis would resolve them with a
+# blocking call): a slot map naming "localhost" and a MOVED to
+# "slow.invalid" are refused as bad replies; the seed keeps serving
+test_hostile_names() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7105 --slots "0:16383:localhost:7105" || return
+	fake_start 7106 --moved "slow.invalid:7106" --on lease || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7105 start_h h1 || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7106 start_h h2 || return
+	flood_h h2 198.18.0.9 2000 3	# promoted: lease calls, MOVED
+	sleep 3.5
+	local ok1 mv2
+	ok1=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+	mv2=$(hmetric h2 'xdp_rl_fleet_redis_redirects_total{kind="moved"}')
+	echo "    names refused: h1 $(refused h1 bad_reply) maps ($ok1 syncs ok), h2 $(refused h2 bad_reply) of $mv2 MOVED; slow syncs $(lat_over h1 0.25), $(lat_over h2 0.25)" >&2
+	(($(refused h1 bad_reply) > 0)) || fail "h1: a slot map with a host name not refused"
+	((ok1 > 0)) || fail "h1: no sync ok through the seed"
+	((mv2 > 0)) || fail "h2: no MOVED seen"
+	(($(refused h2 bad_reply) > 0)) || fail "h2: a MOVED to a host name not refused"
+	check_eq "h1: syncs over 250 ms" "$(lat_over h1 0.25)" 0
+	check_eq "h2: syncs over 250 ms" "$(lat_over h2 0.25)" 0
+	hb_ok h1
+	hb_ok h2
+	stop_ok h1
+	stop_ok h2
+}
+
+# 9. one reply too many after each pipeline (":7", a live-host count): it
+# never answers the next sync's first call (the live hosts stay 1, never
+# 7), the connection is dropped and the reply counted as bad; the closed
+# rule stays within its bound
+test_hostile_extra() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7107 --extra || return
+	FLEET_REDIS=$RADDR:7107 start_h h1 || return
+	local i h seen="" p1 p2
+	p1=$(passed h1 2)
+	flood_h h1 198.18.0.9 2000 3
+	for ((i = 0; i < 15; i++)); do
+		h=$(hmetric h1 xdp_rl_fleet_live_hosts)
+		[[ " $seen " == *" $h "* ]] || seen+=" $h"
+		sleep 0.2
+	done
+	sleep 0.5
+	p2=$(passed h1 2)
+	echo "    a reply too many: live hosts seen:$seen; $(refused h1 bad_reply) bad replies; closed rule passed $((p2 - p1)) (bound $(bound 4): the flood may stretch on a busy machine)" >&2
+	[[ " $seen " == *" 7 "* ]] && fail "a stale reply answered the live-host count (7 seen)"
+	(($(refused h1 bad_reply) > 0)) || fail "the reply too many not counted as bad"
+	(($(echo "$((p2 - p1)) <= $(bound 4)" | bc -l))) || fail "the closed rule passed $((p2 - p1)), over the bound"
+	hb_ok h1
+	stop_ok h1
+}
+
 lat_over() {	# hN SECONDS: syncs so far that took longer than SECONDS (one scrape)
 	in_h "$1" curl -s "198.18.10.1${1#h}:9437/metrics" | awk -v le="xdp_rl_fleet_sync_duration_seconds_bucket{le=\"$2\"}" '
 		$1 == "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"}" { inf = $2 }
@@ -354,4 +432,7 @@ run_test test_hostile_noscript
 run_test test_hostile_seed
 run_test test_hostile_many_nodes
 run_test test_hostile_huge
+run_test test_hostile_failover
+run_test test_hostile_names
+run_test test_hostile_extra
 summary
