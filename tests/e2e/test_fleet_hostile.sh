@@ -379,6 +379,31 @@ test_hostile_extra() {
 	stop_ok h1
 }
 
+# 10. ASK to a node that is importing the slot and has not the script:
+# NOSCRIPT there, then SCRIPT LOAD, ASKING and the call, in that order
+# (ASKING holds for the next command only: queued before SCRIPT LOAD, the
+# LOAD used it up and the call was sent MOVED back). The fake at 7109
+# forgets each script once it ran, so every lease call goes that way
+test_hostile_ask_load() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7108 --ask "$RADDR:7109" --on lease || return
+	fake_start 7109 --importing --moved "$RADDR:7108" || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7108 start_h h1 || return
+	flood_h h1 198.18.0.9 2000 3	# promoted: lease calls, ASK
+	sleep 3.5
+	local g ask ns
+	g=$(hmetric h1 'xdp_rl_fleet_tokens_total{kind="granted"}')
+	ask=$(hmetric h1 'xdp_rl_fleet_redis_redirects_total{kind="ask"}')
+	ns=$(hmetric h1 'xdp_rl_fleet_redis_redirects_total{kind="noscript"}')
+	echo "    ASK to an importing node without the script: $ask ASK, $ns NOSCRIPT followed, $g tokens granted" >&2
+	((ask > 0)) || fail "no ASK followed"
+	((ns > 0)) || fail "no NOSCRIPT followed at the importing node"
+	((g > 0)) || fail "no token granted through ASK + SCRIPT LOAD: $(grep -m1 'sync failed' "$TMPD/h1.log")"
+	hb_ok h1
+	stop_ok h1
+}
+
 lat_over() {	# hN SECONDS: syncs so far that took longer than SECONDS (one scrape)
 	in_h "$1" curl -s "198.18.10.1${1#h}:9437/metrics" | awk -v le="xdp_rl_fleet_sync_duration_seconds_bucket{le=\"$2\"}" '
 		$1 == "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"}" { inf = $2 }
@@ -437,4 +462,5 @@ run_test test_hostile_huge
 run_test test_hostile_failover
 run_test test_hostile_names
 run_test test_hostile_extra
+run_test test_hostile_ask_load
 summary
