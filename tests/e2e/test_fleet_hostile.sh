@@ -404,6 +404,30 @@ test_hostile_ask_load() {
 	stop_ok h1
 }
 
+# 11. a stop without --keep-attached that keeps the pins (another
+# interface of the host's, fxk0, attached with xdp-rlctl, not served by
+# the daemon): the heartbeat stops, so the watchdog must be disarmed too,
+# or it fires on fxk0 two seconds later
+test_hostile_stop_pins_kept() {
+	lab_up || return
+	start_redis || return
+	start_h h1 || return
+	in_h h1 ip link add fxk0 type veth peer name fxk1 || { fail "cannot add a veth in h1"; return; }
+	in_h h1 ip link set fxk0 up
+	in_h h1 ip link set fxk1 up
+	hctl h1 attach dev fxk0 mode generic >/dev/null || { fail "cannot attach to fxk0"; return; }
+	stop_ok h1
+	check_match "pins kept" "$(tail -n 3 "$TMPD/h1.log")" "pins kept"
+	sleep 2.5	# the watchdog is 2000 ms
+	local s
+	s=$(hctl h1 -j status)
+	echo "    stop with the pins kept: watchdog $(jq -r .daemon.watchdog_ms <<<"$s") ms, fired $(jq -r .daemon.watchdog_fired <<<"$s")" >&2
+	check_eq "after a stop that kept the pins, watchdog" "$(jq -r .daemon.watchdog_ms <<<"$s")" 0
+	check_eq "after a stop that kept the pins, watchdog fired" "$(jq -r .daemon.watchdog_fired <<<"$s")" false
+	hctl h1 detach dev fxk0 >/dev/null
+	in_h h1 ip link del fxk0
+}
+
 lat_over() {	# hN SECONDS: syncs so far that took longer than SECONDS (one scrape)
 	in_h "$1" curl -s "198.18.10.1${1#h}:9437/metrics" | awk -v le="xdp_rl_fleet_sync_duration_seconds_bucket{le=\"$2\"}" '
 		$1 == "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"}" { inf = $2 }
@@ -463,4 +487,5 @@ run_test test_hostile_failover
 run_test test_hostile_names
 run_test test_hostile_extra
 run_test test_hostile_ask_load
+run_test test_hostile_stop_pins_kept
 summary
