@@ -118,7 +118,9 @@ test_hostile_trickle() {
 	check_eq "syncs counted ok while each reply trickled" "$ok" 0
 	((failed > 0)) || fail "no failed sync counted"
 	(($(refused h1 deadline) > 0)) || fail "no exchange cut by its deadline"
-	check_match "state" "$(hctl h1 stats)" "fleet rule 2: (unsynced|closed|never-synced)"
+	# never answered in time, not even once: never-synced (closed: keys
+	# over the share dropped)
+	check_match "state" "$(hctl h1 stats)" "fleet rule 2: (unsynced|closed|never-synced \\(on-failure closed)"
 	hb_ok h1
 	stop_ok h1
 }
@@ -299,6 +301,133 @@ test_hostile_many_nodes() {
 	stop_ok h1
 }
 
+# 7. a master fails over: the first CLUSTER SLOTS puts every slot on a node
+# that does not answer (198.18.10.99), the next ones on the fake itself.
+# The failed calls ask for the map again (at most once a second): syncs
+# come back within a few seconds, without a restart
+test_hostile_failover() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7104 --slots "0:16383:198.18.10.99:7000" --slots-later "0:16383:$RADDR:7104" || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7104 start_h h1 || return
+	local i ok=0
+	for ((i = 0; i < 60; i++)); do
+		ok=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+		((ok > 0)) && break
+		sleep 0.1
+	done
+	sleep 1
+	ok=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+	echo "    failover: $ok syncs ok after $((i / 10)).$((i % 10)) s" >&2
+	((ok > 0)) || fail "no sync ok 6 s after the map moved off a dead node: $(tail -n 2 "$TMPD/h1.log" | tr '\n' '|')"
+	hb_ok h1
+	stop_ok h1
+}
+
+# 8. names where an address belongs (hiredis would resolve them with a
+# blocking call): a slot map naming "localhost" and a MOVED to
+# "slow.invalid" are refused as bad replies; the seed keeps serving
+test_hostile_names() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7105 --slots "0:16383:localhost:7105" || return
+	fake_start 7106 --moved "slow.invalid:7106" --on lease || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7105 start_h h1 || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7106 start_h h2 || return
+	flood_h h2 198.18.0.9 2000 3	# promoted: lease calls, MOVED
+	sleep 3.5
+	local ok1 mv2
+	ok1=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}')
+	mv2=$(hmetric h2 'xdp_rl_fleet_redis_redirects_total{kind="moved"}')
+	echo "    names refused: h1 $(refused h1 bad_reply) maps ($ok1 syncs ok), h2 $(refused h2 bad_reply) of $mv2 MOVED; slow syncs $(lat_over h1 0.25), $(lat_over h2 0.25)" >&2
+	(($(refused h1 bad_reply) > 0)) || fail "h1: a slot map with a host name not refused"
+	((ok1 > 0)) || fail "h1: no sync ok through the seed"
+	((mv2 > 0)) || fail "h2: no MOVED seen"
+	(($(refused h2 bad_reply) > 0)) || fail "h2: a MOVED to a host name not refused"
+	check_eq "h1: syncs over 250 ms" "$(lat_over h1 0.25)" 0
+	check_eq "h2: syncs over 250 ms" "$(lat_over h2 0.25)" 0
+	hb_ok h1
+	hb_ok h2
+	stop_ok h1
+	stop_ok h2
+}
+
+# 9. one reply too many after each pipeline (":7", a live-host count): it
+# never answers the next sync's first call (the live hosts stay 1, never
+# 7), the connection is dropped and the reply counted as bad; the closed
+# rule stays within its bound
+test_hostile_extra() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7107 --extra || return
+	FLEET_REDIS=$RADDR:7107 start_h h1 || return
+	local i h seen="" p1 p2
+	p1=$(passed h1 2)
+	flood_h h1 198.18.0.9 2000 3
+	for ((i = 0; i < 15; i++)); do
+		h=$(hmetric h1 xdp_rl_fleet_live_hosts)
+		[[ " $seen " == *" $h "* ]] || seen+=" $h"
+		sleep 0.2
+	done
+	sleep 0.5
+	p2=$(passed h1 2)
+	echo "    a reply too many: live hosts seen:$seen; $(refused h1 bad_reply) bad replies; closed rule passed $((p2 - p1)) (bound $(bound 4): the flood may stretch on a busy machine)" >&2
+	[[ " $seen " == *" 7 "* ]] && fail "a stale reply answered the live-host count (7 seen)"
+	(($(refused h1 bad_reply) > 0)) || fail "the reply too many not counted as bad"
+	(($(echo "$((p2 - p1)) <= $(bound 4)" | bc -l))) || fail "the closed rule passed $((p2 - p1)), over the bound"
+	hb_ok h1
+	stop_ok h1
+}
+
+# 10. ASK to a node that is importing the slot and has not the script:
+# NOSCRIPT there, then SCRIPT LOAD, ASKING and the call, in that order
+# (ASKING holds for the next command only: queued before SCRIPT LOAD, the
+# LOAD used it up and the call was sent MOVED back). The fake at 7109
+# forgets each script once it ran, so every lease call goes that way
+test_hostile_ask_load() {
+	local TIMEOUT=45
+	lab_up || return
+	fake_start 7108 --ask "$RADDR:7109" --on lease || return
+	fake_start 7109 --importing --moved "$RADDR:7108" || return
+	FLEET_OPTS=" cluster" FLEET_REDIS=$RADDR:7108 start_h h1 || return
+	flood_h h1 198.18.0.9 2000 3	# promoted: lease calls, ASK
+	sleep 3.5
+	local g ask ns
+	g=$(hmetric h1 'xdp_rl_fleet_tokens_total{kind="granted"}')
+	ask=$(hmetric h1 'xdp_rl_fleet_redis_redirects_total{kind="ask"}')
+	ns=$(hmetric h1 'xdp_rl_fleet_redis_redirects_total{kind="noscript"}')
+	echo "    ASK to an importing node without the script: $ask ASK, $ns NOSCRIPT followed, $g tokens granted" >&2
+	((ask > 0)) || fail "no ASK followed"
+	((ns > 0)) || fail "no NOSCRIPT followed at the importing node"
+	((g > 0)) || fail "no token granted through ASK + SCRIPT LOAD: $(grep -m1 'sync failed' "$TMPD/h1.log")"
+	hb_ok h1
+	stop_ok h1
+}
+
+# 11. a stop without --keep-attached that keeps the pins (another
+# interface of the host's, fxk0, attached with xdp-rlctl, not served by
+# the daemon): the heartbeat stops, so the watchdog must be disarmed too,
+# or it fires on fxk0 two seconds later
+test_hostile_stop_pins_kept() {
+	lab_up || return
+	start_redis || return
+	start_h h1 || return
+	in_h h1 ip link add fxk0 type veth peer name fxk1 || { fail "cannot add a veth in h1"; return; }
+	in_h h1 ip link set fxk0 up
+	in_h h1 ip link set fxk1 up
+	hctl h1 attach dev fxk0 mode generic >/dev/null || { fail "cannot attach to fxk0"; return; }
+	stop_ok h1
+	check_match "pins kept" "$(tail -n 3 "$TMPD/h1.log")" "pins kept"
+	sleep 2.5	# the watchdog is 2000 ms
+	local s
+	s=$(hctl h1 -j status)
+	echo "    stop with the pins kept: watchdog $(jq -r .daemon.watchdog_ms <<<"$s") ms, fired $(jq -r .daemon.watchdog_fired <<<"$s")" >&2
+	check_eq "after a stop that kept the pins, watchdog" "$(jq -r .daemon.watchdog_ms <<<"$s")" 0
+	check_eq "after a stop that kept the pins, watchdog fired" "$(jq -r .daemon.watchdog_fired <<<"$s")" false
+	hctl h1 detach dev fxk0 >/dev/null
+	in_h h1 ip link del fxk0
+}
+
 lat_over() {	# hN SECONDS: syncs so far that took longer than SECONDS (one scrape)
 	in_h "$1" curl -s "198.18.10.1${1#h}:9437/metrics" | awk -v le="xdp_rl_fleet_sync_duration_seconds_bucket{le=\"$2\"}" '
 		$1 == "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"}" { inf = $2 }
@@ -354,4 +483,9 @@ run_test test_hostile_noscript
 run_test test_hostile_seed
 run_test test_hostile_many_nodes
 run_test test_hostile_huge
+run_test test_hostile_failover
+run_test test_hostile_names
+run_test test_hostile_extra
+run_test test_hostile_ask_load
+run_test test_hostile_stop_pins_kept
 summary

@@ -227,9 +227,36 @@ test_fleet_reload() {
 	check_eq "no fleet: passed at 900/s (rate 1000/s)" "$(passed h1 1)" 1800
 }
 
+# A long sync (5 s, over twice the 2 s floor of the host TTL): each host
+# must outlive the gap between its own syncs in the live set. With a fixed
+# 2 s TTL, of two hosts started a second apart one is always expired when
+# the other reads N (one of the two gaps is at least half a sync): N = 1
+# where the fleet is 2, each host given the whole rate. Both must see 2
+# after their second sync and keep seeing it.
+test_fleet_long_sync() {
+	local SYNC=5000
+	lab_up || return
+	start_redis || return
+	start_host h1
+	sleep 1
+	start_host h2
+	N=2 wait_hosts h1 h2 || return
+	local i h v bad=""
+	for ((i = 0; i < 12; i++)); do
+		for h in h1 h2; do
+			v=$(hctl "$h" -j stats | jq -r '.fleet[0].live_hosts // 0')
+			[[ $v == 2 ]] || bad+=" $h:$v"
+		done
+		sleep 0.5
+	done
+	echo "    sync 5000 ms: live hosts seen other than 2:${bad:- none}" >&2
+	check_eq "live hosts other than 2 at sync 5000" "${bad:-none}" none
+}
+
 selected "${1:-}" >/dev/null
 run_test test_fleet_redis_debug_sleep
 run_test test_fleet_ipv6
 run_test test_fleet_clusterdown
 run_test test_fleet_reload
+run_test test_fleet_long_sync
 summary

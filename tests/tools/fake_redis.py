@@ -19,6 +19,12 @@
 #   --slots LO:HI:HOST:PORT,...     the CLUSTER SLOTS reply (any integers)
 #   --slots-later SPEC the CLUSTER SLOTS reply from the second one on
 #   --on lease|hosts|any  which EVALSHA calls misbehave (default any)
+#   --ask HOST:PORT    the lease script answers ASK to HOST:PORT
+#   --importing        as the node an ASK names: a lease call not right
+#                      after ASKING answers MOVED to --moved; a script is
+#                      forgotten at each lease call (every one NOSCRIPT first)
+#   --extra            after the last reply to a pipeline of EVALSHA calls,
+#                      one reply too many (":7", a live-host count)
 import argparse
 import hashlib
 import socket
@@ -104,15 +110,17 @@ def parse(buf):
 def kind_of(body):
     if b"HGETALL" in body:
         return "lease"
-    if b"ZRANGE" in body:
+    if b"ZRANGE" in body or b"ZREVRANGE" in body:
         return "hot"
     return "hosts"
 
 
-def answer(st, argv):
+def answer(st, argv, conn_st=None):
     """(reply bytes, hostile) for one command."""
     a = st.a
     cmd = argv[0].upper() if argv else b""
+    # ASKING holds for the next command only, whatever it is
+    asking = conn_st is not None and conn_st.pop("asking", False)
     if cmd == b"AUTH":
         if a.password and argv[-1].decode() != a.password:
             return b"-WRONGPASS invalid username-password pair\r\n", False
@@ -120,6 +128,8 @@ def answer(st, argv):
     if cmd == b"PING":
         return b"+PONG\r\n", False
     if cmd == b"ASKING":
+        if conn_st is not None:
+            conn_st["asking"] = True
         return b"+OK\r\n", False
     if cmd == b"SCRIPT" and len(argv) >= 2 and argv[1].upper() == b"LOAD":
         sha = hashlib.sha1(argv[2]).hexdigest()
@@ -147,7 +157,14 @@ def answer(st, argv):
             return enc(a.hosts), hostile
         if kind == "hot":
             return enc([]), hostile
-        if a.moved and hostile:
+        if a.importing:
+            with st.lock:
+                st.scripts.pop(argv[1].decode(), None)
+            if not asking:
+                return b"-MOVED %d %s\r\n" % (key_slot(argv[3]), a.moved.encode()), False
+        elif a.ask and hostile:
+            return b"-ASK %d %s\r\n" % (key_slot(argv[3]), a.ask.encode()), False
+        elif a.moved and hostile:
             return b"-MOVED %d %s\r\n" % (key_slot(argv[3]), a.moved.encode()), False
         want = int(argv[7])
         g = want if a.grant is None else a.grant
@@ -187,17 +204,22 @@ def send(conn, st, reply):
 
 def serve(conn, st):
     buf = b""
+    conn_st = {}
     try:
         while True:
             data = conn.recv(65536)
             if not data:
                 return
             buf += data
+            last = None
             while True:
                 argv, buf = parse(buf)
                 if argv is None:
+                    if st.a.extra and last == b"EVALSHA" and not buf:
+                        send(conn, st, b":7\r\n")
                     break
-                reply, hostile = answer(st, argv)
+                last = argv[0].upper() if argv else None
+                reply, hostile = answer(st, argv, conn_st)
                 bad = st.a.stall or st.a.huge
                 if hostile and bad:
                     send_hostile(conn, st, reply)
@@ -223,6 +245,9 @@ def main():
     p.add_argument("--moved")
     p.add_argument("--slots", default="0:16383::0")
     p.add_argument("--slots-later", default="")
+    p.add_argument("--extra", action="store_true")
+    p.add_argument("--ask")
+    p.add_argument("--importing", action="store_true")
     p.add_argument("--on", choices=["lease", "hosts", "any"], default="any")
     a = p.parse_args()
     if a.slots == "0:16383::0":
@@ -234,6 +259,10 @@ def main():
     s.listen(64)
     while True:
         conn, _ = s.accept()
+        # each reply is its own send: without this, Nagle holds the second
+        # reply of a pipeline for the client's delayed ACK (40 ms), past a
+        # sync's deadline
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=serve, args=(conn, st), daemon=True).start()
 
 

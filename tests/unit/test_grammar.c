@@ -588,7 +588,7 @@ static void test_config_all_errors(void)
 
 /* A 'fleet redis' list the daemon's client would refuse is refused at
  * parse (--check, reload), naming the line: ports 0 and 70000, no port, no
- * seed. Lists the client takes stay valid. */
+ * seed, a host name. Lists the client takes stay valid. */
 static void test_config_fleet_redis(void)
 {
 	static const char *bad[] = {
@@ -596,10 +596,13 @@ static void test_config_fleet_redis(void)
 		"fleet redis 198.18.10.1\n", "fleet redis ,\n",
 		"fleet redis 198.18.10.1:6379,198.18.10.2:65536 cluster\n",
 		"fleet redis 198.18.10.1:6379x\n",
+		/* names: hiredis would resolve them with a blocking call */
+		"fleet redis redis.example:1,198.18.10.2:65535 cluster\n",
+		"fleet redis localhost:6379\n",
 	};
 	static const char *good[] = {
-		"fleet redis 198.18.10.1:6379\n", "fleet redis redis.example:1,198.18.10.2:65535 cluster\n",
-		"fleet redis 198.18.10.1:6379,\n",
+		"fleet redis 198.18.10.1:6379\n", "fleet redis 198.18.10.1:1,198.18.10.2:65535 cluster\n",
+		"fleet redis 198.18.10.1:6379,\n", "fleet redis 2001:db8::1:6379\n",
 	};
 	struct xrl_config_err *errs;
 	struct xrl_config c;

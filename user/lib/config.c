@@ -76,8 +76,19 @@ int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port)
 		return -EINVAL;
 	memcpy(host, s, colon - s);
 	host[colon - s] = '\0';
+	if (!xrl_redis_host_numeric(host))
+		return -EINVAL;
 	*port = p;
 	return 0;
+}
+
+/* hiredis resolves a name with a blocking getaddrinfo() inside its
+ * non-blocking connect, out of reach of any deadline: only addresses */
+bool xrl_redis_host_numeric(const char *host)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1;
 }
 
 int xrl_redis_addrs_check(const char *addrs)
@@ -248,7 +259,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		/* what the daemon's client would refuse at start or reload */
 		if (xrl_redis_addrs_check(cmd.fleet_redis))
 			return add_err(errs, nerrs, line, cols[2],
-				       "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...], port 1 .. 65535)",
+				       "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...], HOST an IPv4 or IPv6 address, not a name; port 1 .. 65535)",
 				       cmd.fleet_redis) ?: 0;
 		strcpy(c->fleet_redis, cmd.fleet_redis);
 		c->fleet_cluster = cmd.fleet_cluster;

@@ -72,9 +72,11 @@ void xrl_config_free(struct xrl_config *c);
 /* "127.0.0.1:9437", "[::1]:9437" */
 int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port);
 /* A Redis seed "HOST:PORT" as the fleet's client splits it (the last ':',
- * a host name or address of under hlen bytes, port 1 .. 65535): 0 or
- * -EINVAL. */
+ * an IPv4 or IPv6 address of under hlen bytes, never a name, port
+ * 1 .. 65535): 0 or -EINVAL. MOVED and ASK addresses are taken by it too. */
 int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port);
+/* HOST an IPv4 or IPv6 address (inet_pton), not a name */
+bool xrl_redis_host_numeric(const char *host);
 /* A 'fleet redis' list, "HOST:PORT[,HOST:PORT...]", checked as the client
  * will take it, without connecting: 0 or -EINVAL. */
 int xrl_redis_addrs_check(const char *addrs);

@@ -27,7 +27,7 @@ const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS] = {
  * host's last ask); ARGV: emission interval (us), burst, tokens given back,
  * tokens wanted, host, the key's expiry beyond its TAT (ms), and 1 when this
  * host knows the key exists (it had a reply for it less than
- * XRL_FLEET_KNOWN_MS ago, and every call keeps the key at least `ttl`
+ * xrl_fleet_known_ms() ago, and every call keeps the key at least `ttl`
  * longer). Redis' TIME is the only clock. A key that is missing although a
  * host knows it exists was lost (FLUSHALL, eviction, a restart without
  * persistence): it starts spent, TAT at now + burst, not full, so that a
@@ -677,16 +677,17 @@ static void policy_from_info(const char *info, char *policy, size_t len, long lo
  * fleet key; any other policy may evict them (they all have an expiry, so
  * the volatile-* policies too). Read with CONFIG GET, or from INFO memory
  * when CONFIG is renamed away or refused to this user; neither: unknown,
- * taken as "may evict". On the node of the live hosts' key.
+ * taken as "may evict". On the node of the live hosts' key, within the
+ * sync's deadline end.
  */
-static void check_policy(struct xrl_fleet *f)
+static void check_policy(struct xrl_fleet *f, double end)
 {
 	struct xrl_redis_cmd c = { .argc = 3, .argv = { "CONFIG", "GET", "maxmemory*" }, .key = HOSTS_KEY };
 	char policy[sizeof(f->st.policy)] = "";
 	long long maxmem = -1;
 	bool evict, changed;
 
-	if (!xrl_redis_batch(f->r, &c, 1) && c.reply && c.reply->type == REDIS_REPLY_ARRAY) {
+	if (!xrl_redis_batch_by(f->r, &c, 1, end) && c.reply && c.reply->type == REDIS_REPLY_ARRAY) {
 		for (size_t i = 0; i + 1 < c.reply->elements; i += 2) {
 			const redisReply *k = c.reply->element[i], *v = c.reply->element[i + 1];
 
@@ -702,7 +703,7 @@ static void check_policy(struct xrl_fleet *f)
 	if (!policy[0] || maxmem < 0) {
 		struct xrl_redis_cmd i = { .argc = 2, .argv = { "INFO", "memory" }, .key = HOSTS_KEY };
 
-		if (!xrl_redis_batch(f->r, &i, 1) && i.reply &&
+		if (!xrl_redis_batch_by(f->r, &i, 1, end) && i.reply &&
 		    (i.reply->type == REDIS_REPLY_STRING || i.reply->type == REDIS_REPLY_STATUS))
 			policy_from_info(i.reply->str, policy, sizeof(policy), &maxmem);
 		xrl_redis_batch_free(&i, 1);
@@ -781,10 +782,10 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		return -EIO;
 	}
 	if (f->policy_due-- <= 0) {
-		check_policy(f);
+		check_policy(f, end);
 		f->policy_due = XRL_FLEET_POLICY_SYNCS;
 	}
-	snprintf(ttl, sizeof(ttl), "%d", XRL_FLEET_HOST_TTL_MS);
+	snprintf(ttl, sizeof(ttl), "%ld", xrl_fleet_host_ttl_ms(f->cfg.sync_ms));
 	calls[n++].c = (struct xrl_redis_cmd){
 		.argc = 6, .argv = { "EVALSHA", f->sha_hosts, "1", HOSTS_KEY, f->cfg.host, ttl },
 		.key = HOSTS_KEY, .script = hosts_script,
@@ -824,7 +825,7 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 					(int)strcspn(tag, "}"), tag);
 		}
 		snprintf(cl->a[0], sizeof(cl->a[0]), "{xrl:hot:%u}", r->id);
-		snprintf(cl->a[1], sizeof(cl->a[1]), "%d", XRL_FLEET_HOST_TTL_MS);
+		snprintf(cl->a[1], sizeof(cl->a[1]), "%s", ttl);
 		snprintf(cl->a[2], sizeof(cl->a[2]), "%d", XRL_FLEET_HOT_MAX);
 		cl->c = (struct xrl_redis_cmd){
 			.argc = 7,
@@ -846,10 +847,11 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		snprintf(cl->a[1], sizeof(cl->a[1]), "%llu", (unsigned long long)r->burst);
 		snprintf(cl->a[2], sizeof(cl->a[2]), "%llu", (unsigned long long)k->ret);
 		snprintf(cl->a[3], sizeof(cl->a[3]), "%llu", (unsigned long long)k->want);
-		snprintf(cl->a[4], sizeof(cl->a[4]), "%d", XRL_FLEET_HOST_TTL_MS);
+		snprintf(cl->a[4], sizeof(cl->a[4]), "%s", ttl);
 		/* the key must be there unless Redis lost it: a grant within
-		 * XRL_FLEET_KNOWN_MS, each call keeping it the host TTL longer */
-		known = k->live && k->seen_ns && now_ns - k->seen_ns < XRL_FLEET_KNOWN_MS * 1000000ULL;
+		 * xrl_fleet_known_ms(), each call keeping it the host TTL longer */
+		known = k->live && k->seen_ns &&
+			now_ns - k->seen_ns < (__u64)xrl_fleet_known_ms(f->cfg.sync_ms) * 1000000ULL;
 		cl->c = (struct xrl_redis_cmd){
 			.argc = 11,
 			.argv = { "EVALSHA", f->sha_lease, "1", k->rkey, cl->a[0], cl->a[1], cl->a[2],

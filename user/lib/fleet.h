@@ -31,13 +31,12 @@
 #define XRL_FLEET_SYNC_MS	100	/* default sync interval */
 #define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */
 #define XRL_FLEET_HOSTS		2	/* default 'hosts': a fleet is at least two */
-#define XRL_FLEET_HOST_TTL_MS	2000	/* a host not heard of for this long is gone */
+#define XRL_FLEET_HOST_TTL_MS	2000	/* at least: xrl_fleet_host_ttl_ms() */
 #define XRL_FLEET_BREAKER_FAILS	3
 #define XRL_FLEET_BACKOFF_MIN_MS 100
 #define XRL_FLEET_BACKOFF_MAX_MS 800	/* Redis back: leases resume within a second */
 #define XRL_FLEET_IDLE_SYNCS	20	/* a promoted key spending nothing this long goes back */
 #define XRL_FLEET_LAT_BUCKETS	10
-#define XRL_FLEET_KNOWN_MS	1000	/* a key granted this recently must still be in Redis (< host TTL) */
 #define XRL_FLEET_POLICY_SYNCS	100	/* the server's eviction policy is read again this often */
 #define XRL_FLEET_HOT_MAX	1024	/* keys a rule's hot set keeps, and a host takes of it */
 #define XRL_FLEET_HASH		4096	/* buckets of the index of promoted keys (a power of 2) */
@@ -67,6 +66,25 @@ static inline long xrl_fleet_lease_ms(long sync_ms)
 static inline long xrl_fleet_batch_ms(long sync_ms)
 {
 	return xrl_fleet_lease_ms(sync_ms) / 2;
+}
+
+/* A host not heard of for this long is gone, and every call keeps a key
+ * this long: 2 s, or two leases and a batch at a long sync (a host or key
+ * must outlive the gap between its own syncs, late ones included, or N is
+ * undercounted between them). */
+static inline long xrl_fleet_host_ttl_ms(long sync_ms)
+{
+	long t = 2 * xrl_fleet_lease_ms(sync_ms) + xrl_fleet_batch_ms(sync_ms);
+
+	return t > XRL_FLEET_HOST_TTL_MS ? t : XRL_FLEET_HOST_TTL_MS;
+}
+
+/* A key granted this recently must still be in Redis: longer than a sync
+ * (the last grant is this old at the next one), shorter than the TTL each
+ * call gives it. 1 s at the default sync. */
+static inline long xrl_fleet_known_ms(long sync_ms)
+{
+	return xrl_fleet_host_ttl_ms(sync_ms) / 2;
 }
 
 #define XRL_FLEET_MAX_HOSTS	65536	/* a larger live-host count is a bad reply */

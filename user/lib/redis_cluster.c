@@ -237,6 +237,25 @@ static int node_connect(struct xrl_redis *r, int i, double deadline, char *err, 
 	return 0;
 }
 
+/* A connection kept from an earlier exchange may be used again: nothing
+ * unread in its reader, nothing readable on its socket (a reply nobody
+ * asked for would answer the next call; an EOF: the server closed it). */
+static bool conn_clean(struct xrl_redis *r, struct node *n)
+{
+	struct pollfd p = { .fd = n->c->fd, .events = POLLIN };
+	char b;
+
+	if (n->c->reader->len > n->c->reader->pos) {
+		r->st.bad_replies++;
+		return false;
+	}
+	if (poll(&p, 1, 0) == 0)
+		return true;
+	if (recv(n->c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+		r->st.bad_replies++;	/* data: a reply too many */
+	return false;
+}
+
 /* ---- one exchange: a pipeline to one node, every reply read ---- */
 
 enum { I_AUTH, I_ASKING, I_LOAD, I_CMD };
@@ -276,6 +295,8 @@ static int exchange(struct xrl_redis *r, int i, struct item *it, size_t nit,
 	int done = 0, w = 0;
 	bool fresh = false;
 
+	if (n->c && !conn_clean(r, n))
+		node_drop(r, i);	/* not a failure of the node's: a new connection */
 	if (!n->c) {
 		if (node_connect(r, i, deadline, err, elen))
 			goto fail;
@@ -341,6 +362,13 @@ static int exchange(struct xrl_redis *r, int i, struct item *it, size_t nit,
 		if (redisReaderFeed(n->c->reader, buf, m) != REDIS_OK)
 			goto broken;
 	}
+	if (n->c->reader->len > n->c->reader->pos) {
+		/* more than was asked for: which reply answers which call is
+		 * not known any more */
+		r->st.bad_replies++;
+		snprintf(err, elen, "%s:%d: bytes after the last reply", n->host, n->port);
+		goto fail;
+	}
 	n->backoff_ms = 0;
 	n->fails = 0;
 	return 0;
@@ -364,10 +392,15 @@ fail:
 			freeReplyObject(it[j].rep);
 		it[j].rep = NULL;
 	}
-	if (w != -ECANCELED)
+	if (w != -ECANCELED) {
 		node_failed(r, i);
-	else
+		/* a dead master is replaced by a failover: its slots are
+		 * asked for again (slots_at still rate-limits the asking) */
+		if (r->cluster)
+			r->need_slots = true;
+	} else {
 		node_drop(r, i);
+	}
 	return -1;
 }
 
@@ -393,7 +426,8 @@ static bool host_ok(const redisReply *h)
 	for (size_t i = 0; i < h->len; i++)
 		if (!isgraph((unsigned char)h->str[i]))
 			return false;
-	return true;
+	/* empty: the node that answered; else an address, never a name */
+	return !h->len || xrl_redis_host_numeric(h->str);
 }
 
 /* A CLUSTER SLOTS reply, every field checked: the map, or -EPROTO and the
@@ -441,15 +475,26 @@ static int slots_parse(struct xrl_redis *r, int from, const redisReply *rep)
 static int slots_refresh(struct xrl_redis *r, double deadline)
 {
 	static const struct xrl_redis_cmd cs = { .argc = 2, .argv = { "CLUSTER", "SLOTS" } };
+	bool failed[MAX_NODES];
 	char err[128];
 
+	for (int i = 0; i < r->nnodes; i++)
+		failed[i] = r->nodes[i].fails > 0;
 	r->st.slot_refreshes++;
-	for (int i = 0; i < r->nnodes && mono_ms() < deadline; i++) {
+	/* at most one refresh a SLOTS_RETRY_MS, whether it works or not: a
+	 * node that keeps failing asks for it at each of its exchanges */
+	r->slots_at = mono_ms() + SLOTS_RETRY_MS;
+	/* the nodes without a failure first, then those that failed */
+	for (int k = 0; k < 2 * r->nnodes && mono_ms() < deadline; k++) {
 		struct item it[2] = { { .kind = I_AUTH }, { .kind = I_CMD } };
+		int i = k % r->nnodes;
+		double by = mono_ms() + r->o.timeout_ms;
 
+		if ((k < r->nnodes) == failed[i])
+			continue;
 		if (!node_ready(r, i, err, sizeof(err)))
 			continue;
-		if (exchange(r, i, it, 2, &cs, deadline, err, sizeof(err)))
+		if (exchange(r, i, it, 2, &cs, by < deadline ? by : deadline, err, sizeof(err)))
 			continue;
 		if (it[0].rep && it[0].rep->type == REDIS_REPLY_ERROR) {
 			node_failed(r, i);	/* AUTH refused */
@@ -465,7 +510,6 @@ static int slots_refresh(struct xrl_redis *r, double deadline)
 			freeReplyObject(it[0].rep);
 		freeReplyObject(it[1].rep);
 	}
-	r->slots_at = mono_ms() + SLOTS_RETRY_MS;
 	return -EHOSTUNREACH;
 }
 
@@ -615,6 +659,15 @@ static bool follow(struct xrl_redis *r, struct xrl_redis_cmd *c, struct cstate *
 	return true;
 }
 
+/* script is loaded by one of it[0 .. nit) already */
+static bool loaded(const struct item *it, size_t nit, const struct xrl_redis_cmd *c, const char *script)
+{
+	for (size_t j = 0; j < nit; j++)
+		if (it[j].kind == I_LOAD && !strcmp(c[it[j].k].script, script))
+			return true;
+	return false;
+}
+
 /* One pass at node i: its commands of this pass pipelined, their replies
  * read; the ones to go again are left with s[k].at set. */
 static void run_node(struct xrl_redis *r, int i, struct xrl_redis_cmd *c, size_t n,
@@ -640,6 +693,7 @@ static void run_node(struct xrl_redis *r, int i, struct xrl_redis_cmd *c, size_t
 		it = NULL;
 	} else if (!node_ready(r, i, err, sizeof(err))) {
 		r->st.backoff += cnt;
+		r->need_slots = true;	/* as for the failure that set the back-off */
 		it = NULL;
 	} else if (!(it = calloc(1 + 3 * cnt, sizeof(*it)))) {
 		snprintf(err, sizeof(err), "out of memory");
@@ -657,10 +711,13 @@ static void run_node(struct xrl_redis *r, int i, struct xrl_redis_cmd *c, size_t
 	for (size_t k = 0; k < n; k++) {
 		if (s[k].at != i)
 			continue;
+		/* a script loaded once per node and pass, before the first
+		 * call that needs it */
+		if (s[k].load && !loaded(it, nit, c, c[k].script))
+			it[nit++] = (struct item){ .kind = I_LOAD, .k = k };
+		/* ASKING is for the next command only: right before it */
 		if (s[k].asking)
 			it[nit++] = (struct item){ .kind = I_ASKING, .k = k };
-		if (s[k].load)
-			it[nit++] = (struct item){ .kind = I_LOAD, .k = k };
 		it[nit++] = (struct item){ .kind = I_CMD, .k = k };
 	}
 	if (exchange(r, i, it, nit, c, deadline, err, sizeof(err))) {

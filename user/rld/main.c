@@ -177,6 +177,7 @@ static void stop_data_path(void)
 		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
 		struct xrl_attachment *a;
+		bool purged = false;
 		size_t n;
 
 		for (size_t i = 0; i < d.nifaces; i++)
@@ -184,13 +185,21 @@ static void stop_data_path(void)
 				unserve_iface(d.ifaces[i].name);
 		xrl_lock(d.x);
 		if (xrl_attachments(d.x, &a, &n) == 0) {
-			if (n == 0 && xrl_purge(d.x) == 0)
+			if (n == 0 && xrl_purge(d.x) == 0) {
+				purged = true;
 				xrl_log(XRL_LOG_INFO, "removed the pins under %s", xrl_pin_dir(d.x));
-			else if (n)
+			} else if (n) {
 				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
+			}
 			free(a);
 		}
-		heartbeat_stop();	/* detached: nothing left for the watchdog to guard */
+		heartbeat_stop();
+		/* the pins kept (or not known to be gone): what stays attached
+		 * must not see the watchdog fire on a decided stop */
+		if (!purged) {
+			xrl_heartbeat(d.x, 0, 0);
+			xrl_log(XRL_LOG_INFO, "pins kept; watchdog disarmed");
+		}
 	}
 }
 
