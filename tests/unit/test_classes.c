@@ -20,38 +20,9 @@
 
 /* ---- the reference: the former build_classes(), without the maps ---- */
 
-static int ref_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3])
-{
-	bool any = r->dport_lo == 0 && r->dport_hi == 65535;
-	int k = 0;
-
-	if (r->proto == IPPROTO_TCP) {
-		lo[k] = XRL_EP_TCP_SYN + r->dport_lo, hi[k++] = XRL_EP_TCP_SYN + r->dport_hi;
-		if (!r->syn)
-			lo[k] = XRL_EP_TCP + r->dport_lo, hi[k++] = XRL_EP_TCP + r->dport_hi;
-		if (any && !r->syn)
-			lo[k] = hi[k] = XRL_EP_PROTO + IPPROTO_TCP, k++;
-	} else if (r->proto == IPPROTO_UDP) {
-		lo[k] = XRL_EP_UDP + r->dport_lo, hi[k++] = XRL_EP_UDP + r->dport_hi;
-		if (any)
-			lo[k] = hi[k] = XRL_EP_PROTO + IPPROTO_UDP, k++;
-	} else {
-		lo[k] = hi[k] = XRL_EP_PROTO + r->proto, k++;
-	}
-	return k;
-}
-
-static bool ref_narrower(const struct xrl_rule *a, const struct xrl_rule *b)
-{
-	__u32 wa = a->dport_hi - a->dport_lo, wb = b->dport_hi - b->dport_lo;
-
-	if (wa != wb)
-		return wa < wb;
-	if (a->syn != b->syn)
-		return a->syn;
-	return a->id < b->id;
-}
-
+/* The rules' slot ranges and the order among rules of one prefix are the
+ * library's own (xrl__ep_rule_ranges(), xrl__ep_narrower()): what is held to
+ * the reference here is the sweep that turns them into classes. */
 static int cmp_u32(const void *a, const void *b)
 {
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
@@ -76,7 +47,7 @@ static int ref_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32
 	memset(cls, 0, XRL_EP_SPACE_SLOT * sizeof(*cls));
 	for (size_t i = 0; i < nep; i++) {
 		__u32 lo[3], hi[3];
-		int k = ref_ranges(&ep[i]->r, lo, hi);
+		int k = xrl__ep_rule_ranges(&ep[i]->r, lo, hi);
 
 		for (int j = 0; j < k; j++) {
 			cut[ncut++] = lo[j];
@@ -92,7 +63,7 @@ static int ref_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32
 			continue;
 		for (size_t i = 0; i < nep; i++) {
 			__u32 lo[3], hi[3];
-			int nr = ref_ranges(&ep[i]->r, lo, hi);
+			int nr = xrl__ep_rule_ranges(&ep[i]->r, lo, hi);
 
 			for (int j = 0; j < nr; j++)
 				if (lo[j] <= a && a <= hi[j]) {
@@ -118,7 +89,7 @@ static int ref_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32
 					const struct xrl_rule_entry *o = ep[cur[j]];
 
 					if (j != i && o->family == e->family && o->prefix_len == e->prefix_len &&
-					    !memcmp(o->addr, e->addr, 16) && ref_narrower(&o->r, &e->r))
+					    !memcmp(o->addr, e->addr, 16) && xrl__ep_narrower(&o->r, &e->r))
 						best = false;
 				}
 				if (best)

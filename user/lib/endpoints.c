@@ -30,7 +30,7 @@ bool xrl_rule_is_endpoint(const struct xrl_rule *r)
 }
 
 /* The class-array slots a rule covers, as up to three ranges [lo, hi]. */
-static int rule_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3])
+int xrl__ep_rule_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3])
 {
 	bool any = r->dport_lo == 0 && r->dport_hi == 65535;
 	int k = 0;
@@ -54,7 +54,7 @@ static int rule_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3])
 }
 
 /* More specific by port: a narrower range, then SYN only, then the lower id. */
-static bool port_narrower(const struct xrl_rule *a, const struct xrl_rule *b)
+bool xrl__ep_narrower(const struct xrl_rule *a, const struct xrl_rule *b)
 {
 	__u32 wa = a->dport_hi - a->dport_lo, wb = b->dport_hi - b->dport_lo;
 
@@ -255,7 +255,7 @@ static int cmp_rule_order(const void *a, const void *b)
 
 	if (c)
 		return c;
-	return port_narrower(&x->r, &y->r) ? -1 : port_narrower(&y->r, &x->r);
+	return xrl__ep_narrower(&x->r, &y->r) ? -1 : xrl__ep_narrower(&y->r, &x->r);
 }
 
 static __u64 mix64(__u64 z)
@@ -390,7 +390,7 @@ int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *c
 		}
 	for (size_t i = 0; i < nep; i++) {
 		__u32 lo[3], hi[3];
-		int k = rule_ranges(&ep[i]->r, lo, hi);
+		int k = xrl__ep_rule_ranges(&ep[i]->r, lo, hi);
 
 		for (int j = 0; j < k; j++) {
 			ev[nev++] = (struct ep_event){ .pos = lo[j], .rule = i, .delta = 1 };

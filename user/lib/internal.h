@@ -128,6 +128,10 @@ struct xrl_ep_entry {
 	__u32 cls;	/* class number */
 	__u32 rule;	/* index into ep */
 };
+/* The class-array slots an endpoint rule covers (up to three ranges), and
+ * which of two rules of one prefix is the more specific by port. */
+int xrl__ep_rule_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3]);
+bool xrl__ep_narrower(const struct xrl_rule *a, const struct xrl_rule *b);
 int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *cls,
 		    struct xrl_ep_entry **out, size_t *nout, size_t max_per_family, int *over);
 /* The set's endpoint rules against the limit of their tries; on failure
