@@ -181,3 +181,34 @@ rule_stat() {
 no_xdp_on() {	# NS DEV
 	! ip -n "$1" link show "$2" 2>/dev/null | grep -q 'xdp'
 }
+
+# wait_exit PID SECONDS: its exit status, or 124 when it is still running
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		if ! kill -0 "$1" 2>/dev/null; then
+			wait "$1"
+			return
+		fi
+		sleep 0.05
+	done
+	return 124
+}
+
+# notify_listener SOCKET FILE: a notify socket as systemd's, every datagram
+# the daemon sends appended to FILE, one per line
+notify_listener() {
+	rm -f "$1"	# an earlier test's
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+out = open(sys.argv[2], "a", buffering=1)
+while True:
+    out.write(s.recv(4096).decode().replace("\n", " ") + "\n")' "$1" "$2" &
+	BG_PIDS+=($!)
+	local i
+	for ((i = 0; i < 50; i++)); do [[ -S $1 ]] && return 0; sleep 0.05; done
+	fail "no notify socket"
+	return 1
+}

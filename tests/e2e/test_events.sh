@@ -36,19 +36,6 @@ lsof_claim() {
 	grep -qE "FLOCK .* $EV_PID [0-9a-f:]+:$ino " /proc/locks
 }
 
-# wait_exit PID SECONDS: its exit status, or 124 when it is still running
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			wait "$1"
-			return
-		fi
-		sleep 0.05
-	done
-	return 124
-}
-
 # over the limit, then a pause and one polite packet
 limit_then_recover() {
 	flood 198.18.0.1 198.18.0.254 200 >/dev/null

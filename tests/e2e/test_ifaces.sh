@@ -44,23 +44,6 @@ wait_metric() {
 	return 1
 }
 
-# sd_notify's datagrams, one line each, into FILE
-notify_listener() {	# SOCKET FILE
-	rm -f "$1"	# an earlier test's
-	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-out = open(sys.argv[2], "a", buffering=1)
-while True:
-    out.write(s.recv(4096).decode().replace("\n", " ") + "\n")' "$1" "$2" &
-	BG_PIDS+=($!)
-	local i
-	for ((i = 0; i < 50; i++)); do [[ -S $1 ]] && return 0; sleep 0.05; done
-	fail "no notify socket"
-	return 1
-}
-
 # run_rld_fg ARGS...: xdp-rld in $DST in the foreground (bounded), its
 # output appended to the log; the exit status is 124 when it kept running
 run_rld_fg() {

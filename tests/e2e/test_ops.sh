@@ -220,27 +220,11 @@ test_scrape_does_not_hold_reloads() {
 
 # ---- systemd ----
 
-# A notify socket as systemd's: every datagram the daemon sends, one per line.
-start_notify_listener() {	# SOCKET OUT
-	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-out = open(sys.argv[2], "a", buffering=1)
-while True:
-    out.write(s.recv(4096).decode().replace("\n", " ") + "\n")' "$1" "$2" &
-	BG_PIDS+=($!)
-	local i
-	for ((i = 0; i < 50; i++)); do [[ -S $1 ]] && return 0; sleep 0.05; done
-	fail "no notify socket"
-	return 1
-}
-
 test_sd_notify() {
 	lab_up || return
 	local sock="$TMPD/notify.sock" got="$TMPD/notify.txt"
 	: >"$got"
-	start_notify_listener "$sock" "$got" || return
+	notify_listener "$sock" "$got" || return
 	write_conf "$CONF" "interface d0" "heartbeat 1000" "watchdog 5000" "metrics off" \
 		"rule add 198.18.0.0/24 rate 100/s burst 20 id 1"
 	NOTIFY_SOCKET=$sock WATCHDOG_USEC=400000 start_rld "$LOG" --config "$CONF"

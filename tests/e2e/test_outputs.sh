@@ -28,19 +28,6 @@ events_bg() {
 	sleep 0.2
 }
 
-# wait_exit PID SECONDS: its exit status, or 124 when it is still running
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			wait "$1"
-			return
-		fi
-		sleep 0.05
-	done
-	return 124
-}
-
 # over the limit (rate 10/s burst 5), then a pause and one polite packet
 limit_then_recover() {	# SRC
 	flood "$1" 198.18.0.254 100 >/dev/null
