@@ -1110,6 +1110,19 @@ static const struct xrl_param p_fleet_host[] = {
 	END,
 };
 
+
+/* What a parameter takes, as help shows it: its meta ("N/s"), or its words
+ * joined ("tcp|udp"), or nothing. */
+static void param_value(const struct xrl_param *p, char *val, size_t len)
+{
+	if (p->meta)
+		snprintf(val, len, "%s", p->meta);
+	else if (p->words)
+		xrl_words_join(p->words, "|", val, len);
+	else
+		val[0] = '\0';
+}
+
 static const struct xrl_param p_fleet_auth[] = {
 	{ NULL, XRL_ARG_FILE, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
 	  .what = "credentials file",
@@ -1197,12 +1210,7 @@ void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
 
 		if (p->need == XRL_ALTERNATIVE)
 			continue;	/* shown beside its positional */
-		if (p->meta)
-			snprintf(val, sizeof(val), "%s", p->meta);
-		else if (p->words)
-			xrl_words_join(p->words, "|", val, sizeof(val));
-		else
-			val[0] = '\0';
+		param_value(p, val, sizeof(val));
 		if (p->type == XRL_ARG_FLAG)
 			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", p->name, opt ? "]" : "");
 		else if (p->name && p->then)	/* "[aggregate RATE [burst N]]" */
@@ -1231,12 +1239,7 @@ static void param_help(FILE *f, const struct xrl_param *p, const char *indent)
 {
 	char val[128], kw[192];
 
-	if (p->meta)
-		snprintf(val, sizeof(val), "%s", p->meta);
-	else if (p->words)
-		xrl_words_join(p->words, "|", val, sizeof(val));
-	else
-		val[0] = '\0';
+	param_value(p, val, sizeof(val));
 	if (p->type == XRL_ARG_FLAG)
 		snprintf(kw, sizeof(kw), "%s%s", indent, p->name);
 	else if (p->name)
