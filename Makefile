@@ -45,7 +45,7 @@ TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
 SKEL      := $(OUTPUT)/xdp_rl.skel.h
 # user/lib: libxrl, every map and attach operation, the grammar and the
 # config reader; user/rlctl and user/rld: the two thin programs on top.
-LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_SRCS  := $(wildcard user/lib/*/*.c)
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CLI_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rlctl/*.c))
 RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
@@ -85,7 +85,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$(basename $(basename $(notdir $<)))) > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL) | $(OUTPUT)
+$(OUTPUT)/%.o: user/%.c user/*/*.h user/lib/*/*.h include/*.h $(SKEL) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
@@ -95,7 +95,7 @@ $(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
 	$(Q)echo '#define XRL_VERSION "$(VERSION)"' >$@.tmp && \
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
-$(OUTPUT)/lib/version.o: $(OUTPUT)/xrl_version.h
+$(OUTPUT)/lib/base/version.o: $(OUTPUT)/xrl_version.h
 
 $(LIBXRL): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -169,7 +169,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/parsers/%.c,$(FUZZ_OUT)/%,$(wildcard tests
 FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS))
 FUZZ_TIME   ?= 300
 
-$(FUZZ_OUT)/%.o: user/%.c user/*/*.h include/*.h $(SKEL)
+$(FUZZ_OUT)/%.o: user/%.c user/*/*.h user/lib/*/*.h include/*.h $(SKEL)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@
@@ -178,7 +178,7 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/parsers/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZER,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
 
-$(FUZZ_OUT)/lib/version.o: $(OUTPUT)/xrl_version.h
+$(FUZZ_OUT)/lib/base/version.o: $(OUTPUT)/xrl_version.h
 
 fuzz-parsers: $(FUZZ_TARGETS)
 	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/parsers/run.sh

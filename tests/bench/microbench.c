@@ -23,9 +23,9 @@
 #include <bpf/libbpf.h>
 
 #include "pkt.h"
-#include "grammar.h"
+#include "text/grammar.h"
 #include "libxrl.h"
-#include "fleet.h"
+#include "fleet/fleet.h"
 #include "xrl_meter.h"
 #include "xrl_test_progs.skel.h"
 

@@ -20,9 +20,9 @@
 
 #include "testlib.h"
 #include "pkt.h"
-#include "grammar.h"
+#include "text/grammar.h"
 #include "libxrl.h"
-#include "fleet.h"
+#include "fleet/fleet.h"
 #include "xrl_meter.h"
 
 #define SEC	1000000000ULL

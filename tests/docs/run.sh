@@ -25,7 +25,7 @@ for m in $(cat "${DOCS[@]}" | grep -o 'xdp_rl_[a-z0-9_]*' | sort -u); do
 	[[ $m == *_ ]] && continue
 	[[ -n $(find include bpf user -name "$m.*" -print -quit) ]] && continue
 	# a pin's name (xdp_rl_prog_new), a string of the library, is none either
-	grep -qF "\"$m\"" user/lib/*.h user/lib/*.c && continue
+	grep -qF "\"$m\"" user/lib/*.h user/lib/*/*.[ch] && continue
 	grep -qx "$m" <<<"$exported" || missing+="$m (in $(grep -l "$m" "${DOCS[@]}" | tr '\n' ' '))"$'\n'
 done
 if [[ -z $missing ]]; then ok "every metric the docs name is exported"; else ko "metrics the docs name and xdp-rld does not export" "$missing"; fi

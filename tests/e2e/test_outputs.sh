@@ -318,7 +318,7 @@ test_docs_metrics_scraped() {
 		[[ $name == *_ ]] && continue
 		[[ -n $(find "$TOP/include" "$TOP/bpf" "$TOP/user" -name "$name.*" -print -quit) ]] && continue
 		# a pin's name (xdp_rl_prog_new), a string of the library, is no metric
-		grep -qF "\"$name\"" "$TOP"/user/lib/*.[ch] && continue
+		grep -qF "\"$name\"" "$TOP"/user/lib/*.[ch] "$TOP"/user/lib/*/*.[ch] && continue
 		grep -qE "^# TYPE $name " <<<"$m" || missing+=" $name"
 	done
 	check_eq "every metric the docs name is in the scrape" "$missing" ""

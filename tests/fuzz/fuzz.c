@@ -26,7 +26,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "grammar.h"
+#include "text/grammar.h"
 #include "libxrl.h"
 #include "model.h"
 #include "xrl_meter.h"

@@ -16,7 +16,7 @@
 #include <netinet/in.h>
 
 #include "testlib.h"
-#include "internal.h"
+#include "maps/internal.h"
 
 /* ---- the reference: the former build_classes(), without the maps ---- */
 

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "testlib.h"
-#include "config.h"
-#include "grammar.h"
-#include "json.h"
+#include "text/config.h"
+#include "text/grammar.h"
+#include "base/json.h"
 #include "xrl_meter.h"
 
 #define CLI XRL_IN_CLI

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "grammar.h"
+#include "text/grammar.h"
 
 /* The first word of a command's name into buf. */
 static void first_word(const char *name, char *buf, size_t len)

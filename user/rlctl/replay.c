@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
+#include "text/config.h"
 
 /* "2024-10-20T00:37:36.123456789Z" */
 static void utc_format(__u64 ns, char *buf, size_t len)

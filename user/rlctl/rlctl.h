@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "grammar.h"
-#include "json.h"
+#include "text/grammar.h"
+#include "base/json.h"
 #include "libxrl.h"
 
 #define EXIT_USAGE 2

@@ -13,8 +13,8 @@
 #include <microhttpd.h>
 #include <bpf/libbpf.h>
 
-#include "grammar.h"
-#include "config.h"
+#include "text/grammar.h"
+#include "text/config.h"
 
 /* ---- the exposition ---- */
 

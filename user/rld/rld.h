@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "config.h"
-#include "fleet.h"
+#include "text/config.h"
+#include "fleet/fleet.h"
 #include "libxrl.h"
 #include "linkmon.h"
 #include "metrics.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "grammar.h"
+#include "text/grammar.h"
 #include "libxrl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "config.h"
-#include "grammar.h"
+#include "text/config.h"
+#include "text/grammar.h"
 #include "libxrl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
  * only when nobody but root and the user running the command can change
  * what they hold or where their names lead.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,8 +16,8 @@
 #include "libxrl.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
-#include "grammar.h"
-#include "paths.h"
+#include "text/grammar.h"
+#include "base/paths.h"
 
 #define PROG_PIN	"xdp_rl_prog"
 #define PROG_PIN_NEW	"xdp_rl_prog_new"	/* an upgrade's, until renamed (bpffs: no dots) */

@@ -2,7 +2,7 @@
 /*
  * libxrl: the control block: mode, clock, heartbeat.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <string.h>

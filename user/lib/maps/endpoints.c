@@ -5,7 +5,7 @@
  * what a packet is, and per family an LPM trie keyed by (class, source
  * prefix), both fresh per commit and published behind map-in-maps.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -3,7 +3,7 @@
  * Fleet-wide limits: the shares, the promotions, the leases and the Redis
  * scripts (fleet.h says how one sync goes).
  */
-#include "fleet.h"
+#include "fleet/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "maps/internal.h"
 
 const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS] = {
 	0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,

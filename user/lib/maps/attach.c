@@ -2,7 +2,7 @@
 /*
  * libxrl: attach, detach and list the XDP links.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <dirent.h>
 #include <errno.h>

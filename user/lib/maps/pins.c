@@ -4,7 +4,7 @@
  * pinned maps, the daemon's claim, purge.
  */
 #define _GNU_SOURCE	/* program_invocation_short_name */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <dirent.h>
 #include <errno.h>

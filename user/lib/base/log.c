@@ -8,7 +8,7 @@
  * lines, the CLI's "Warning:" or JSON), or, by default, to stderr as
  * "level: message".
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * libxrl: numbers, text, addresses and prefixes.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

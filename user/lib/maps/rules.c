@@ -2,7 +2,7 @@
 /*
  * libxrl: rule sets, validated as a whole and published in one step.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -3,8 +3,8 @@
  * The fleet's Redis client: hiredis, and a small cluster layer
  * (redis_cluster.h says what it does).
  */
-#include "redis_cluster.h"
-#include "config.h"
+#include "fleet/redis_cluster.h"
+#include "text/config.h"
 
 #include <ctype.h>
 #include <errno.h>

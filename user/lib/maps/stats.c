@@ -2,7 +2,7 @@
 /*
  * libxrl: counters and bucket walks.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include "config.h"
-#include "paths.h"
+#include "text/config.h"
+#include "base/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "grammar.h"
+#include "text/grammar.h"
 
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"

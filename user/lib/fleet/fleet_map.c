@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "fleet.h"
-#include "internal.h"
-#include "json.h"
+#include "fleet/fleet.h"
+#include "maps/internal.h"
+#include "base/json.h"
 
 /* The fleet-keys map of a family, and the key as it is stored. */
 static int fleet_key_raw(struct xrl *x, const struct xrl_key *k, struct xrl_bucket_key6 *raw)

@@ -6,7 +6,7 @@
  * have been limited are the buckets whose drop counter moved, seen after
  * each dropped frame.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

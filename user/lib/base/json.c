@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include "json.h"
+#include "base/json.h"
 
-#include "grammar.h"
+#include "text/grammar.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /*
  * libxrl: the live events of the data path, read from its ring buffers.
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

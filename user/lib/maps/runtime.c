@@ -6,7 +6,7 @@
  * (bpf_enable_stats(), an anonymous "bpf-stats" inode; closing it disables
  * them again), or by the sysctl kernel.bpf_stats_enabled (global, sticky).
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "libxrl.h"
-#include "redis_cluster.h"
+#include "fleet/redis_cluster.h"
 
 #define XRL_FLEET_SYNC_MS	100	/* default sync interval */
 #define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */

@@ -4,7 +4,7 @@
  * hitless upgrade: this build's program takes over the pinned maps and the
  * pinned links of a running one (README, "Upgrading").
  */
-#include "internal.h"
+#include "maps/internal.h"
 
 #include <errno.h>
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * The grammar of xdp-rlctl and of xdp-rl.conf(5) as data: the command table
  * at the bottom, the enum words at the top, and one parser that reads both.
  */
-#include "grammar.h"
+#include "text/grammar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "text/config.h"
 #include "xrl_meter.h"
 
 /* ---- enum words ---- */
