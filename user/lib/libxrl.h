@@ -15,6 +15,7 @@
 #include <net/if.h>
 #include <sys/types.h>
 #include "xdp_rl_common.h"
+#include "base/log.h"
 
 #define XRL_DEFAULT_PIN_DIR	"/sys/fs/bpf/xdp-rl"
 
@@ -37,21 +38,9 @@ struct xrl_open_opts {
  * well under the daemon's default watchdog, so no command stalls it. */
 #define XRL_LOCK_WAIT_MS	2000
 
-const char *xrl_errmsg(void);
 /* The version of this build (the Makefile's VERSION: `git describe`, or
  * its RELEASE outside a git clone). */
 const char *xrl_version(void);
-/* ---- the log: one path for the library, the CLI and the daemon ----
- * The library's warnings and libbpf's messages (its warnings; its debug
- * lines only with XRL_DEBUG=1) go to the sink; the default writes
- * "level: message" on stderr. Messages above max are dropped. */
-enum xrl_log_level { XRL_LOG_ERR, XRL_LOG_WARN, XRL_LOG_INFO, XRL_LOG_DEBUG };
-typedef void (*xrl_log_fn)(enum xrl_log_level level, const char *msg);
-void xrl_log_set(xrl_log_fn fn, enum xrl_log_level max);
-__attribute__((format(printf, 2, 3)))
-void xrl_log(enum xrl_log_level level, const char *fmt, ...);
-const char *xrl_log_level_name(enum xrl_log_level level);
-int xrl_log_level_parse(const char *s, enum xrl_log_level *level);
 
 int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
 void xrl_close(struct xrl *x);

@@ -15,23 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-__thread char errbuf[512];
+__thread char xrl__errbuf[512];
 
 const char *xrl_errmsg(void)
 {
-	return errbuf[0] ? errbuf : "unknown error";
+	return xrl__errbuf[0] ? xrl__errbuf : "unknown error";
 }
 
-int fail(int err, const char *fmt, ...)
+int xrl_fail(int err, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	n = vsnprintf(xrl__errbuf, sizeof(xrl__errbuf), fmt, ap);
 	va_end(ap);
-	if (n >= (int)sizeof(errbuf))
-		xrl_utf8_trim(errbuf);
+	if (n >= (int)sizeof(xrl__errbuf))
+		xrl_utf8_trim(xrl__errbuf);
 	return err < 0 ? err : -err;
 }
 
@@ -50,7 +50,7 @@ int xrl_log_level_parse(const char *s, enum xrl_log_level *l)
 			return 0;
 		}
 	}
-	return fail(EINVAL, "invalid log level '%s' (error, warning, info, debug)", s);
+	return xrl_fail(EINVAL, "invalid log level '%s' (error, warning, info, debug)", s);
 }
 
 static void log_stderr(enum xrl_log_level l, const char *msg)
@@ -91,7 +91,7 @@ void xrl_log(enum xrl_log_level l, const char *fmt, ...)
 	va_end(ap);
 }
 
-void warn(const char *fmt, ...)
+void xrl_warn(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -26,10 +26,10 @@ static int dir_safe(const struct xrl_path_rules *r, const char *name, const char
 		    const struct stat *st)
 {
 	if (!trusted_uid(st->st_uid))
-		return fail(EPERM, "%s, a parent of the %s %s, belongs to uid %u: its owner could swap "
+		return xrl_fail(EPERM, "%s, a parent of the %s %s, belongs to uid %u: its owner could swap "
 			    "the %s. Refused", dir, r->what, name, (unsigned int)st->st_uid, r->what);
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return fail(EPERM, "%s, a parent of the %s %s, is writable by %s without the sticky bit "
+		return xrl_fail(EPERM, "%s, a parent of the %s %s, is writable by %s without the sticky bit "
 			    "(mode %04o): anyone could swap the %s. Refused", dir, r->what, name,
 			    st->st_mode & S_IWOTH ? "others" : "its group", (unsigned int)(st->st_mode & 07777),
 			    r->what);
@@ -58,7 +58,7 @@ static int chain_safe(const struct xrl_path_rules *r, const char *path, const st
 	if (path[0] == '/') {
 		snprintf(cur, sizeof(cur), "/");
 	} else if (!getcwd(cur, sizeof(cur))) {
-		return fail(errno, "cannot resolve %s: %s", path, strerror(errno));
+		return xrl_fail(errno, "cannot resolve %s: %s", path, strerror(errno));
 	}
 	/* the working directory is already resolved: check it as named */
 	if (path[0] != '/') {
@@ -67,7 +67,7 @@ static int chain_safe(const struct xrl_path_rules *r, const char *path, const st
 		snprintf(up, sizeof(up), "%s", cur);
 		for (;;) {
 			if (lstat(up, &st))
-				return fail(errno, "cannot stat %s: %s", up, strerror(errno));
+				return xrl_fail(errno, "cannot stat %s: %s", up, strerror(errno));
 			if ((err = dir_safe(r, path, up, &st)))
 				return err;
 			if (!strcmp(up, "/"))
@@ -80,12 +80,12 @@ static int chain_safe(const struct xrl_path_rules *r, const char *path, const st
 		}
 	} else {
 		if (lstat("/", &st))
-			return fail(errno, "cannot stat /: %s", strerror(errno));
+			return xrl_fail(errno, "cannot stat /: %s", strerror(errno));
 		if ((err = dir_safe(r, path, "/", &st)))
 			return err;
 	}
 	if (snprintf(todo, sizeof(todo), "%s", path) >= (int)sizeof(todo))
-		return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+		return xrl_fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
 	for (char *p = todo;;) {
 		char *name, *end;
 		size_t len;
@@ -110,27 +110,27 @@ static int chain_safe(const struct xrl_path_rules *r, const char *path, const st
 			continue;
 		}
 		if (strlen(cur) + 1 + len + 1 > sizeof(cur))
-			return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+			return xrl_fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
 		if (strcmp(cur, "/"))
 			strcat(cur, "/");
 		strncat(cur, name, len);
 		if (lstat(cur, &st))
-			return fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
+			return xrl_fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
 		if (S_ISLNK(st.st_mode)) {
 			if (!trusted_uid(st.st_uid))
-				return fail(EPERM, "%s, %s the %s %s, is a symlink of uid %u: its owner could "
+				return xrl_fail(EPERM, "%s, %s the %s %s, is a symlink of uid %u: its owner could "
 					    "point it elsewhere. Refused", cur, *p ? "a parent of" : "on the way to",
 					    r->what, path, (unsigned int)st.st_uid);
 			if (++links > XRL_PATH_MAX_LINKS)
-				return fail(ELOOP, "cannot resolve %s: %s", path, strerror(ELOOP));
+				return xrl_fail(ELOOP, "cannot resolve %s: %s", path, strerror(ELOOP));
 			n = readlink(cur, link, sizeof(link) - 1);
 			if (n < 0)
-				return fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
+				return xrl_fail(errno, "cannot resolve %s: %s: %s", path, cur, strerror(errno));
 			link[n] = '\0';
 			/* the link's target, then what was left of the name */
 			snprintf(rest, sizeof(rest), "%s", p);
 			if (snprintf(todo, sizeof(todo), "%s%s", link, rest) >= (int)sizeof(todo))
-				return fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
+				return xrl_fail(ENAMETOOLONG, "cannot resolve %s: %s", path, strerror(ENAMETOOLONG));
 			p = todo;
 			/* the link's own name off: the target is read from its directory */
 			*strrchr(cur, '/') = '\0';
@@ -143,21 +143,21 @@ static int chain_safe(const struct xrl_path_rules *r, const char *path, const st
 			p++;
 		if (*p) {
 			if (!S_ISDIR(st.st_mode))
-				return fail(ENOTDIR, "cannot resolve %s: %s: %s", path, cur, strerror(ENOTDIR));
+				return xrl_fail(ENOTDIR, "cannot resolve %s: %s: %s", path, cur, strerror(ENOTDIR));
 			if ((err = dir_safe(r, path, cur, &st)))
 				return err;
 			continue;
 		}
 		/* the end: the file the caller opened and checked */
 		if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino))
-			return fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
+			return xrl_fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
 		return 0;
 	}
 	/* path names a directory ("/" or ending in "..") */
 	if (lstat(cur, &st))
-		return fail(errno, "cannot resolve %s: %s", path, strerror(errno));
+		return xrl_fail(errno, "cannot resolve %s: %s", path, strerror(errno));
 	if (want && (st.st_dev != want->st_dev || st.st_ino != want->st_ino))
-		return fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
+		return xrl_fail(EPERM, "%s %s changed while it was checked. Refused", r->what, path);
 	return 0;
 }
 
@@ -167,14 +167,14 @@ int xrl_path_safe(const char *path, const struct stat *st, const struct xrl_path
 
 	if (!st) {
 		if (stat(path, &own))
-			return fail(errno, "cannot stat %s: %s", path, strerror(errno));
+			return xrl_fail(errno, "cannot stat %s: %s", path, strerror(errno));
 		st = &own;
 	}
 	if (!trusted_uid(st->st_uid))
-		return fail(EPERM, "%s %s belongs to uid %u, not root: %s. Refused; %s", r->what, path,
+		return xrl_fail(EPERM, "%s %s belongs to uid %u, not root: %s. Refused; %s", r->what, path,
 			    (unsigned int)st->st_uid, r->owner_why, r->owner_fix);
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return fail(EPERM, "%s %s is writable by %s (mode %04o): %s. Refused; %s", r->what, path,
+		return xrl_fail(EPERM, "%s %s is writable by %s (mode %04o): %s. Refused; %s", r->what, path,
 			    st->st_mode & S_IWOTH ? "others" : "its group", (unsigned int)(st->st_mode & 07777),
 			    r->write_why, r->write_fix);
 	/* each name on the way, each symlink of the chain, as resolved */

@@ -287,7 +287,7 @@ static int count_frames(const char *path, __u64 *n)
 
 	*n = 0;
 	if (!p)
-		return fail(EINVAL, "cannot read the capture %s: %s", path, eb);
+		return xrl_fail(EINVAL, "cannot read the capture %s: %s", path, eb);
 	while (pcap_next_ex(p, &h, &d) == 1)
 		(*n)++;
 	pcap_close(p);
@@ -312,16 +312,16 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	const char *dname;
 
 	memset(out, 0, sizeof(*out));
-	errbuf[0] = '\0';
+	xrl__errbuf[0] = '\0';
 	/* The capture is read twice (its frame count sizes the tables): a
 	 * FIFO or a pipe would hang or come back empty the second time. */
 	{
 		struct stat st;
 
 		if (stat(path, &st))
-			return fail(errno, "cannot read the capture %s: %s", path, strerror(errno));
+			return xrl_fail(errno, "cannot read the capture %s: %s", path, strerror(errno));
 		if (!S_ISREG(st.st_mode))
-			return fail(EINVAL, "cannot read the capture %s: not a regular file (a pipe or a FIFO cannot be read twice: save it to a file first)",
+			return xrl_fail(EINVAL, "cannot read the capture %s: not a regular file (a pipe or a FIFO cannot be read twice: save it to a file first)",
 				    path);
 	}
 	err = count_frames(path, &frames);
@@ -329,7 +329,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		return err;
 	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, eb);
 	if (!p)
-		return fail(EINVAL, "cannot read the capture %s: %s", path, eb);
+		return xrl_fail(EINVAL, "cannot read the capture %s: %s", path, eb);
 	out->linktype = pcap_datalink(p);
 	dname = pcap_datalink_val_to_name(out->linktype);
 	snprintf(out->linktype_name, sizeof(out->linktype_name), "%s",
@@ -339,7 +339,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	case DLT_RAW: case DLT_IPV4: case DLT_IPV6:
 		break;
 	default:
-		err = fail(EPROTONOSUPPORT, "%s: link type %s (%d) is not supported: replay takes "
+		err = xrl_fail(EPROTONOSUPPORT, "%s: link type %s (%d) is not supported: replay takes "
 			   "Ethernet (EN10MB), Linux cooked (LINUX_SLL, LINUX_SLL2) and raw IP "
 			   "(RAW, IPV4, IPV6) captures", path, out->linktype_name, out->linktype);
 		goto out;
@@ -356,7 +356,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		goto out;
 	v = calloc(n + 1, sizeof(*v));
 	if (!v) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -372,7 +372,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	for (int i = 0; i < 2; i++) {
 		fd[i] = rules_fd(x, i ? 6 : 4);
 		if (fd[i] < 0) {
-			err = fail(fd[i], "cannot open the replay's IPv%d rule set: %s",
+			err = xrl_fail(fd[i], "cannot open the replay's IPv%d rule set: %s",
 				   i ? 6 : 4, strerror(-fd[i]));
 			goto out;
 		}
@@ -411,7 +411,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		xrl_test_clock_set(x, ts);
 		t.data_size_in = len;
 		if (bpf_prog_test_run_opts(xrl_prog_fd(x), &t)) {
-			err = fail(errno, "%s: frame %llu (%zu bytes): the test run failed: %s", path,
+			err = xrl_fail(errno, "%s: frame %llu (%zu bytes): the test run failed: %s", path,
 				   (unsigned long long)out->frames, len, strerror(errno));
 			goto out;
 		}
@@ -439,7 +439,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			if (xrl_bucket_get(x, &key, &b))
 				continue;
 			if (!(e = kt_get(&kt, &key, &rule))) {
-				err = fail(ENOMEM, "out of memory");
+				err = xrl_fail(ENOMEM, "out of memory");
 				goto out;
 			}
 			if (b.dropped > e->dropped) {
@@ -460,7 +460,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		goto out;
 	out->rules = calloc(ngot + 1, sizeof(*out->rules));
 	if (!out->rules) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < ngot; i++) {

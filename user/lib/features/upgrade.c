@@ -108,7 +108,7 @@ int xrl_build_info(struct xrl *x, struct xrl_build_info *bi)
 		snprintf(bi->build, sizeof(bi->build), "unknown");
 		return 0;
 	}
-	return err ? fail(err, "cannot read the program's build: %s", strerror(-err)) : 0;
+	return err ? xrl_fail(err, "cannot read the program's build: %s", strerror(-err)) : 0;
 }
 
 int xrl__layout_check(struct xrl *x, int prog_fd, const char *what)
@@ -117,15 +117,15 @@ int xrl__layout_check(struct xrl *x, int prog_fd, const char *what)
 	int err = xrl__build_info_of(x, prog_fd, &bi);
 
 	if (err == -ENOENT)
-		return fail(EPROTO, "the %s under %s carries no layout version (a build from before "
+		return xrl_fail(EPROTO, "the %s under %s carries no layout version (a build from before "
 			    "layout versions): this build (%s, layout %u) will not use its maps; detach it "
 			    "everywhere and purge with its own build, then attach with this one",
 			    what, x->pin_dir, xrl_version(), XRL_LAYOUT_VERSION);
 	if (err)
-		return fail(err, "cannot read the build of the %s under %s: %s", what, x->pin_dir,
+		return xrl_fail(err, "cannot read the build of the %s under %s: %s", what, x->pin_dir,
 			    strerror(-err));
 	if (bi.layout != XRL_LAYOUT_VERSION)
-		return fail(EPROTO, "the %s under %s is build %s with map layout %u; this build (%s) has "
+		return xrl_fail(EPROTO, "the %s under %s is build %s with map layout %u; this build (%s) has "
 			    "layout %u: its maps cannot be reused (nothing was changed). Use the running "
 			    "build, or detach everywhere and purge with it, then attach with this one "
 			    "(rules, buckets and counters are lost)",
@@ -155,10 +155,10 @@ static int maps_compatible(struct xrl *x, struct bpf_object *obj)
 		if (fd < 0) {
 			if (errno == ENOENT)
 				continue;	/* new in this build: created empty */
-			return fail(errno, "cannot open pinned %s: %s", p, strerror(errno));
+			return xrl_fail(errno, "cannot open pinned %s: %s", p, strerror(errno));
 		}
 		if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
-			int err = fail(errno, "cannot read pinned %s: %s", p, strerror(errno));
+			int err = xrl_fail(errno, "cannot read pinned %s: %s", p, strerror(errno));
 
 			close(fd);
 			return err;
@@ -179,7 +179,7 @@ static int maps_compatible(struct xrl *x, struct bpf_object *obj)
 			snprintf(diff, sizeof(diff), "%u entries, this build %u", mi.max_entries,
 				 bpf_map__max_entries(m));
 		if (diff[0])
-			return fail(EPROTO, "pinned map %s differs from this build's (%s) although the layout "
+			return xrl_fail(EPROTO, "pinned map %s differs from this build's (%s) although the layout "
 				    "versions agree (%u): refused, nothing was changed (the build forgot to "
 				    "bump XRL_LAYOUT_VERSION?)", p, diff, XRL_LAYOUT_VERSION);
 	}
@@ -217,7 +217,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 
 	*n = 0;
 	if (!(d = opendir(x->pin_dir)))
-		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
 	while (!err && (de = readdir(d))) {
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
@@ -228,11 +228,11 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 			continue;
 		pin_path(x, de->d_name, p, sizeof(p));
 		if ((fd = bpf_obj_get(p)) < 0) {
-			err = fail(errno, "cannot open %s: %s", p, strerror(errno));
+			err = xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
 			break;
 		}
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) || (old_id && info.prog_id != old_id)) {
-			err = fail(EEXIST, "%s runs program %u, not the pinned program %u: refused, nothing was changed",
+			err = xrl_fail(EEXIST, "%s runs program %u, not the pinned program %u: refused, nothing was changed",
 				   p, info.prog_id, old_id);
 			close(fd);
 			break;
@@ -242,7 +242,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 
 			if (!t) {
 				close(fd);
-				err = fail(ENOMEM, "out of memory");
+				err = xrl_fail(ENOMEM, "out of memory");
 				break;
 			}
 			v = t;
@@ -278,14 +278,14 @@ static int test_fifo(const char *path, int flags)
 	int fd;
 
 	if (lstat(path, &st) || !S_ISFIFO(st.st_mode)) {
-		warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
+		xrl_warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
 		return -1;
 	}
 	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
-		warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
+		xrl_warn("XRL_TEST_UPGRADE_STOP: %s is not a FIFO: the hook is ignored", path);
 		close(fd);
 		return -1;
 	}
@@ -385,7 +385,7 @@ int xrl_upgrade_recover(struct xrl *x)
 		int fd;
 
 		if (errno != ENOENT)
-			return fail(errno, "cannot open %s: %s", pnew, strerror(errno));
+			return xrl_fail(errno, "cannot open %s: %s", pnew, strerror(errno));
 		if (access(ipnew, F_OK))
 			return 0;
 		/* killed between the renames, or a leftover of a load */
@@ -393,8 +393,8 @@ int xrl_upgrade_recover(struct xrl *x)
 		if (fd >= 0 && info_of_prog(ipnew, fd)) {
 			close(fd);
 			if (rename(ipnew, ip))
-				return fail(errno, "cannot pin the build's info at %s: %s", ip, strerror(errno));
-			warn("finished an interrupted upgrade under %s: the build's info pinned", x->pin_dir);
+				return xrl_fail(errno, "cannot pin the build's info at %s: %s", ip, strerror(errno));
+			xrl_warn("finished an interrupted upgrade under %s: the build's info pinned", x->pin_dir);
 			return 1;
 		}
 		if (fd >= 0)
@@ -413,7 +413,7 @@ int xrl_upgrade_recover(struct xrl *x)
 	if (!on_new) {
 		/* killed before any link was moved: it never served */
 		if (unlink(pnew) && errno != ENOENT) {
-			err = fail(errno, "cannot remove %s: %s", pnew, strerror(errno));
+			err = xrl_fail(errno, "cannot remove %s: %s", pnew, strerror(errno));
 			goto out;
 		}
 		unlink(ipnew);
@@ -423,24 +423,24 @@ int xrl_upgrade_recover(struct xrl *x)
 		if (links[i].prog_id == new_id)
 			continue;
 		if (old_fd < 0 || links[i].prog_id != old_id) {
-			warn("link %s runs program %u, neither the upgrade's %u nor the pinned %u: left as it is",
+			xrl_warn("link %s runs program %u, neither the upgrade's %u nor the pinned %u: left as it is",
 			     links[i].name, links[i].prog_id, new_id, old_id);
 			continue;
 		}
 		if ((err = swap_prog(links[i].fd, new_fd, old_fd))) {
-			err = fail(err, "cannot finish the interrupted upgrade on %s: %s", links[i].name,
+			err = xrl_fail(err, "cannot finish the interrupted upgrade on %s: %s", links[i].name,
 				   strerror(-err));
 			goto out;
 		}
 		moved++;
 	}
 	if (rename(pnew, p)) {
-		err = fail(errno, "cannot pin the upgraded program at %s: %s", p, strerror(errno));
+		err = xrl_fail(errno, "cannot pin the upgraded program at %s: %s", p, strerror(errno));
 		goto out;
 	}
 	if (!access(ipnew, F_OK) && info_of_prog(ipnew, new_fd) && rename(ipnew, ip))
-		warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
-	warn("finished an interrupted upgrade under %s: program %u pinned, %zu link(s) moved to it, "
+		xrl_warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
+	xrl_warn("finished an interrupted upgrade under %s: program %u pinned, %zu link(s) moved to it, "
 	     "%zu already there", x->pin_dir, new_id, moved, on_new);
 	err = 1;
 out:
@@ -478,18 +478,18 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
 	old_fd = bpf_obj_get(p);
 	if (old_fd < 0) {
-		err = fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
+		err = xrl_fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
 		goto out;
 	}
 	/* 1. checks: nothing is created or changed until they pass */
 	if ((err = xrl__build_info_of(x, old_fd, &r->from)) && err != -ENOENT) {
-		err = fail(err, "cannot read the running build: %s", strerror(-err));
+		err = xrl_fail(err, "cannot read the running build: %s", strerror(-err));
 		goto out;
 	}
 	if ((err = xrl__layout_check(x, old_fd, "running program")))
 		goto out;
 	if (bpf_obj_get_info_by_fd(old_fd, &pi, &len)) {
-		err = fail(errno, "cannot read %s: %s", p, strerror(errno));
+		err = xrl_fail(errno, "cannot read %s: %s", p, strerror(errno));
 		goto out;
 	}
 	r->old_prog_id = pi.id;
@@ -507,7 +507,7 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	for (size_t i = 0; i < n && !err; i++) {
 		err = swap_prog(links[i].fd, x->prog_fd, old_fd);
 		if (err)
-			err = fail(err, "cannot replace the program on %s: %s (the links done so far are put back)",
+			err = xrl_fail(err, "cannot replace the program on %s: %s (the links done so far are put back)",
 				   links[i].name, strerror(-err));
 		else
 			links[i].moved = true;
@@ -518,15 +518,15 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		test_stop("links");
 	/* 4. the program pin last: a rename replaces it in one step */
 	if (!err && rename(pnew, p))
-		err = fail(errno, "cannot pin the program at %s: %s (the links are put back)", p, strerror(errno));
+		err = xrl_fail(errno, "cannot pin the program at %s: %s (the links are put back)", p, strerror(errno));
 	if (!err)
 		test_stop("renamed");
 	if (!err && rename(ipnew, ip))	/* the program is in place: only say so */
-		warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
+		xrl_warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
 	if (err) {
 		for (size_t i = 0; i < n; i++)
 			if (links[i].moved && swap_prog(links[i].fd, old_fd, x->prog_fd))
-				warn("could not put the old program back on %s: %s", links[i].name,
+				xrl_warn("could not put the old program back on %s: %s", links[i].name,
 				     strerror(errno));
 		unlink(pnew);
 		unlink(ipnew);

@@ -215,14 +215,14 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	 * start or reload (an open for reading waits for a writer) */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
+		return xrl_fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
-		return fail(EINVAL, "the Redis credentials %s are not a regular file", path);
+		return xrl_fail(EINVAL, "the Redis credentials %s are not a regular file", path);
 	}
 	if (sb.st_mode & 0004) {
 		close(fd);
-		return fail(EPERM, "the Redis credentials %s are readable by everyone: chmod o-r it", path);
+		return xrl_fail(EPERM, "the Redis credentials %s are readable by everyone: chmod o-r it", path);
 	}
 	/* whoever could write them could point the daemon at another user's
 	 * keys (or lock it out): as the configuration file */
@@ -233,11 +233,11 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 	fp = fdopen(fd, "r");
 	if (!fp) {
 		close(fd);
-		return fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
+		return xrl_fail(errno, "cannot read the Redis credentials %s: %s", path, strerror(errno));
 	}
 	if (!fgets(line, sizeof(line), fp)) {
 		fclose(fp);
-		return fail(EINVAL, "the Redis credentials %s are empty", path);
+		return xrl_fail(EINVAL, "the Redis credentials %s are empty", path);
 	}
 	fclose(fp);
 	if ((nl = strpbrk(line, "\r\n")))
@@ -251,7 +251,7 @@ static int read_auth(struct xrl_fleet *f, const char *path)
 		snprintf(f->pass, sizeof(f->pass), "%s", line);
 	}
 	if (!f->pass[0])
-		return fail(EINVAL, "the Redis credentials %s hold no password", path);
+		return xrl_fail(EINVAL, "the Redis credentials %s hold no password", path);
 	return 0;
 }
 
@@ -261,7 +261,7 @@ int xrl_fleet_auth_check(const char *path)
 	int err;
 
 	if (!f)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	err = read_auth(f, path);
 	explicit_bzero(f, sizeof(*f));
 	free(f);
@@ -275,7 +275,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	int err;
 
 	if (!f)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	f->x = x;
 	f->cfg = *cfg;
 	if (!f->cfg.sync_ms)
@@ -292,7 +292,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	}
 	if (!xrl_fleet_leases(x)) {
 		free(f);
-		return fail(errno, "cannot map the fleet leases: %s", strerror(errno));
+		return xrl_fail(errno, "cannot map the fleet leases: %s", strerror(errno));
 	}
 	ro.addrs = f->cfg.redis;
 	ro.cluster = f->cfg.cluster;
@@ -304,7 +304,7 @@ int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fle
 	memset(f->pass, 0, sizeof(f->pass));
 	if (err) {
 		free(f);
-		return fail(EINVAL, "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...])",
+		return xrl_fail(EINVAL, "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...])",
 			    cfg->redis);
 	}
 	pthread_mutex_init(&f->lock, NULL);
@@ -424,7 +424,7 @@ int xrl_fleet_rules_set(struct xrl_fleet *f, const struct xrl_rule_entry *v, siz
 	size_t m = 0;
 
 	if (!rules)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const struct xrl_rule *r = &v[i].r;
 
@@ -1055,7 +1055,7 @@ int xrl_fleet_probe(struct xrl_fleet *f)
 	int err = 0;
 
 	if (xrl_redis_batch(f->r, &c, 1))
-		err = fail(EHOSTUNREACH, "Redis %s does not answer: %s", f->cfg.redis,
+		err = xrl_fail(EHOSTUNREACH, "Redis %s does not answer: %s", f->cfg.redis,
 			   c.err[0] ? c.err : "an error reply");
 	xrl_redis_batch_free(&c, 1);
 	return err;

@@ -127,7 +127,7 @@ int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_hold
 		return 0;
 	err = holder_of(ifindex, h);
 	if (err)
-		return fail(err, "cannot query the XDP program of %s: %s", ifname, strerror(-err));
+		return xrl_fail(err, "cannot query the XDP program of %s: %s", ifname, strerror(-err));
 	if (!h->prog_id)
 		return 0;
 	return h->prog_id != pinned_link_prog(pin_dir ? pin_dir : XRL_DEFAULT_PIN_DIR, ifname);
@@ -141,18 +141,18 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	int fd;
 
 	if (!x->pinned)
-		return fail(EINVAL, "cannot attach an unpinned instance");
+		return xrl_fail(EINVAL, "cannot attach an unpinned instance");
 	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
-		return fail(ENODEV, "unknown interface '%s'", ifname);
+		return xrl_fail(ENODEV, "unknown interface '%s'", ifname);
 	link_pin(x, ifname, p, sizeof(p));
 	if (access(p, F_OK) == 0)
-		return fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
 
 	*got = mode == XRL_XDP_GENERIC ? XRL_XDP_GENERIC : XRL_XDP_NATIVE;
 	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
 							     : XDP_FLAGS_DRV_MODE);
 	if (fd < 0 && mode == XRL_XDP_AUTO && fd != -EBUSY && fd != -EEXIST) {
-		warn("native XDP failed on %s (%s); using generic mode, which is slower",
+		xrl_warn("native XDP failed on %s (%s); using generic mode, which is slower",
 		     ifname, strerror(-fd));
 		*got = XRL_XDP_GENERIC;
 		fd = try_attach(x, ifindex, XDP_FLAGS_SKB_MODE);
@@ -163,15 +163,15 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 
 		/* say which: the operator has to find and remove it */
 		if (holder_of(ifindex, &h) || !h.prog_id)
-			return fail(EBUSY, "another XDP program is already attached to %s", ifname);
+			return xrl_fail(EBUSY, "another XDP program is already attached to %s", ifname);
 		holder_details(&h, who, sizeof(who));
-		return fail(EBUSY, "another XDP program is already attached to %s (%s)", ifname, who);
+		return xrl_fail(EBUSY, "another XDP program is already attached to %s (%s)", ifname, who);
 	}
 	if (fd < 0)
-		return fail(fd, "cannot attach to %s in %s mode: %s", ifname,
+		return xrl_fail(fd, "cannot attach to %s in %s mode: %s", ifname,
 			    xrl_xdp_mode_name(*got), strerror(-fd));
 	if (bpf_obj_pin(fd, p)) {
-		int err = fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
+		int err = xrl_fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
 
 		close(fd);	/* the link goes with its last reference */
 		return err;
@@ -187,7 +187,7 @@ int xrl_detach(struct xrl *x, const char *ifname)
 
 	link_pin(x, ifname, p, sizeof(p));
 	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
-		return fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
+		return xrl_fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
 	fd = bpf_obj_get(p);
 	if (fd >= 0) {
 		/* detach now, even if another process holds the link */
@@ -195,7 +195,7 @@ int xrl_detach(struct xrl *x, const char *ifname)
 		close(fd);
 	}
 	if (unlink(p))
-		return fail(errno, "cannot remove %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	return 0;
 }
 
@@ -213,7 +213,7 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 	}
 	d = opendir(x->pin_dir);
 	if (!d)
-		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
 	while ((de = readdir(d))) {
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
@@ -229,7 +229,7 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 			if (!a) {
 				closedir(d);
 				free(v);
-				return fail(ENOMEM, "out of memory");
+				return xrl_fail(ENOMEM, "out of memory");
 			}
 			v = a;
 		}

@@ -19,7 +19,7 @@ const char *xrl_mode_name(enum xrl_mode m)
 int xrl_mode_set(struct xrl *x, enum xrl_mode mode)
 {
 	if (mode >= XRL_MODE_MAX)
-		return fail(EINVAL, "unknown mode %d", mode);
+		return xrl_fail(EINVAL, "unknown mode %d", mode);
 	__atomic_store_n(&x->ctrl->mode, mode, __ATOMIC_RELEASE);
 	xrl__cache_bump(x);
 	return 0;

@@ -106,7 +106,7 @@ static int trie_put(int fd, const struct xrl_rule_entry *e, __u32 class)
 
 	memcpy(k.addr, e->addr, e->family == 6 ? 16 : 4);
 	if (bpf_map_update_elem(fd, &k, &e->r, BPF_ANY))
-		return fail(errno, "cannot write endpoint rule %u: %s%s", e->r.id, strerror(errno),
+		return xrl_fail(errno, "cannot write endpoint rule %u: %s%s", e->r.id, strerror(errno),
 			    errno == E2BIG || errno == ENOSPC ?
 			    " (too many endpoint rules and port classes)" : "");
 	return 0;
@@ -130,7 +130,7 @@ static int copy_space(struct xrl *x, int family, __u32 space, int fd)
 	while (bpf_map_get_next_key(old, prev, &next) == 0) {
 		if (SPACE_OF(next.class) == space && bpf_map_lookup_elem(old, &next, &r) == 0 &&
 		    bpf_map_update_elem(fd, &next, &r, BPF_ANY)) {
-			err = fail(errno, "cannot copy the endpoint rules: %s", strerror(errno));
+			err = xrl_fail(errno, "cannot copy the endpoint rules: %s", strerror(errno));
 			break;
 		}
 		key = next;
@@ -169,7 +169,7 @@ int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, siz
 
 				if (!nv) {
 					close(fd);
-					return fail(ENOMEM, "out of memory");
+					return xrl_fail(ENOMEM, "out of memory");
 				}
 				*v = nv;
 				*cap = nc;
@@ -363,7 +363,7 @@ int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *c
 	w.apos = malloc((nep + 1) * sizeof(*w.apos));
 	if (!ev || !order || !w.cover || !w.group || !w.rank || !w.heap || !w.hlen || !w.hoff ||
 	    !w.gcount || !w.active || !w.apos) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	/* the prefixes, and the port order within each */
@@ -402,7 +402,7 @@ int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *c
 		tcap *= 2;
 	tab = calloc(tcap, sizeof(*tab));
 	if (!tab) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t e = 0; e < nev;) {
@@ -434,7 +434,7 @@ int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *c
 					void *nv = realloc(ent, (cap = cap ? 2 * cap : 256) * sizeof(*ent));
 
 					if (!nv) {
-						err = fail(ENOMEM, "out of memory");
+						err = xrl_fail(ENOMEM, "out of memory");
 						goto out;
 					}
 					ent = nv;
@@ -474,7 +474,7 @@ static int ep_limit(const struct xrl_rule_entry *const *ep, size_t nep, int fami
 
 	for (size_t i = 0; i < nep; i++)
 		rules += ep[i]->family == family;
-	return fail(E2BIG, "too many endpoint rules and port classes: the IPv%d endpoint rules (%zu) "
+	return xrl_fail(E2BIG, "too many endpoint rules and port classes: the IPv%d endpoint rules (%zu) "
 		    "and their classes' entries (one per class and prefix) need more than %d entries, "
 		    "the limit per address family (README, \"Limits of the design\"): fewer endpoint rules, fewer "
 		    "prefixes among them, or port ranges that overlap less", family, rules, EP_SET_ENTRIES);
@@ -489,7 +489,7 @@ int xrl__endpoints_check(const struct xrl_rule_entry *v, size_t n, size_t *bad)
 	int err, over = 0;
 
 	if (!ep || !cls) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -544,7 +544,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 
 	if (!ep)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	if ((err = space_in_use(x, &old))) {
 		free(ep);
 		return err;
@@ -560,13 +560,13 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	b.vals = calloc(XRL_EP_SLOTS, sizeof(*b.vals));
 	keys = malloc(XRL_EP_SLOTS * sizeof(*keys));
 	if (!b.vals || !keys) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (int f = 0; f < 2; f++) {
 		b.trie[f] = trie_create(f ? 6 : 4);
 		if (b.trie[f] < 0) {
-			err = fail(b.trie[f], "cannot create an endpoint rule set: %s", strerror(-b.trie[f]));
+			err = xrl_fail(b.trie[f], "cannot create an endpoint rule set: %s", strerror(-b.trie[f]));
 			goto out;
 		}
 		if ((err = copy_space(x, f ? 6 : 4, old, b.trie[f])))
@@ -585,7 +585,7 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	 * hot-key cache, which keys its entries by class */
 	best = calloc(nep ? nep : 1, sizeof(*best));
 	if (!best) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nent; i++)
@@ -606,19 +606,19 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 	b.array = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_ep_class_set", sizeof(__u32),
 				 sizeof(__u32), XRL_EP_SLOTS, NULL);
 	if (b.array < 0) {
-		err = fail(errno, "cannot create the endpoint classes: %s", strerror(errno));
+		err = xrl_fail(errno, "cannot create the endpoint classes: %s", strerror(errno));
 		goto out;
 	}
 	for (__u32 i = 0; i < XRL_EP_SLOTS; i++)
 		keys[i] = i;
 	if (bpf_map_update_batch(b.array, keys, b.vals, &count, &bo)) {
-		err = fail(errno, "cannot write the endpoint classes: %s", strerror(errno));
+		err = xrl_fail(errno, "cannot write the endpoint classes: %s", strerror(errno));
 		goto out;
 	}
 	/* publish: the tries, then the array (see xdp_rl_common.h) */
 	if ((err = publish_set(x, M_EP4, b.trie[0])) || (err = publish_set(x, M_EP6, b.trie[1])) ||
 	    (err = publish_set(x, M_EP_CLASS, b.array)))
-		err = fail(err, "cannot publish the endpoint rules: %s", strerror(-err));
+		err = xrl_fail(err, "cannot publish the endpoint rules: %s", strerror(-err));
 out:
 	ep_close(&b);
 	free(ent);

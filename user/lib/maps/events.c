@@ -38,7 +38,7 @@ int xrl_events_open(struct xrl *x, enum xrl_events_reader who, xrl_event_cb cb, 
 	int err;
 
 	if (!ev)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	ev->cb = cb;
 	ev->ctx = ctx;
 	ev->claim_fd = -1;
@@ -54,7 +54,7 @@ int xrl_events_open(struct xrl *x, enum xrl_events_reader who, xrl_event_cb cb, 
 	ev->rb = ring_buffer__new(x->map_fd[who == XRL_EVENTS_RLD ? M_EVENTS_RLD : M_EVENTS_CTL],
 				  on_sample, ev, NULL);
 	if (!ev->rb) {
-		err = fail(errno, "cannot read the events ring: %s", strerror(errno));
+		err = xrl_fail(errno, "cannot read the events ring: %s", strerror(errno));
 		xrl_events_close(ev);
 		return err;
 	}
@@ -92,7 +92,7 @@ static int claim_check(struct xrl_events *ev)
 		return 0;
 	fd = xrl__events_claim(ev->x);
 	if (fd < 0)
-		return fail(EBUSY, "the pin directory was replaced and another reader follows its events now: %s",
+		return xrl_fail(EBUSY, "the pin directory was replaced and another reader follows its events now: %s",
 			    xrl_errmsg());
 	close(ev->claim_fd);
 	ev->claim_fd = fd;
@@ -128,9 +128,9 @@ int xrl_event_stats_get(struct xrl *x, struct xrl_event_stats *sum)
 	__u32 zero = 0;
 
 	if (!vals)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	if (bpf_map_lookup_elem(x->map_fd[M_EVENT_STATS], &zero, vals)) {
-		int err = fail(errno, "cannot read the event counters: %s", strerror(errno));
+		int err = xrl_fail(errno, "cannot read the event counters: %s", strerror(errno));
 
 		free(vals);
 		return err;

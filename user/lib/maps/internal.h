@@ -16,7 +16,7 @@
 #include "libxrl.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
-#include "text/grammar.h"
+#include "model/words.h"
 #include "base/paths.h"
 
 #define PROG_PIN	"xdp_rl_prog"
@@ -64,22 +64,10 @@ struct xrl {
 	__u32 set_id[M__COUNT];
 };
 
-/* What xrl_errmsg() returns (log.c). */
-extern __thread char xrl__errbuf[512];
-#define errbuf xrl__errbuf
-
-/* Set xrl_errmsg() and return -err (err may be given either way). */
-__attribute__((format(printf, 2, 3)))
-int xrl__fail(int err, const char *fmt, ...);
-/* A warning through the log (xrl_log_set()). */
-__attribute__((format(printf, 1, 2)))
-void xrl__warn(const char *fmt, ...);
-#define fail xrl__fail
 
 /* Void every hot-key cache entry (control.c): after a commit, a mode
  * change, a key reset. */
 void xrl__cache_bump(struct xrl *x);
-#define warn xrl__warn
 #define map_names xrl__map_names
 
 /* shared between the parts */

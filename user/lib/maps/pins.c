@@ -38,7 +38,7 @@ const char *const xrl__map_names[M__COUNT] = {
  * and what to do, rather than "not loaded" or another version's pins. */
 static int perm_denied(int err, const char *what, const char *path)
 {
-	return fail(err, "permission denied: %s %s (uid %u): xdp-rl's pins and bpf() are root's "
+	return xrl_fail(err, "permission denied: %s %s (uid %u): xdp-rl's pins and bpf() are root's "
 		    "(CAP_BPF, CAP_NET_ADMIN and read access to the pins): run it as root, e.g. with sudo",
 		    what, path, (unsigned)geteuid());
 }
@@ -149,12 +149,12 @@ static int refuse_private_sysfs(const char *parent)
 	if (!mount_ns_ends_with_us())
 		return 0;
 	if (netns_name(ns, sizeof(ns)))
-		return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+		return xrl_fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
 			    "('ip netns exec' gives it a /sys of its own): what it pins would vanish with it. "
 			    "Run 'nsenter --net=/run/netns/%s %s ...' instead of 'ip netns exec %s', "
 			    "or --pin-dir on a bpffs mounted outside",
 			    parent, ns, program_invocation_short_name, ns);
-	return fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
+	return xrl_fail(EPERM, "no bpffs at %s in this mount namespace, which ends with this command "
 		    "(as under 'ip netns exec'): what it pins would vanish with it. "
 		    "Run it in a namespace that lasts, or --pin-dir on a bpffs mounted outside",
 		    parent);
@@ -168,7 +168,7 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	snprintf(parent, sizeof(parent), "%s", pin_dir);
 	slash = strrchr(parent, '/');
 	if (!slash || slash == parent)
-		return fail(EINVAL, "pin directory '%s' must be inside a bpffs mount", pin_dir);
+		return xrl_fail(EINVAL, "pin directory '%s' must be inside a bpffs mount", pin_dir);
 	*slash = '\0';
 	if (is_bpffs(parent))
 		return 0;
@@ -180,12 +180,12 @@ static int ensure_bpffs(const char *pin_dir, bool create)
 	if (create && !strcmp(parent, "/sys/fs/bpf")) {
 		if (mount("bpf", parent, "bpf", 0, "mode=0700") == 0)
 			return 0;
-		return fail(errno, "cannot mount bpffs on %s: %s", parent, strerror(errno));
+		return xrl_fail(errno, "cannot mount bpffs on %s: %s", parent, strerror(errno));
 	}
 	if (!create && !strcmp(parent, "/sys/fs/bpf"))
-		return fail(ENOENT, "xdp-rl is not loaded (no bpffs at %s); run 'xdp-rlctl attach dev IFACE' first",
+		return xrl_fail(ENOENT, "xdp-rl is not loaded (no bpffs at %s); run 'xdp-rlctl attach dev IFACE' first",
 			    parent);
-	return fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
+	return xrl_fail(EINVAL, "'%s' is not on a bpffs mount (mount -t bpf bpf DIR)", parent);
 }
 
 /*
@@ -208,9 +208,9 @@ static int pin_dir_safe(const char *pin_dir)
 	struct stat st;
 
 	if (lstat(pin_dir, &st))
-		return fail(errno, "cannot stat %s: %s", pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot stat %s: %s", pin_dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return fail(ENOTDIR, "pin directory %s is not a directory (a symlink?): refused", pin_dir);
+		return xrl_fail(ENOTDIR, "pin directory %s is not a directory (a symlink?): refused", pin_dir);
 	return xrl_path_safe(pin_dir, &st, &rules);
 }
 
@@ -258,21 +258,21 @@ static int lock_dir(struct xrl *x)
 	if (x->lock_fd < 0)
 		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->lock_fd < 0)
-		return fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot open %s: %s", x->pin_dir, strerror(errno));
 	for (;;) {
 		if (flock(x->lock_fd, LOCK_EX | LOCK_NB) == 0) {
 			x->locked = true;
 			return 0;
 		}
 		if (errno != EWOULDBLOCK)
-			return fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
+			return xrl_fail(errno, "cannot lock %s: %s", x->pin_dir, strerror(errno));
 		if (mono_ms() >= deadline)
 			break;
 		usleep(10000);
 	}
 	pid = lock_holder(x->lock_fd);
 	if (!pid)
-		return fail(EBUSY, "%s is locked by another xdp-rl process (gave up after %d ms)",
+		return xrl_fail(EBUSY, "%s is locked by another xdp-rl process (gave up after %d ms)",
 			    x->pin_dir, XRL_LOCK_WAIT_MS);
 	{
 		char p[64];
@@ -285,7 +285,7 @@ static int lock_dir(struct xrl *x)
 			fclose(f);
 		}
 	}
-	return fail(EBUSY, "%s is locked by another xdp-rl process (pid %d%s%s; gave up after %d ms)",
+	return xrl_fail(EBUSY, "%s is locked by another xdp-rl process (pid %d%s%s; gave up after %d ms)",
 		    x->pin_dir, pid, comm[0] ? ", " : "", comm, XRL_LOCK_WAIT_MS);
 }
 
@@ -340,7 +340,7 @@ static void ctl_cmd(const struct xrl *x, char *buf, size_t len)
 static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
 {
 	struct xrl_attachment *a = NULL;
-	char cmd[PATH_MAX + 32], steps[sizeof(errbuf)];
+	char cmd[PATH_MAX + 32], steps[sizeof(xrl__errbuf)];
 	size_t n = 0, l = 0;
 
 	ctl_cmd(x, cmd, sizeof(cmd));
@@ -352,7 +352,7 @@ static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
 	if (l < sizeof(steps))
 		snprintf(steps + l, sizeof(steps) - l, "%s'%s purge'", n ? "then " : "", cmd);
 	free(a);
-	return fail(EEXIST, "the pinned bucket tables hold %d keys each, not %u: attach without 'keys' to keep them, "
+	return xrl_fail(EEXIST, "the pinned bucket tables hold %d keys each, not %u: attach without 'keys' to keep them, "
 		    "or start over (rules and buckets are lost): %s", cap, keys, steps);
 }
 
@@ -369,7 +369,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 
 	x->skel = xdp_rl__open();
 	if (!x->skel)
-		return fail(errno, "cannot open the BPF object: %s", strerror(errno));
+		return xrl_fail(errno, "cannot open the BPF object: %s", strerror(errno));
 	x->skel->rodata->use_test_clock = o->test_clock;
 	snprintf((char *)x->skel->rodata_info->xrl_info.build,
 		 sizeof(x->skel->rodata_info->xrl_info.build), "%s", xrl_version());
@@ -406,7 +406,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 		if (fd >= 0)
 			close(fd);
 		if (cap < 0)
-			return fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
+			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->keys && (__u32)cap != o->keys)
 			return keys_mismatch(x, cap, o->keys);
 		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
@@ -431,11 +431,11 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 		return err;
 	err = xdp_rl__load(x->skel);
 	if (err && is_perm(-err))	/* not another version's maps: no right to load */
-		return fail(err, "cannot load the BPF program: permission denied (uid %u): loading it takes root "
+		return xrl_fail(err, "cannot load the BPF program: permission denied (uid %u): loading it takes root "
 			    "(CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON): run it as root, e.g. with sudo",
 			    (unsigned)geteuid());
 	if (err)
-		return fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
+		return xrl_fail(err, "cannot load the BPF program: %s (a pinned map from another version? 'xdp-rlctl purge' to start over)",
 			    strerror(-err));
 
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
@@ -448,14 +448,14 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 	for (int family = 4; family <= 6; family += 2) {
 		err = rules_install_empty(x, family);
 		if (err)
-			return fail(err, "cannot create the empty IPv%d rule set: %s",
+			return xrl_fail(err, "cannot create the empty IPv%d rule set: %s",
 				    family, strerror(-err));
 	}
 
 	if (x->pinned) {
 		pin_path(x, prog_pin, p, sizeof(p));
 		if (bpf_obj_pin(x->prog_fd, p))
-			return fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
+			return xrl_fail(errno, "cannot pin the program at %s: %s", p, strerror(errno));
 		if (upgrade)
 			x->prog_pin_new = true;
 		else
@@ -463,7 +463,7 @@ static int load_object(struct xrl *x, const struct xrl_open_opts *o, const char 
 		pin_path(x, upgrade ? INFO_PIN_NEW : INFO_PIN, p, sizeof(p));
 		unlink(p);	/* a leftover info pin without its program */
 		if (bpf_obj_pin(bpf_map__fd(x->skel->maps.rodata_info), p))
-			return fail(errno, "cannot pin the program's build at %s: %s", p, strerror(errno));
+			return xrl_fail(errno, "cannot pin the program's build at %s: %s", p, strerror(errno));
 		if (!upgrade)
 			x->new_pin[M__COUNT + 1] = true;
 	}
@@ -491,7 +491,7 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	if (x->prog_fd < 0 && is_perm(errno))
 		return perm_denied(errno, "cannot open the pinned program", p);
 	if (x->prog_fd < 0)
-		return fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot open pinned program %s: %s", p, strerror(errno));
 	/* another layout's maps are never read or written by this build */
 	if ((err = xrl__layout_check(x, x->prog_fd, "pinned program")))
 		return err;
@@ -501,7 +501,7 @@ static int reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 		if (x->map_fd[i] < 0 && is_perm(errno))
 			return perm_denied(errno, "cannot open the pinned map", p);
 		if (x->map_fd[i] < 0)
-			return fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over; "
+			return xrl_fail(errno, "cannot open pinned map %s: %s ('xdp-rlctl purge' to start over; "
 				    "pinned by an older build of xdp-rl? detach and purge with that build, "
 				    "or remove %s, which detaches it everywhere; its rules and buckets are lost)",
 				    p, strerror(errno), x->pin_dir);
@@ -517,10 +517,10 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	struct xrl *x;
 	int err;
 
-	errbuf[0] = '\0';
+	xrl__errbuf[0] = '\0';
 	x = calloc(1, sizeof(*x));
 	if (!x)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	x->lock_fd = -1;
 	x->daemon_fd = -1;
 	x->prog_fd = -1;
@@ -530,7 +530,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	x->ncpus = libbpf_num_possible_cpus();
 	x->pinned = !o->no_pin;
 	if (o->pin_dir && strlen(o->pin_dir) > PATH_MAX - 64) {
-		err = fail(ENAMETOOLONG, "pin directory name is too long");
+		err = xrl_fail(ENAMETOOLONG, "pin directory name is too long");
 		goto err;
 	}
 	snprintf(x->pin_dir, sizeof(x->pin_dir), "%s",
@@ -540,7 +540,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		x->pin_dir[l - 1] = '\0';
 
 	if (o->keys && o->keys < 16) {
-		err = fail(EINVAL, "keys %u: the bucket table needs at least 16 entries", o->keys);
+		err = xrl_fail(EINVAL, "keys %u: the bucket table needs at least 16 entries", o->keys);
 		goto err;
 	}
 
@@ -557,7 +557,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 					goto err;
 				}
 				if (!o->create) {
-					err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+					err = xrl_fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
 						   x->pin_dir);
 					goto err;
 				}
@@ -567,7 +567,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 					err = perm_denied(errno, "cannot create", x->pin_dir);
 					goto err;
 				} else if (errno != EEXIST) {
-					err = fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+					err = xrl_fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
 					goto err;
 				}
 			}
@@ -608,7 +608,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		} else if (o->create) {
 			err = load_object(x, o, PROG_PIN, false);
 		} else {
-			err = fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
+			err = xrl_fail(ENOENT, "xdp-rl is not loaded (nothing pinned at %s); run 'xdp-rlctl attach dev IFACE' first",
 				   x->pin_dir);
 		}
 	} else {
@@ -621,7 +621,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 		       MAP_SHARED, x->map_fd[M_CONTROL], 0);
 	if (x->ctrl == MAP_FAILED) {
 		x->ctrl = NULL;
-		err = fail(errno, "cannot map the control block: %s", strerror(errno));
+		err = xrl_fail(errno, "cannot map the control block: %s", strerror(errno));
 		goto err;
 	}
 	/* a set published before the set pins existed, or whose pin a commit
@@ -631,7 +631,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	*out = x;
 	return 0;
 err:
-	xrl_discard(x);	/* keeps errbuf: the first failure is the one to tell */
+	xrl_discard(x);	/* keeps xrl__errbuf: the first failure is the one to tell */
 	xrl_close(x);
 	return err;
 }
@@ -643,12 +643,12 @@ bool xrl_created(const struct xrl *x)
 
 int xrl_discard(struct xrl *x)
 {
-	char p[PATH_MAX], saved[sizeof(errbuf)];
+	char p[PATH_MAX], saved[sizeof(xrl__errbuf)];
 	int err = 0;
 
 	if (!xrl_created(x) || (x->pinned && !x->locked))
 		return 0;	/* unlocked, another process may be using them */
-	memcpy(saved, errbuf, sizeof(saved));
+	memcpy(saved, xrl__errbuf, sizeof(saved));
 	for (int i = 0; i <= M__COUNT + 1; i++) {
 		if (!x->new_pin[i])
 			continue;
@@ -657,14 +657,14 @@ int xrl_discard(struct xrl *x)
 			xrl__set_unpin(x, i);
 		pin_path(x, i < M__COUNT ? map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));
 		if (unlink(p) && errno != ENOENT && !err)
-			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+			err = xrl_fail(errno, "cannot remove %s: %s", p, strerror(errno));
 		x->new_pin[i] = false;
 	}
 	if (x->created_dir && rmdir(x->pin_dir) && errno != ENOENT && !err)
-		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+		err = xrl_fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
 	x->created = x->created_dir = false;
 	if (!err)
-		memcpy(errbuf, saved, sizeof(errbuf));
+		memcpy(xrl__errbuf, saved, sizeof(xrl__errbuf));
 	return err;
 }
 
@@ -826,7 +826,7 @@ int xrl_purge(struct xrl *x)
 		xrl_attachments_names(a, n, names, sizeof(names));
 		free(a);
 		ctl_cmd(x, cmd, sizeof(cmd));
-		return fail(EBUSY, "still attached to %s: pins kept ('%s detach dev IFACE' for each first)",
+		return xrl_fail(EBUSY, "still attached to %s: pins kept ('%s detach dev IFACE' for each first)",
 			    names, cmd);
 	}
 	free(a);
@@ -836,27 +836,27 @@ int xrl_purge(struct xrl *x)
 		pid_t holder = claim_holder(x, DAEMON_DIR);
 
 		if (holder > 0)
-			return fail(EBUSY, "xdp-rld (pid %d) serves %s and would pin it all again: pins kept (stop it first)",
+			return xrl_fail(EBUSY, "xdp-rld (pid %d) serves %s and would pin it all again: pins kept (stop it first)",
 				    (int)holder, x->pin_dir);
 		if (holder < 0)
-			return fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
+			return xrl_fail(EBUSY, "an xdp-rld serves %s and would pin it all again: pins kept (stop it first)",
 				    x->pin_dir);
 	}
 	{
 		pid_t holder = claim_holder(x, EVENTS_DIR);
 
 		if (holder)
-			return fail(EBUSY, "'xdp-rlctl events' (pid %d) follows %s: pins kept (stop it first)",
+			return xrl_fail(EBUSY, "'xdp-rlctl events' (pid %d) follows %s: pins kept (stop it first)",
 				    (int)holder, x->pin_dir);
 	}
 	/* Only a directory of xdp-rl's own names: a --pin-dir mistyped onto
 	 * another tool's pins must not lose them. */
 	d = opendir(x->pin_dir);
 	if (!d)
-		return fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot read %s: %s", x->pin_dir, strerror(errno));
 	while ((de = readdir(d))) {
 		if (de->d_name[0] != '.' && (!our_pin(de->d_name) || !claim_empty(x, de->d_name))) {
-			err = fail(EEXIST, "%s holds '%s', which is not xdp-rl's: nothing removed",
+			err = xrl_fail(EEXIST, "%s holds '%s', which is not xdp-rl's: nothing removed",
 				   x->pin_dir, de->d_name);
 			closedir(d);
 			return err;
@@ -873,11 +873,11 @@ int xrl_purge(struct xrl *x)
 		if (!strcmp(de->d_name, DAEMON_DIR))
 			serves_clear(x, NULL, 0);
 		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))
-			err = fail(errno, "cannot remove %s: %s", p, strerror(errno));
+			err = xrl_fail(errno, "cannot remove %s: %s", p, strerror(errno));
 	}
 	closedir(d);
 	if (!err && rmdir(x->pin_dir))
-		err = fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
+		err = xrl_fail(errno, "cannot remove %s: %s", x->pin_dir, strerror(errno));
 	return err;
 }
 
@@ -894,19 +894,19 @@ static int claim(struct xrl *x, pid_t *holder)
 	*holder = 0;
 	pin_path(x, DAEMON_DIR, p, sizeof(p));
 	if (mkdir(p, 0700) && errno != EEXIST)
-		return fail(errno, "cannot create %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot create %s: %s", p, strerror(errno));
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(errno, "cannot open %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		int err = errno;
 
 		*holder = lock_holder(fd);
 		close(fd);
 		if (err == EWOULDBLOCK)
-			return fail(EBUSY, "%s is served by another xdp-rld (pid %d): one daemon per pin directory",
+			return xrl_fail(EBUSY, "%s is served by another xdp-rld (pid %d): one daemon per pin directory",
 				    x->pin_dir, (int)*holder);
-		return fail(err, "cannot lock %s: %s", p, strerror(err));
+		return xrl_fail(err, "cannot lock %s: %s", p, strerror(err));
 	}
 	if (x->daemon_fd >= 0)
 		close(x->daemon_fd);
@@ -924,18 +924,18 @@ int xrl__events_claim(struct xrl *x)
 
 	pin_path(x, EVENTS_DIR, p, sizeof(p));
 	if (mkdir(p, 0700) && errno != EEXIST)
-		return fail(errno, "cannot create %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot create %s: %s", p, strerror(errno));
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(errno, "cannot open %s: %s", p, strerror(errno));
+		return xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	pid = lock_holder(fd);
 	close(fd);
 	if (pid > 0)
-		return fail(EBUSY, "another 'xdp-rlctl events' (pid %d) follows the events of %s: one reader at a time",
+		return xrl_fail(EBUSY, "another 'xdp-rlctl events' (pid %d) follows the events of %s: one reader at a time",
 			    pid, x->pin_dir);
-	return fail(EBUSY, "another 'xdp-rlctl events' follows the events of %s: one reader at a time",
+	return xrl_fail(EBUSY, "another 'xdp-rlctl events' follows the events of %s: one reader at a time",
 		    x->pin_dir);
 }
 
@@ -951,7 +951,7 @@ int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n)
 	int err = 0;
 
 	if (x->daemon_fd < 0)
-		return fail(EINVAL, "only the daemon's handle names what it serves");
+		return xrl_fail(EINVAL, "only the daemon's handle names what it serves");
 	/* the new names first, then the stale ones out: an interface served
 	 * before and after is never unnamed (a detach in between would not
 	 * see the daemon) */
@@ -959,7 +959,7 @@ int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		snprintf(q, sizeof(q), "%s/" SERVES_PREFIX "%s", p, names[i]);
 		if (mkdir(q, 0700) && errno != EEXIST && !err)
-			err = fail(errno, "cannot create %s: %s", q, strerror(errno));
+			err = xrl_fail(errno, "cannot create %s: %s", q, strerror(errno));
 	}
 	serves_clear(x, names, n);
 	return err;
@@ -990,7 +990,7 @@ int xrl_daemon_claim(struct xrl *x, pid_t *holder)
 	pid_t h;
 
 	if (!x->pinned)
-		return fail(EINVAL, "an unpinned instance has no daemon");
+		return xrl_fail(EINVAL, "an unpinned instance has no daemon");
 	return claim(x, holder ? holder : &h);
 }
 
@@ -1044,7 +1044,7 @@ int xrl_pins_ok(struct xrl *x)
 		return 1;
 	/* an upgrade replaced the program on these maps: serve the new one */
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) == -EEXIST && xrl__adopt_upgraded(x))
-		warn("the program under %s was upgraded: re-attaching uses the new one", x->pin_dir);
+		xrl_warn("the program under %s was upgraded: re-attaching uses the new one", x->pin_dir);
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
 		return 0;
 	for (int i = 0; i < M__COUNT; i++)
@@ -1082,7 +1082,7 @@ int xrl_pins_restore(struct xrl *x)
 	if (err)
 		return err;
 	if (mkdir(x->pin_dir, 0700) && errno != EEXIST)
-		return fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
+		return xrl_fail(errno, "cannot create %s: %s", x->pin_dir, strerror(errno));
 	if ((err = pin_dir_safe(x->pin_dir)))
 		return err;
 	/* the old directory may be gone: lock the one that is there now */
@@ -1105,23 +1105,23 @@ int xrl_pins_restore(struct xrl *x)
 			 * the daemon's rules, take the place back. Attached
 			 * somewhere, it is left alone. */
 			if (foreign_links(x))
-				return fail(EEXIST, "%s holds another attached instance: not replaced", x->pin_dir);
+				return xrl_fail(EEXIST, "%s holds another attached instance: not replaced", x->pin_dir);
 			if (unlink(p))
-				return fail(errno, "cannot remove %s: %s", p, strerror(errno));
+				return xrl_fail(errno, "cannot remove %s: %s", p, strerror(errno));
 			replaced = true;
 		}
 		if (bpf_obj_pin(fd, p))
-			return fail(errno, "cannot pin %s: %s", p, strerror(errno));
+			return xrl_fail(errno, "cannot pin %s: %s", p, strerror(errno));
 	}
 	/* the program's build, when this handle has it (it loaded the object);
 	 * else status finds it by the program's map ids */
 	if (x->skel && !x->own_prog_fd && !pin_exists(x, INFO_PIN)) {
 		pin_path(x, INFO_PIN, p, sizeof(p));
 		if (bpf_obj_pin(bpf_map__fd(x->skel->maps.rodata_info), p))
-			warn("cannot pin the program's build at %s: %s", p, strerror(errno));
+			xrl_warn("cannot pin the program's build at %s: %s", p, strerror(errno));
 	}
 	if (replaced)
-		warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
+		xrl_warn("replaced an unattached instance pinned at %s after the pins were removed (its rules are gone)",
 		     x->pin_dir);
 	/* the published sets, from this handle's descriptors of them */
 	xrl__sets_pin(x);

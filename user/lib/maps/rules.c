@@ -32,12 +32,12 @@ static int rule_check_endpoint(struct xrl_rule_entry *e, const char *pfx)
 		return 0;
 	}
 	if (ports && r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)
-		return fail(EINVAL, "rule %s: dport needs proto tcp or udp", pfx);
+		return xrl_fail(EINVAL, "rule %s: dport needs proto tcp or udp", pfx);
 	if (r->dport_lo > r->dport_hi)
-		return fail(EINVAL, "rule %s: dport %u-%u is an empty range", pfx,
+		return xrl_fail(EINVAL, "rule %s: dport %u-%u is an empty range", pfx,
 			    r->dport_lo, r->dport_hi);
 	if (r->syn && r->proto != IPPROTO_TCP)
-		return fail(EINVAL, "rule %s: syn needs proto tcp", pfx);
+		return xrl_fail(EINVAL, "rule %s: syn needs proto tcp", pfx);
 	return 0;
 }
 
@@ -58,24 +58,24 @@ static int rule_check_units(struct xrl_rule_entry *e, const char *pfx,
 	bool bytes = r->unit != XRL_UNIT_PACKETS;
 
 	if (r->algo >= XRL_ALGO_MAX)
-		return fail(EINVAL, "rule %s: unknown algorithm %u", pfx, r->algo);
+		return xrl_fail(EINVAL, "rule %s: unknown algorithm %u", pfx, r->algo);
 	if (r->unit > XRL_UNIT_BITS)
-		return fail(EINVAL, "rule %s: unknown rate unit %u", pfx, r->unit);
+		return xrl_fail(EINVAL, "rule %s: unknown rate unit %u", pfx, r->unit);
 	if (bytes && period != XRL_PERIOD_SEC)
-		return fail(EINVAL, "rule %s: a byte rate is per second", pfx);
+		return xrl_fail(EINVAL, "rule %s: a byte rate is per second", pfx);
 	if (r->algo != XRL_ALGO_GCRA) {
 		per_window = r->unit == XRL_UNIT_BITS ? r->rate_count / 8 : r->rate_count;
 		if (!xrl_rate_interval(1, period) || !per_window)
-			return fail(EINVAL, "rule %s: rate must be at least 1 per window (a second, a minute or an hour)", pfx);
+			return xrl_fail(EINVAL, "rule %s: rate must be at least 1 per window (a second, a minute or an hour)", pfx);
 		if (per_window > XRL_WIN_COUNT_MAX)
-			return fail(EINVAL, "rule %s: rate must be at most %llu per window", pfx,
+			return xrl_fail(EINVAL, "rule %s: rate must be at most %llu per window", pfx,
 				    XRL_WIN_COUNT_MAX);
 		if (bytes && per_window < XRL_MIN_BYTES)
-			return fail(EINVAL, "rule %s: a byte rate under %u bytes per window never passes a full-size frame",
+			return xrl_fail(EINVAL, "rule %s: a byte rate under %u bytes per window never passes a full-size frame",
 				    pfx, XRL_MIN_BYTES);
 		*bad = XRL_FIELD_BURST;
 		if (r->burst)
-			return fail(EINVAL, "rule %s: burst belongs to the token bucket; %s admits rate per window",
+			return xrl_fail(EINVAL, "rule %s: burst belongs to the token bucket; %s admits rate per window",
 				    pfx, r->algo == XRL_ALGO_FIXED_WINDOW ? "fixed-window" : "sliding-window");
 		r->interval = period;
 		r->limit = per_window;
@@ -85,15 +85,15 @@ static int rule_check_units(struct xrl_rule_entry *e, const char *pfx,
 	r->interval = xrl_rate_interval(r->rate_count,
 					r->unit == XRL_UNIT_BITS ? period * 8 : period);
 	if (!r->interval)
-		return fail(EINVAL, "rule %s: a byte rate must be between 1 byte/s and %llu bytes/s (800mbit)",
+		return xrl_fail(EINVAL, "rule %s: a byte rate must be between 1 byte/s and %llu bytes/s (800mbit)",
 			    pfx, XRL_RATE_MAX_PER_SEC);
 	*bad = XRL_FIELD_BURST;
 	if (r->burst < XRL_MIN_BYTES)
-		return fail(EINVAL, "rule %s: burst of a byte rate must be at least %u bytes (a full-size frame)",
+		return xrl_fail(EINVAL, "rule %s: burst of a byte rate must be at least %u bytes (a full-size frame)",
 			    pfx, XRL_MIN_BYTES);
 	r->limit = xrl_burst_limit(r->interval, r->burst);
 	if (!r->limit)
-		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+		return xrl_fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
 			    pfx, r->burst);
 	return 0;
 }
@@ -105,11 +105,11 @@ static int shared_gcra(__u64 count, __u64 period_ns, __u32 burst, const char *pf
 {
 	*interval = xrl_rate_interval(count, period_ns);
 	if (!*interval)
-		return fail(EINVAL, "rule %s: %s rate must be between 1/h and %llu/s",
+		return xrl_fail(EINVAL, "rule %s: %s rate must be between 1/h and %llu/s",
 			    pfx, what, XRL_RATE_MAX_PER_SEC);
 	*limit = xrl_burst_limit(*interval, burst);
 	if (!*limit)
-		return fail(EINVAL, "rule %s: %s burst %u takes too long to refill at this rate (over a year)",
+		return xrl_fail(EINVAL, "rule %s: %s burst %u takes too long to refill at this rate (over a year)",
 			    pfx, what, burst);
 	*chunk = xrl_chunk(burst, libbpf_num_possible_cpus());
 	return 0;
@@ -190,7 +190,7 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	xrl_prefix_format(e, pfx, sizeof(pfx));
 	*bad = XRL_FIELD_ACTION;
 	if (r->action > XRL_ACT_DENY)
-		return fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
+		return xrl_fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
 	if (!r->key_len) {
 		r->key_len = e->family == 6 ? 64 : 32;
 		if (r->key_len < e->prefix_len)
@@ -198,10 +198,10 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	}
 	*bad = XRL_FIELD_KEYLEN;
 	if (r->key_len > maxlen)
-		return fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
+		return xrl_fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
 			    pfx, r->key_len, e->family);
 	if (r->key_len < e->prefix_len)
-		return fail(EINVAL, "rule %s: key length /%u is shorter than the prefix",
+		return xrl_fail(EINVAL, "rule %s: key length /%u is shorter than the prefix",
 			    pfx, r->key_len);
 	mask_bits(mask, r->key_len, maxlen / 8);
 	memcpy(r->key_mask, mask, sizeof(r->key_mask));
@@ -218,7 +218,7 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	}
 	*bad = XRL_FIELD_RATE;
 	if (!r->rate_count)
-		return fail(EINVAL, "rule %s: rate must be at least 1", pfx);
+		return xrl_fail(EINVAL, "rule %s: rate must be at least 1", pfx);
 	if (r->algo != XRL_ALGO_GCRA || r->unit != XRL_UNIT_PACKETS) {
 		err = rule_check_units(e, pfx, bad) ?: aggregate_check(r, pfx, bad);
 		rule_clock(r);
@@ -226,14 +226,14 @@ int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad)
 	}
 	r->interval = xrl_rate_interval(r->rate_count, r->rate_period_ns);
 	if (!r->interval)
-		return fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
+		return xrl_fail(EINVAL, "rule %s: rate must be between 1/h and %llu/s",
 			    pfx, XRL_RATE_MAX_PER_SEC);
 	*bad = XRL_FIELD_BURST;
 	if (!r->burst)
-		return fail(EINVAL, "rule %s: burst must be at least 1", pfx);
+		return xrl_fail(EINVAL, "rule %s: burst must be at least 1", pfx);
 	r->limit = xrl_burst_limit(r->interval, r->burst);
 	if (!r->limit)
-		return fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
+		return xrl_fail(EINVAL, "rule %s: burst %u takes too long to refill at this rate (over a year)",
 			    pfx, r->burst);
 	err = aggregate_check(r, pfx, bad);
 	rule_clock(r);
@@ -425,7 +425,7 @@ static void set_repin(struct xrl *x, int which, int fd, __u32 id)
 		}
 	}
 	if (bpf_map_lookup_elem(x->map_fd[which], &zero, &now) == 0 && now == id && set_pin(x, which, fd))
-		warn("cannot pin the published %s", set_pin_name(which, false));
+		xrl_warn("cannot pin the published %s", set_pin_name(which, false));
 	if (lfd >= 0)
 		close(lfd);	/* drops the flock */
 }
@@ -443,7 +443,7 @@ int xrl__publish_set(struct xrl *x, int which, int inner_fd)
 	/* published: a pin that cannot follow costs readers without
 	 * CAP_SYS_ADMIN, not the commit */
 	if ((err = set_pin(x, which, inner_fd)))
-		warn("cannot pin the published %s: %s", set_pin_name(which, false), strerror(-err));
+		xrl_warn("cannot pin the published %s: %s", set_pin_name(which, false), strerror(-err));
 	return 0;
 }
 
@@ -467,7 +467,7 @@ int published_fd(struct xrl *x, int which)
 		}
 		if (bpf_map_lookup_elem(x->map_fd[which], &zero, &id))
 			return errno == ENOENT ? -ENOENT :
-			       fail(errno, "cannot read %s: %s", map_names[which], strerror(errno));
+			       xrl_fail(errno, "cannot read %s: %s", map_names[which], strerror(errno));
 		pthread_mutex_lock(&x->set_lock);
 		fd = x->set_fd[which] >= 0 && x->set_id[which] == id ?
 		     fcntl(x->set_fd[which], F_DUPFD_CLOEXEC, 0) : -1;
@@ -482,7 +482,7 @@ int published_fd(struct xrl *x, int which)
 		if (fd < 0) {
 			fd = bpf_map_get_fd_by_id(id);
 			if (fd < 0 && errno != ENOENT && errno != EPERM)
-				return fail(errno, "cannot open the published %s: %s", set_pin_name(which, false),
+				return xrl_fail(errno, "cannot open the published %s: %s", set_pin_name(which, false),
 					    strerror(errno));
 			denied |= fd < 0 && errno == EPERM;
 			if (fd >= 0)
@@ -496,18 +496,18 @@ int published_fd(struct xrl *x, int which)
 		return fd;
 	}
 	if (denied)
-		return fail(EPERM, "the published %s is not pinned at %s (a commit was interrupted?), and opening "
+		return xrl_fail(EPERM, "the published %s is not pinned at %s (a commit was interrupted?), and opening "
 			    "it by id needs CAP_SYS_ADMIN: run any command once with it (as root), or commit the rules again",
 			    set_pin_name(which, false), p);
-	return fail(EAGAIN, "cannot open the published %s: it kept changing", set_pin_name(which, false));
+	return xrl_fail(EAGAIN, "cannot open the published %s: it kept changing", set_pin_name(which, false));
 }
 
 void xrl__sets_pin(struct xrl *x)
 {
 	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS };
-	char saved[sizeof(errbuf)];
+	char saved[sizeof(xrl__errbuf)];
 
-	memcpy(saved, errbuf, sizeof(saved));
+	memcpy(saved, xrl__errbuf, sizeof(saved));
 	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
 		char p[PATH_MAX];
 		__u32 zero = 0, id;
@@ -527,10 +527,10 @@ void xrl__sets_pin(struct xrl *x)
 		if (fd < 0)
 			continue;
 		if (set_pin(x, which[i], fd))
-			warn("cannot pin the published %s", set_pin_name(which[i], false));
+			xrl_warn("cannot pin the published %s", set_pin_name(which[i], false));
 		close(fd);
 	}
-	memcpy(errbuf, saved, sizeof(saved));	/* best effort: no error to tell */
+	memcpy(xrl__errbuf, saved, sizeof(saved));	/* best effort: no error to tell */
 }
 
 void xrl__set_unpin(struct xrl *x, int which)
@@ -572,7 +572,7 @@ static int read_trie(int fd, int family, struct xrl_rule_entry **v, size_t *n,
 			void *nv = realloc(*v, nc * sizeof(**v));
 
 			if (!nv)
-				return fail(ENOMEM, "out of memory");
+				return xrl_fail(ENOMEM, "out of memory");
 			*v = nv;
 			*cap = nc;
 		}
@@ -587,7 +587,7 @@ static int read_trie(int fd, int family, struct xrl_rule_entry **v, size_t *n,
 		prev = &key;
 	}
 	if (errno != ENOENT)
-		return fail(errno, "cannot read the rules: %s", strerror(errno));
+		return xrl_fail(errno, "cannot read the rules: %s", strerror(errno));
 	return 0;
 }
 
@@ -662,7 +662,7 @@ static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
 	int fd = rules_create(family);
 
 	if (fd < 0)
-		return fail(fd, "cannot create a rule set: %s", strerror(-fd));
+		return xrl_fail(fd, "cannot create a rule set: %s", strerror(-fd));
 	for (size_t i = 0; i < n; i++) {
 		struct xrl_lpm6_key k = { .prefixlen = v[i].prefix_len };
 
@@ -670,7 +670,7 @@ static int build_trie(int family, const struct xrl_rule_entry *v, size_t n)
 			continue;
 		memcpy(k.addr, v[i].addr, family == 6 ? 16 : 4);
 		if (bpf_map_update_elem(fd, &k, &v[i].r, BPF_NOEXIST)) {
-			int err = fail(errno, "cannot write rule %u: %s", v[i].r.id,
+			int err = xrl_fail(errno, "cannot write rule %u: %s", v[i].r.id,
 				       strerror(errno));
 
 			close(fd);
@@ -734,7 +734,7 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 
 	/* the one limit, for the CLI, the daemon and --check alike */
 	if (n > XRL_MAX_RULES) {
-		err = fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
+		err = xrl_fail(ENOSPC, "too many rules: %zu (at most %d, IPv4 and IPv6 together)",
 			   n, XRL_MAX_RULES);
 		if (report)
 			report(ctx, XRL_MAX_RULES, -1, xrl_errmsg());
@@ -753,7 +753,7 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 		return err;
 	p = malloc(n * sizeof(*p));
 	if (!p)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		p[i] = &v[i];
 	xrl_sort(p, n, sizeof(*p), cmp_prefix);
@@ -770,9 +770,9 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 			if (p[k] == first)
 				continue;
 			xrl_prefix_format(p[k], pfx, sizeof(pfx));
-			e = first->r.id ? fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+			e = first->r.id ? xrl_fail(EEXIST, "duplicate prefix %s: rule %u has it already",
 					       pfx, first->r.id)
-					: fail(EEXIST, "duplicate prefix %s", pfx);
+					: xrl_fail(EEXIST, "duplicate prefix %s", pfx);
 			err = err ?: e;
 			if (!report)
 				goto out;
@@ -789,7 +789,7 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 		for (size_t k = i; k < j && p[i]->r.id; k++) {
 			if (p[k] == first)
 				continue;
-			e = fail(EEXIST, "duplicate rule id %u", p[k]->r.id);
+			e = xrl_fail(EEXIST, "duplicate rule id %u", p[k]->r.id);
 			err = err ?: e;
 			if (!report)
 				goto out;
@@ -848,7 +848,7 @@ static int assign_ids(struct xrl_rule_entry *v, size_t n)
 	size_t k = 0, j = 0;
 
 	if (!ids)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (v[i].r.id)
 			ids[k++] = v[i].r.id;
@@ -897,7 +897,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	oldp = malloc((nold + 1) * sizeof(*oldp));
 	fresh = malloc((n + 1) * sizeof(*fresh));
 	if (!used || !oldp || !fresh) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nold; i++) {
@@ -921,7 +921,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		while (next < XRL_RULE_SLOTS && used[next])
 			next++;
 		if (next == XRL_RULE_SLOTS) {	/* validation makes this impossible */
-			err = fail(ENOSPC, "no free rule slot");
+			err = xrl_fail(ENOSPC, "no free rule slot");
 			goto out;
 		}
 		used[next] = 2;
@@ -956,7 +956,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	for (size_t i = 0; i < nfresh; i++) {
 		err = zero_rule_stats(x, fresh[i]);
 		if (err) {
-			err = fail(err, "cannot reset counters: %s", strerror(-err));
+			err = xrl_fail(err, "cannot reset counters: %s", strerror(-err));
 			goto out;
 		}
 	}
@@ -974,14 +974,14 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	 * cannot follow, so that a failed commit changes nothing */
 	err = rules_publish(x, 4, fd4);
 	if (err) {
-		err = fail(err, "cannot publish the IPv4 rules: %s", strerror(-err));
+		err = xrl_fail(err, "cannot publish the IPv4 rules: %s", strerror(-err));
 		goto out;
 	}
 	err = rules_publish(x, 6, fd6);
 	if (err) {
 		__u32 zero = 0;
 
-		err = fail(err, "cannot publish the IPv6 rules: %s", strerror(-err));
+		err = xrl_fail(err, "cannot publish the IPv6 rules: %s", strerror(-err));
 		if (old4 >= 0)
 			rules_publish(x, 4, old4);
 		else

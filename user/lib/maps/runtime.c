@@ -23,7 +23,7 @@ int xrl_runtime_stats_enable(void)
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0)
-		return fail(errno, "cannot enable the kernel's BPF run-time statistics: %s", strerror(errno));
+		return xrl_fail(errno, "cannot enable the kernel's BPF run-time statistics: %s", strerror(errno));
 	return fd;
 }
 
@@ -74,7 +74,7 @@ int xrl_prog_runtime_get(struct xrl *x, bool who, struct xrl_prog_runtime *rt)
 
 	memset(rt, 0, sizeof(*rt));
 	if (bpf_obj_get_info_by_fd(x->prog_fd, &info, &len))
-		return fail(errno, "cannot read the program's info: %s", strerror(errno));
+		return xrl_fail(errno, "cannot read the program's info: %s", strerror(errno));
 	rt->run_time_ns = info.run_time_ns;
 	rt->run_cnt = info.run_cnt;
 	if (!who)

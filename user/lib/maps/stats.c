@@ -20,9 +20,9 @@ static int percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfie
 	__u64 *vals = calloc(x->ncpus, stride);
 
 	if (!vals)
-		return fail(ENOMEM, "out of memory");
+		return xrl_fail(ENOMEM, "out of memory");
 	if (bpf_map_lookup_elem(x->map_fd[map], &idx, vals)) {
-		int err = fail(errno, "cannot read counters: %s", strerror(errno));
+		int err = xrl_fail(errno, "cannot read counters: %s", strerror(errno));
 
 		free(vals);
 		return err;
@@ -200,7 +200,7 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 
 	if (bpf_map_lookup_elem(fd, &raw, &b)) {
 		if (errno != ENOENT)
-			return fail(errno, "cannot read the bucket: %s", strerror(errno));
+			return xrl_fail(errno, "cannot read the bucket: %s", strerror(errno));
 		/* evicted (a source the hot-key cache answers for leaves
 		 * its bucket cold): the cache may hold it refused still */
 		xrl__cache_bump(x);
@@ -215,11 +215,11 @@ int xrl_bucket_reset(struct xrl *x, const struct xrl_rule *r, const struct xrl_k
 		b.tat = b.win1 = xrl_win_empty(xrl_now_ns(x), r->interval);
 		break;
 	default:
-		return fail(EOPNOTSUPP, "rule %u: unknown metering algorithm %u", r->id, r->algo);
+		return xrl_fail(EOPNOTSUPP, "rule %u: unknown metering algorithm %u", r->id, r->algo);
 	}
 	if (bpf_map_update_elem(fd, &raw, &b, BPF_EXIST)) {
 		if (errno != ENOENT)
-			return fail(errno, "cannot reset the bucket: %s", strerror(errno));
+			return xrl_fail(errno, "cannot reset the bucket: %s", strerror(errno));
 		xrl__cache_bump(x);
 		return -ENOENT;
 	}
@@ -252,7 +252,7 @@ int xrl_bucket_del(struct xrl *x, const struct xrl_key *k)
 
 	if (bpf_map_delete_elem(fd, &raw)) {
 		if (errno != ENOENT)
-			return fail(errno, "cannot delete the bucket: %s", strerror(errno));
+			return xrl_fail(errno, "cannot delete the bucket: %s", strerror(errno));
 		xrl__cache_bump(x);	/* evicted: the cache may hold it still */
 		return -ENOENT;
 	}
@@ -275,7 +275,7 @@ static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx, bo
 	int err = 0;
 
 	if (!keys || !vals) {
-		err = fail(ENOMEM, "out of memory");
+		err = xrl_fail(ENOMEM, "out of memory");
 		goto out;
 	}
 	if (pending)
@@ -285,7 +285,7 @@ static int walk_table(struct xrl *x, int family, xrl_bucket_cb cb, void *ctx, bo
 
 		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
 			if (errno != ENOENT) {
-				err = fail(errno, "cannot read buckets: %s", strerror(errno));
+				err = xrl_fail(errno, "cannot read buckets: %s", strerror(errno));
 				goto out;
 			}
 			done = true;	/* the last batch, possibly partial */

@@ -88,10 +88,10 @@ int xrl_addr_parse(const char *s, int *family, __u8 *addr)
 	char v4[INET_ADDRSTRLEN];
 
 	if (addr_pton(s, family, addr))
-		return fail(EINVAL, "invalid address '%s'", s);
+		return xrl_fail(EINVAL, "invalid address '%s'", s);
 	if (*family == 6 && v4mapped(addr)) {
 		inet_ntop(AF_INET, addr + 12, v4, sizeof(v4));
-		return fail(EINVAL, "'%s' is an IPv4-mapped IPv6 address, which no packet carries: did you mean %s?",
+		return xrl_fail(EINVAL, "'%s' is an IPv4-mapped IPv6 address, which no packet carries: did you mean %s?",
 			    s, v4);
 	}
 	return 0;
@@ -120,17 +120,17 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 	__u64 len;
 
 	if (strlen(s) >= sizeof(buf))
-		return fail(EINVAL, "invalid prefix '%s'", s);
+		return xrl_fail(EINVAL, "invalid prefix '%s'", s);
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = '\0';
 	if (addr_pton(buf, &family, e->addr))
-		return fail(EINVAL, "invalid prefix '%s': not an IPv4 or IPv6 address", s);
+		return xrl_fail(EINVAL, "invalid prefix '%s': not an IPv4 or IPv6 address", s);
 	maxlen = family == 6 ? 128 : 32;
 	len = maxlen;
 	if (slash && (why = xrl_dec_parse(slash + 1, 0, maxlen, &len)))
-		return fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
+		return xrl_fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
 			    s, maxlen, why);
 	bytes = maxlen / 8;
 	mask_bits(mask, len, bytes);
@@ -142,7 +142,7 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 			for (int j = 0; j < bytes; j++)
 				a[j] = e->addr[j] & mask[j];
 			xrl_addr_format(family, a, net, sizeof(net));
-			return fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%u?)",
+			return xrl_fail(EINVAL, "invalid prefix '%s': host bits set (did you mean %s/%u?)",
 				    s, net, (unsigned int)len);
 		}
 	}
@@ -150,9 +150,9 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 	if (family == 6 && len >= 96 && v4mapped(e->addr)) {
 		inet_ntop(AF_INET, e->addr + 12, v4, sizeof(v4));
 		if (len == 128)
-			return fail(EINVAL, "invalid prefix '%s': an IPv4-mapped IPv6 address never matches (IPv4 packets are IPv4): did you mean %s?",
+			return xrl_fail(EINVAL, "invalid prefix '%s': an IPv4-mapped IPv6 address never matches (IPv4 packets are IPv4): did you mean %s?",
 				    s, v4);
-		return fail(EINVAL, "invalid prefix '%s': IPv4-mapped IPv6 addresses never match (IPv4 packets are IPv4): did you mean %s/%u?",
+		return xrl_fail(EINVAL, "invalid prefix '%s': IPv4-mapped IPv6 addresses never match (IPv4 packets are IPv4): did you mean %s/%u?",
 			    s, v4, (unsigned int)(len - 96));
 	}
 	e->family = family;
