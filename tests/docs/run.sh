@@ -169,6 +169,8 @@ if [[ -z $(find . -path ./.git -prune -o -iname '*dashboard*' -print -quit) ]]; 
 fi
 # each binary's -V prints its own version (print_version: one program name)
 bad+=$(grep -niE 'version of both' "${DOCS[@]}")$'\n'
+# the docs say what is, not which issue brought it
+bad+=$(grep -nE '\b[Ii]ssues? #?[0-9]+' "${DOCS[@]}")$'\n'
 bad=$(sed '/^$/d' <<<"$bad")
 if [[ -z $bad ]]; then ok "no claim of absence the tree has outgrown"; else ko "the docs say what is no longer so" "$bad"; fi
 
