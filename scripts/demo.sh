@@ -16,7 +16,7 @@ source tests/lib/lab.sh
 CTL_BIN=$PWD/.output/xdp-rlctl
 RLD_BIN=$PWD/.output/xdp-rld
 FLOOD=$PWD/.output/udpflood
-SECONDS_TO_RUN=${DEMO_SECONDS:-10}
+SECONDS_TO_RUN=${DEMO_SECONDS:-12}
 PIDS=()
 RLD_PID=
 
@@ -124,6 +124,12 @@ sender 198.18.0.3 50 & SENDERS+=($!)
 PIDS+=("${SENDERS[@]}")
 
 watch_rates 2
+# on a terminal, the live view an operator keeps open, for a few seconds
+if [[ -t 0 && -t 1 ]]; then
+	printf '\n\033[1m$ xdp-rlctl top watch\033[0m   (for 3 s)\n'
+	# --foreground: in the terminal's process group, which top watch sets up
+	timeout --foreground -s TERM 3 nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" top watch || true
+fi
 say top count 5			# drops per second of each key, over a 1 s sample
 T=$(now) S=$(stats_line)
 watch_rates 1
