@@ -109,6 +109,8 @@ p1=$(passed h1) p2=$(passed h2) t0=$(now)
 while kill -0 "${SENDERS[0]}" 2>/dev/null || kill -0 "${SENDERS[1]}" 2>/dev/null; do
 	sleep 1
 	rates
+	kill -0 "${SENDERS[0]}" 2>/dev/null || kill -0 "${SENDERS[1]}" 2>/dev/null ||
+		echo "   (the flood ended within that last interval)"
 done
 wait "${SENDERS[@]}" 2>/dev/null || true
 

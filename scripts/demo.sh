@@ -142,7 +142,10 @@ m1=$(in_dst curl -s 127.0.0.1:9437/metrics | grep '^xdp_rl_dropped_packets_total
 join <(sort <<<"$m0") <(sort <<<"$m1") | awk -v dt="$(awk -v a="$t_m0" -v b="$t_m1" 'BEGIN { print b - a }')" \
 	'{ printf "   %s  %.0f/s over %.1f s\n", $1, ($3 - $2) / dt, dt }'
 T=$(now) S=$(stats_line)
-while kill -0 "${SENDERS[0]}" 2>/dev/null; do watch_rates 1; done
+while kill -0 "${SENDERS[0]}" 2>/dev/null; do
+	watch_rates 1
+	kill -0 "${SENDERS[0]}" 2>/dev/null || echo "   (the flood ended within that last interval)"
+done
 wait "${SENDERS[@]}" 2>/dev/null || true
 # the flooder's own time: from its start to its last datagram
 T0=$(<"$TMPD/start.198.18.0.1") T1=$(<"$TMPD/end.198.18.0.1")
