@@ -131,13 +131,24 @@ n=$(wc -l <README.md)
 if ((n <= 300)); then ok "the README is $n lines (at most 300)"; else ko "the README is $n lines: at most 300, the rest goes to docs/"; fi
 
 # the layout table of DEVELOPING.md names every folder of the tree (three
-# levels deep; a fuzzer's corpus is its parent's)
+# levels deep; a fuzzer's corpus is its parent's): in a clone, the folders
+# of the files git tracks, so that a build's or a run's leftovers are none
+tree_dirs() {
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files | sed -n 's|/[^/]*$||p' | awk -F/ '{
+			p = $1; print p
+			for (i = 2; i <= NF && i <= 3; i++) { p = p "/" $i; print p }
+		}' | grep -v '/corpus'
+	else
+		find . -mindepth 1 -maxdepth 3 \( -name .git -o -name .output -o -name corpus \) -prune -o \
+			-type d -printf '%P\n'
+	fi
+}
 layout=$(awk '/^## Layout/ { on = 1; next } on && /^## / { on = 0 } on' DEVELOPING.md)
 bad=
 while IFS= read -r d; do
 	grep -qF "\`$d/" <<<"$layout" || bad+="$d/"$'\n'
-done < <(find . -mindepth 1 -maxdepth 3 \( -name .git -o -name .output -o -name corpus \) -prune -o \
-	-type d -printf '%P\n' | sort)
+done < <(tree_dirs | sort -u)
 if [[ -z $bad ]]; then ok "DEVELOPING.md's layout names every folder"; else ko "folders DEVELOPING.md's layout does not name" "$bad"; fi
 
 # one size for the bucket tables wherever the docs give it: the per-key
