@@ -103,12 +103,12 @@ if [[ -z $bad ]]; then ok "every section named with its page is on that page"; e
 # program uses: a new one must be placed in its table (and may raise it)
 kernel=$(awk '/^## Minimum kernel/ { on = 1; next } on && /^## / { on = 0 } on' README.md)
 bad=
-for h in $(cat bpf/*.[ch] include/*.h | grep -oE '\bbpf_[a-z0-9_]+\(' | tr -d '(' | sort -u); do
+for h in $(find bpf include -name '*.[ch]' -exec cat {} + | grep -oE '\bbpf_[a-z0-9_]+\(' | tr -d '(' | sort -u); do
 	# byte-order macros of bpf_endian.h, not helpers
 	[[ $h == bpf_htons || $h == bpf_ntohs || $h == bpf_htonl || $h == bpf_ntohl ]] && continue
 	grep -qF "\`$h()\`" <<<"$kernel" || bad+="helper $h"$'\n'
 done
-for t in $(cat bpf/*.[ch] include/*.h | grep -oE 'BPF_MAP_TYPE_[A-Z_]+' | sort -u); do
+for t in $(find bpf include -name '*.[ch]' -exec cat {} + | grep -oE 'BPF_MAP_TYPE_[A-Z_]+' | sort -u); do
 	grep -qE "\`(BPF_MAP_TYPE)?_?${t#BPF_MAP_TYPE_}\`" <<<"$kernel" || bad+="map type $t"$'\n'
 done
 if [[ -z $bad ]]; then ok "the README's minimum kernel covers every helper and map type of bpf/"; else ko "helpers and map types the README's minimum kernel does not place" "$bad"; fi
