@@ -24,7 +24,8 @@ PIDS=()
 
 cleanup() {
 	set +e
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# a sender is a subshell: its sender (nsenter, exec'd) first
+	for p in "${PIDS[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	fleet_umount h1
 	fleet_umount h2
@@ -73,7 +74,9 @@ echo "== the flood, ${SECONDS_TO_RUN}s: 198.18.0.1 sends 1400/s to h1 and 600/s 
 echo "   fleet rule (1000/s, burst 100, for the two hosts together). Watched while it lasts:"
 echo "   the passed rate of each host over the time measured, the fleet's state as h1"
 echo "   sees it, the live events on h1 (lines marked 'h1 event:')"
-hctl h1 events timeout $((SECONDS_TO_RUN + 3)) 2>&1 | sed -u 's/^/   h1 event: /' &
+# nsenter execs xdp-rlctl: $! is the reader itself, which the cleanup ends
+nsenter --net="/run/netns/$LAB_ID-h1" "$CTL_BIN" --pin-dir "$LAB_TMP/bpf-h1/xdp-rl" events timeout $((SECONDS_TO_RUN + 3)) \
+	> >(sed -u 's/^/   h1 event: /') 2>&1 &
 EV_PID=$!
 PIDS+=("$EV_PID")
 sleep 0.5

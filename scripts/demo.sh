@@ -22,7 +22,8 @@ RLD_PID=
 
 cleanup() {
 	set +e
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# a sender is a subshell: its sender (nsenter, exec'd) first
+	for p in "${PIDS[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	[[ -n "$RLD_PID" ]] && kill "$RLD_PID" 2>/dev/null	# detaches, removes the pins
 	wait 2>/dev/null
 	lab_cleanup
@@ -105,7 +106,9 @@ echo "   meters each source of its /24 alone: it passes 198.18.0.1's 100/s and 1
 echo "   What an operator looks at while it lasts: the rates of each rule, \`top\`,"
 echo "   \`show\`, the live events (\`xdp-rlctl events\`, lines marked 'event:'), the metrics."
 # the live events, for the whole flood and the seconds after it
-ctl events timeout $((SECONDS_TO_RUN + 5)) 2>&1 | sed -u 's/^/   event: /' &
+# nsenter execs xdp-rlctl: $! is the reader itself, which the cleanup ends
+nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" events timeout $((SECONDS_TO_RUN + 5)) \
+	> >(sed -u 's/^/   event: /') 2>&1 &
 EV_PID=$!
 PIDS+=("$EV_PID")
 sleep 0.5
