@@ -214,15 +214,18 @@ bench:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/bench/bench.sh
 
+# A first try: only the packages the build and the demos need (the demo set
+# of scripts/deps.sh, not the test toolchain), only the binaries they run.
+DEMO_BINS := $(CLI) $(DAEMON) $(OUTPUT)/udpflood
 demo:
-	$(Q)scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/deps.sh demo
+	$(Q)$(MAKE) --no-print-directory $(DEMO_BINS)
 	$(Q)scripts/demo.sh
 
 # two hosts sharing one limit through Redis
 demo-fleet:
-	$(Q)scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/deps.sh demo
+	$(Q)$(MAKE) --no-print-directory $(DEMO_BINS)
 	$(Q)scripts/demo-fleet.sh
 
 # The unit goes under the prefix, where systemd looks for it; the alerting

@@ -5,8 +5,9 @@
 #   ns s2 --veth-- ns h2: xdp-rl + xdp-rld --+-- ns redis: redis-server
 #
 # One source sends to both hosts (70 % to h1, 30 % to h2) at twice the fleet
-# rate; the rule `rate 1000/s scope fleet` holds the two together to
-# 1000/s. Everything lives in namespaces this script creates (a bpffs per
+# rate; the rule `rate 1000/s burst 100 scope fleet` holds the two together
+# to burst + rate x elapsed, which the demo compares with what passed over
+# the flood's measured time. Everything lives in namespaces this script creates (a bpffs per
 # host); all of it, redis-server included, is removed when the demo ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,8 @@ PIDS=()
 
 cleanup() {
 	set +e
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# a sender is a subshell: its sender (nsenter, exec'd) first
+	for p in "${PIDS[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	fleet_umount h1
 	fleet_umount h2
@@ -64,22 +66,74 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 
+now() { date +%s.%N; }
+passed() { hctl "$1" -j stats | jq '.rules[0].passed_packets'; }
+
 echo
-echo "== flooding for ${SECONDS_TO_RUN}s: 198.18.0.1 sends 1400/s to h1 and 600/s to h2"
+echo "== the flood, ${SECONDS_TO_RUN}s: 198.18.0.1 sends 1400/s to h1 and 600/s to h2, twice the"
+echo "   fleet rule (1000/s, burst 100, for the two hosts together). Watched while it lasts:"
+echo "   the passed rate of each host over the time measured, the fleet's state as h1"
+echo "   sees it, the live events on h1 (lines marked 'h1 event:')"
+# nsenter execs xdp-rlctl: $! is the reader itself, which the cleanup ends
+nsenter --net="/run/netns/$LAB_ID-h1" "$CTL_BIN" --pin-dir "$LAB_TMP/bpf-h1/xdp-rl" events timeout $((SECONDS_TO_RUN + 3)) \
+	> >(sed -u 's/^/   h1 event: /') 2>&1 &
+EV_PID=$!
+PIDS+=("$EV_PID")
+sleep 0.5
+SENDERS=()
 for spec in "h1 1400" "h2 600"; do
 	set -- $spec
-	nsenter --net="/run/netns/$LAB_ID-s${1#h}" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -r "$2" \
-		-n $(($2 * SECONDS_TO_RUN)) -t $((SECONDS_TO_RUN + 2)) >/dev/null &
-	PIDS+=($!)
+	(
+		now >"$LAB_TMP/start.$1"
+		nsenter --net="/run/netns/$LAB_ID-s${1#h}" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -r "$2" \
+			-n $(($2 * SECONDS_TO_RUN)) -t $((SECONDS_TO_RUN + 2)) >"$LAB_TMP/sent.$1"
+		now >"$LAB_TMP/end.$1"
+	) &
+	SENDERS+=($!)
 done
-p1=0 p2=0
-for ((t = 1; t <= SECONDS_TO_RUN; t++)); do
+PIDS+=("${SENDERS[@]}")
+p1=$(passed h1) p2=$(passed h2) t0=$(now)
+P1=$p1 P2=$p2 T0=$t0
+rates() {	# one line: each host's passed/s and the sum, over the time since the last
+	local n1 n2 t1
+	n1=$(passed h1) n2=$(passed h2) t1=$(now)
+	awk -v a="$t0" -v b="$t1" -v s="$T0" -v d1=$((n1 - p1)) -v d2=$((n2 - p2)) 'BEGIN {
+		dt = b - a
+		printf "   t = %4.1f s, the last %.1f s:   h1 passed %5.0f/s   h2 passed %5.0f/s   together %5.0f/s\n",
+			b - s, dt, d1 / dt, d2 / dt, (d1 + d2) / dt
+	}'
+	p1=$n1 p2=$n2 t0=$t1
+}
+sleep 1; rates
+sleep 1; rates
+printf '\n\033[1mh1$ xdp-rlctl stats | grep fleet\033[0m\n'
+hctl h1 stats | grep '^fleet'
+p1=$(passed h1) p2=$(passed h2) t0=$(now)
+while kill -0 "${SENDERS[0]}" 2>/dev/null || kill -0 "${SENDERS[1]}" 2>/dev/null; do
 	sleep 1
-	n1=$(hctl h1 -j stats | jq '.rules[0].passed_packets')
-	n2=$(hctl h2 -j stats | jq '.rules[0].passed_packets')
-	printf '  t = %2ds   h1 passed %5d/s   h2 passed %5d/s   together %5d/s (fleet limit 1000/s)\n' \
-		"$t" $((n1 - p1)) $((n2 - p2)) $((n1 + n2 - p1 - p2))
-	p1=$n1 p2=$n2
+	rates
+	kill -0 "${SENDERS[0]}" 2>/dev/null || kill -0 "${SENDERS[1]}" 2>/dev/null ||
+		echo "   (the flood ended within that last interval)"
 done
-printf '\n\033[1m$ xdp-rlctl stats   # on h1\033[0m\n'
-hctl h1 stats
+wait "${SENDERS[@]}" 2>/dev/null || true
+
+# what passed over the flood's measured time, against what the rule allows
+# in it: burst + rate x elapsed; the fleet's worst case (docs/fleet.md,
+# "Worst-case overshoot") adds a burst and the rate over a lease and two syncs
+start=$(sort -n "$LAB_TMP"/start.h* | head -n 1)
+end=$(sort -n "$LAB_TMP"/end.h* | tail -n 1)
+n1=$(passed h1) n2=$(passed h2)
+echo
+awk -v a="$start" -v b="$end" -v d1=$((n1 - P1)) -v d2=$((n2 - P2)) \
+	-v s1="$(<"$LAB_TMP/sent.h1")" -v s2="$(<"$LAB_TMP/sent.h2")" 'BEGIN {
+	T = b - a; allow = 100 + 1000 * T; bound = 2 * 100 + 1000 * (T + 0.150 + 2 * 0.050)
+	printf "== over the %.2f s the flood lasted (measured), against what the rule allows:\n", T
+	printf "   sent       h1 %5d   h2 %5d   together %5d\n", s1, s2, s1 + s2
+	printf "   passed     h1 %5d   h2 %5d   together %5d\n", d1, d2, d1 + d2
+	printf "   allowed    burst + rate x elapsed = 100 + 1000/s x %.2f s = %.0f: passed %.1f %% of it\n",
+		T, allow, 100 * (d1 + d2) / allow
+	printf "              (the fleet'"'"'s worst case, 2 x burst + rate x (elapsed + lease + 2 syncs) = %.0f)\n", bound
+}'
+wait "$EV_PID" 2>/dev/null || true
+echo
+echo "== stopping both xdp-rld (SIGTERM: each detaches and removes its pins), redis-server"

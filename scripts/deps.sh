@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# Install the Debian packages that building and testing xdp-rl need.
+# Install the Debian packages xdp-rl needs, by set:
+#   scripts/deps.sh build   what `make` needs: the compilers, libbpf, bpftool and
+#                           the libraries the CLI, the daemon and the tools link
+#   scripts/deps.sh demo    build, and what `make demo` and `make demo-fleet` run:
+#                           iproute2, jq, curl, ethtool, redis-server
+#   scripts/deps.sh [test]  everything: the demo set and the whole test and
+#                           benchmark toolchain (the default)
 # Idempotent and quiet: apt-get runs only when a package is missing.
 set -euo pipefail
 
-PKGS=(
+BUILD=(
 	make gcc clang llvm pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev libmnl-dev
-	iproute2 util-linux procps jq ethtool bc python3
+	libmicrohttpd-dev libsystemd-dev libpcap-dev libcap-ng-dev libhiredis-dev
+)
+DEMO=(
+	iproute2 util-linux procps jq curl ethtool
+	redis-server redis-tools
+)
+TEST=(
+	bc python3
 	nftables iptables gnuplot-nox
-	libmicrohttpd-dev libsystemd-dev prometheus curl man-db tmux
-	libpcap-dev tcpdump libcap-ng-dev systemd
+	prometheus man-db tmux
+	tcpdump systemd
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
-	redis-server redis-tools libhiredis-dev
 )
+
+set_name=${1:-test}
+case $set_name in
+build) PKGS=("${BUILD[@]}") ;;
+demo) PKGS=("${BUILD[@]}" "${DEMO[@]}") ;;
+test) PKGS=("${BUILD[@]}" "${DEMO[@]}" "${TEST[@]}") ;;
+*)
+	echo "Error: unknown set '$set_name': build, demo or test" >&2
+	exit 2
+	;;
+esac
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -24,7 +47,7 @@ done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 if [[ $(id -u) -ne 0 ]]; then
-	echo "Error: missing packages: ${missing[*]}; run as root (sudo make test)" >&2
+	echo "Error: missing packages: ${missing[*]}; run as root (sudo scripts/deps.sh $set_name)" >&2
 	exit 1
 fi
 echo "deps: installing ${missing[*]}" >&2

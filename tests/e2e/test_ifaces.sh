@@ -318,7 +318,7 @@ test_stop_and_the_way_out() {
 	way=$(sed -n 's|^#[[:space:]]*way out: *||p' "$UNIT")
 	[[ -n "$way" ]] || { fail "the unit file documents no way out ('# way out: ...')"; return; }
 	check_match "the way out" "$way" "^systemctl stop xdp-rld && xdp-rlctl detach dev IFACE purge$"
-	grep -qF "$way" "$TOP/README.md" || fail "README does not give the unit's way out: $way"
+	cat "$TOP/README.md" "$TOP"/docs/*.md | grep -qF "$way" || fail "the docs do not give the unit's way out: $way"
 	grep -qF "$(sed 's/-/\\-/g' <<<"$way")" "$TOP/man/xdp-rld.8" ||
 		fail "xdp-rld(8) does not give the unit's way out: $way"
 

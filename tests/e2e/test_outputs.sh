@@ -312,7 +312,7 @@ test_docs_metrics_scraped() {
 	sleep 1
 	m=$(nsenter --net="/run/netns/$DST" curl -s --max-time 5 127.0.0.1:9437/metrics)
 	[[ -n $m ]] || { fail "no scrape"; return; }
-	docs=$(cat "$TOP/README.md" "$TOP"/man/*.[0-9] "$TOP/packaging/xdp-rl-alerts.yml" |
+	docs=$(cat "$TOP/README.md" "$TOP"/docs/*.md "$TOP"/man/*.[0-9] "$TOP/packaging/xdp-rl-alerts.yml" |
 		grep -o 'xdp_rl_[a-z0-9_]*' | sort -u)
 	for name in $docs; do
 		[[ $name == *_ ]] && continue
@@ -329,12 +329,12 @@ test_docs_table_size() {
 	local v4 v6 kb mem4 mem6
 	lab_up || return
 	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
-	kb=$(tr '\n' ' ' <"$TOP/README.md" | grep -oE '\([0-9]+ bytes +per IPv4 key, [0-9]+ per IPv6 key' | head -n 1)
+	kb=$(cat "$TOP/README.md" "$TOP"/docs/*.md | tr '\n' ' ' | grep -oE '\([0-9]+ bytes +per IPv4 key, [0-9]+ per IPv6 key' | head -n 1)
 	v4=$(grep -oE '\([0-9]+' <<<"$kb" | tr -d '(')
 	v6=$(grep -oE ', [0-9]+ per' <<<"$kb" | grep -oE '[0-9]+')
 	mem4=$(bpftool -j map show pinned "$PIN/xrl_buckets4" | jq '.bytes_memlock / .max_entries | floor')
 	mem6=$(bpftool -j map show pinned "$PIN/xrl_buckets6" | jq '.bytes_memlock / .max_entries | floor')
-	check_eq "bytes per key (IPv4, IPv6), as the README says" "$mem4 $mem6" "$v4 $v6"
+	check_eq "bytes per key (IPv4, IPv6), as the docs say" "$mem4 $mem6" "$v4 $v6"
 	check_eq "the default size" "$(bpftool -j map show pinned "$PIN/xrl_buckets4" | jq .max_entries)" 1048576
 }
 

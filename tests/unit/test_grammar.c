@@ -7,7 +7,7 @@
  * - every error names the word it is about (its index in argv);
  * - the configuration checker reports FILE:LINE:COL;
  * - a rule printed by `rule list -j` parses back into the same rule;
- * - the usage text, the man pages and the README agree with the table.
+ * - the usage text, the man pages and docs/cli.md agree with the table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -959,7 +959,7 @@ static void test_param_help(void)
 	}
 }
 
-/* ---- the usage text, the man pages and the README agree with the table ---- */
+/* ---- the usage text, the man pages and docs/cli.md agree with the table ---- */
 
 static char *slurp(const char *path)
 {
@@ -1088,23 +1088,23 @@ static bool man_has_entry(const char *man, const char *syn)
 static void test_docs_agree(void)
 {
 	char *rlctl = slurp("man/xdp-rlctl.8"), *conf = slurp("man/xdp-rl.conf.5");
-	char *readme = slurp("README.md"), *usage = NULL, *block;
+	char *cli = slurp("docs/cli.md"), *usage = NULL, *block;
 	size_t ulen = 0;
 	FILE *f;
 
-	CHECK(rlctl && conf && readme, "run from the top of the tree");
-	if (!rlctl || !conf || !readme)
+	CHECK(rlctl && conf && cli, "run from the top of the tree");
+	if (!rlctl || !conf || !cli)
 		goto out;
 	f = open_memstream(&usage, &ulen);
 	xrl_usage(f, CLI, NULL);
 	fclose(f);
-	/* the README's CLI reference block is the usage text, line for line */
-	block = strstr(readme, "xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n");
-	CHECK(block, "README: no CLI reference block");
+	/* the CLI reference block of docs/cli.md is the usage text, line for line */
+	block = strstr(cli, "xdp-rlctl [-j|--json] [-p|--pretty] [--pin-dir DIR] COMMAND ...\n");
+	CHECK(block, "docs/cli.md: no CLI reference block");
 	if (block) {
 		block = strchr(block, '\n') + 1;
 		CHECK(!strncmp(block, usage, ulen) && !strncmp(block + ulen, "```", 3),
-		      "README's CLI reference differs from the table's usage:\n%s", usage);
+		      "docs/cli.md's CLI reference differs from the table's usage:\n%s", usage);
 	}
 	for (size_t i = 0; i < xrl_ncommands; i++) {
 		const struct xrl_command *cmd = &xrl_commands[i];
@@ -1126,7 +1126,7 @@ out:
 	free(usage);
 	free(rlctl);
 	free(conf);
-	free(readme);
+	free(cli);
 }
 
 int main(void)
