@@ -56,7 +56,8 @@ static void logq_sink(enum xrl_log_level level, const char *msg)
 
 static void *writer(void *arg)
 {
-	struct rld_logq *q = arg;
+	struct rld *r = arg;
+	struct rld_logq *q = &r->log;
 	char line[LOGQ_LINE], note[128];
 
 	caps_thread_none();	/* it writes lines to stderr, nothing else */
@@ -99,7 +100,7 @@ void logq_init(struct rld *r)
 
 int logq_start(struct rld *r)
 {
-	return rld_thread_start(&r->log.thread, "log writer", writer, &r->log);
+	return rld_thread_start(&r->log.thread, "log writer", writer, r);
 }
 
 /* Write what is queued, for at most a second: a stderr that never drains
