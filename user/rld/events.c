@@ -13,19 +13,19 @@
 static int on_event(const struct xrl_event *e, void *ctx)
 {
 	double now = now_ms(), t = EVENT_LOG_BURST * 1000.0 / EVENT_LOG_PER_SEC;
+	struct rld *r = ctx;
 	char key[64];
 
-	(void)ctx;
-	__atomic_add_fetch(&d.stats.events[e->kind == XRL_EV_LIMITED ? 0 : 1], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->stats.events[e->kind == XRL_EV_LIMITED ? 0 : 1], 1, __ATOMIC_RELAXED);
 	/* GCRA, in ms: one line costs 1000 / EVENT_LOG_PER_SEC */
-	if (d.ev_log_tat < now)
-		d.ev_log_tat = now;
-	if (d.ev_log_tat + 1000.0 / EVENT_LOG_PER_SEC - now > t) {
-		d.ev_unlogged++;
-		__atomic_add_fetch(&d.stats.events_unlogged, 1, __ATOMIC_RELAXED);
+	if (r->ev.log_tat < now)
+		r->ev.log_tat = now;
+	if (r->ev.log_tat + 1000.0 / EVENT_LOG_PER_SEC - now > t) {
+		r->ev.unlogged++;
+		__atomic_add_fetch(&r->stats.events_unlogged, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	d.ev_log_tat += 1000.0 / EVENT_LOG_PER_SEC;
+	r->ev.log_tat += 1000.0 / EVENT_LOG_PER_SEC;
 	xrl_event_key_format(e, key, sizeof(key));
 	if (e->kind == XRL_EV_LIMITED)
 		xrl_log(XRL_LOG_INFO, "event: %s %slimited by rule %u", key,
@@ -38,37 +38,37 @@ static int on_event(const struct xrl_event *e, void *ctx)
 	return 0;
 }
 
-int events_start(void)
+int events_start(struct rld *r)
 {
-	int err = xrl_events_open(d.x, XRL_EVENTS_RLD, on_event, NULL, &d.events);
+	int err = xrl_events_open(r->x, XRL_EVENTS_RLD, on_event, r, &r->ev.ring);
 
 	if (err) {
 		xrl_log(XRL_LOG_WARN, "no live events: %s", xrl_errmsg());
 		return err;
 	}
-	xrl_event_stats_get(d.x, &d.stats.events_base);
+	xrl_event_stats_get(r->x, &r->stats.events_base);
 	return 0;
 }
 
-void events_read(void)
+void events_read(struct rld *r)
 {
-	if (d.events)
-		xrl_events_consume(d.events);
+	if (r->ev.ring)
+		xrl_events_consume(r->ev.ring);
 }
 
 /* Once a second (the housekeeping tick): what the log's rate left out. */
-void events_tick(void)
+void events_tick(struct rld *r)
 {
-	events_read();
-	if (d.ev_unlogged) {
+	events_read(r);
+	if (r->ev.unlogged) {
 		xrl_log(XRL_LOG_INFO, "events: %llu more not logged (at most %d lines a second; "
-			"xdp_rl_events_total counts them all)", d.ev_unlogged, EVENT_LOG_PER_SEC);
-		d.ev_unlogged = 0;
+			"xdp_rl_events_total counts them all)", r->ev.unlogged, EVENT_LOG_PER_SEC);
+		r->ev.unlogged = 0;
 	}
 }
 
-void events_stop(void)
+void events_stop(struct rld *r)
 {
-	xrl_events_close(d.events);
-	d.events = NULL;
+	xrl_events_close(r->ev.ring);
+	r->ev.ring = NULL;
 }

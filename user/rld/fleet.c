@@ -5,6 +5,7 @@
  * the metrics or a reload (libxrl's fleet.c does the work).
  */
 #include "rld.h"
+#include "prom.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,18 +13,22 @@
 
 static void *fleet_main(void *arg)
 {
-	struct xrl_fleet *fl = arg;	/* never d.fleet: a reload swaps it */
+	struct rld *r = arg;
+	struct rld_thread *t = &r->fleet.thread;
+	/* the client this thread was started for: fleet.client changes only
+	 * once the thread is joined (fleet_stop()) */
+	struct xrl_fleet *fl = r->fleet.client;
 	struct timespec next;
 	int last = 0;
 
 	/* Redis, the pinned maps and the rule sets (opened by pin or through
 	 * the handle's descriptors) need no capability */
 	caps_thread_none();
-	pthread_mutex_lock(&d.fleet_lock);
-	while (!d.fleet_stop) {
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
 		int err;
 
-		pthread_mutex_unlock(&d.fleet_lock);
+		pthread_mutex_unlock(&t->lock);
 		/* the next one sync_ms after this one's start (xrl_fleet_batch_ms()
 		 * says why) */
 		clock_gettime(CLOCK_MONOTONIC, &next);
@@ -42,23 +47,22 @@ static void *fleet_main(void *arg)
 				xrl_log(XRL_LOG_INFO, "fleet: synced with Redis, %u live host(s)", st.hosts);
 			last = err;
 		}
-		pthread_mutex_lock(&d.fleet_lock);
-		if (!d.fleet_stop)
-			pthread_cond_timedwait(&d.fleet_cond, &d.fleet_lock, &next);
+		pthread_mutex_lock(&t->lock);
+		rld_thread_wait(t, &next);
 	}
-	pthread_mutex_unlock(&d.fleet_lock);
+	pthread_mutex_unlock(&t->lock);
 	return NULL;
 }
 
 /* The rules in force, to the fleet. */
-void fleet_rules(void)
+void fleet_rules(struct rld *r)
 {
 	struct xrl_rule_entry *v;
 	size_t n;
 
-	if (!d.fleet || xrl_rules_get(d.x, &v, &n))
+	if (!r->fleet.client || xrl_rules_get(r->x, &v, &n))
 		return;
-	xrl_fleet_rules_set(d.fleet, v, n);
+	xrl_fleet_rules_set(r->fleet.client, v, n);
 	free(v);
 }
 
@@ -76,22 +80,22 @@ static void fleet_where(const struct xrl_config *c, char *buf, size_t len)
 
 /* No fleet any more: every rule of scope fleet back to the rule as it is
  * (no share written), as at a start without 'fleet redis'. */
-static void fleet_unshare(void)
+static void fleet_unshare(struct rld *r)
 {
 	const struct xrl_fleet_rule none = { 0 };
 	struct xrl_rule_entry *v;
 	size_t n;
 
-	if (xrl_rules_get(d.x, &v, &n))
+	if (xrl_rules_get(r->x, &v, &n))
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (v[i].r.scope == XRL_SCOPE_FLEET)
-			xrl_fleet_rule_put(d.x, v[i].r.slot, &none);
+			xrl_fleet_rule_put(r->x, v[i].r.slot, &none);
 	free(v);
 }
 
 /* A client for the config's fleet lines (nothing connects yet). */
-static int fleet_open(const struct xrl_config *c, struct xrl_fleet **out)
+static int fleet_open(struct rld *r, const struct xrl_config *c, struct xrl_fleet **out)
 {
 	struct xrl_fleet_cfg fc = { 0 };
 
@@ -102,40 +106,28 @@ static int fleet_open(const struct xrl_config *c, struct xrl_fleet **out)
 	fc.hosts = c->fleet_hosts;
 	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
 	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
-	if (xrl_fleet_new(d.x, &fc, out)) {
+	if (xrl_fleet_new(r->x, &fc, out)) {
 		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
 		return -1;
 	}
 	return 0;
 }
 
-/* d.fleet's sync thread, started. */
-static int fleet_run(const struct xrl_config *c)
+/* fleet.client's sync thread, started. */
+static int fleet_run(struct rld *r, const struct xrl_config *c)
 {
-	static bool once;
-	pthread_condattr_t ca;
 	int err;
 
-	fleet_rules();
-	if (!once) {
-		pthread_mutex_init(&d.fleet_lock, NULL);
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&d.fleet_cond, &ca);
-		pthread_condattr_destroy(&ca);
-		once = true;
-	}
-	d.fleet_stop = false;
-	err = pthread_create(&d.fleet_thread, NULL, fleet_main, d.fleet);
+	fleet_rules(r);
+	err = rld_thread_start(&r->fleet.thread, "fleet sync", fleet_main, r);
 	if (err) {
-		xrl_fleet_free(d.fleet);
-		d.fleet = NULL;
-		return -err;
+		xrl_fleet_free(r->fleet.client);
+		r->fleet.client = NULL;
+		return err;
 	}
-	d.fleet_started = true;
 	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
-		c->fleet_cluster ? " Cluster" : "", c->fleet_redis, xrl_fleet_sync_ms(d.fleet),
-		xrl_fleet_lease_ms(xrl_fleet_sync_ms(d.fleet)), c->fleet_host[0] ? c->fleet_host : "(hostname)");
+		c->fleet_cluster ? " Cluster" : "", c->fleet_redis, xrl_fleet_sync_ms(r->fleet.client),
+		xrl_fleet_lease_ms(xrl_fleet_sync_ms(r->fleet.client)), c->fleet_host[0] ? c->fleet_host : "(hostname)");
 	return 0;
 }
 
@@ -146,16 +138,16 @@ static int fleet_run(const struct xrl_config *c)
  * -1 with the reason logged: the reload is refused and the old client,
  * rules and all, stays. No 'fleet redis' line any more: changed, no client.
  */
-int fleet_reload_prepare(const struct xrl_config *c, struct xrl_fleet **next, bool *changed)
+int fleet_reload_prepare(struct rld *r, const struct xrl_config *c, struct xrl_fleet **next, bool *changed)
 {
-	char now[sizeof(d.fleet_lines)];
+	char now[sizeof(r->fleet.lines)];
 
 	*next = NULL;
 	fleet_lines(c, now, sizeof(now));
-	*changed = strcmp(now, d.fleet_lines) != 0;
+	*changed = strcmp(now, r->fleet.lines) != 0;
 	if (!*changed || !c->fleet_redis[0])
 		return 0;
-	if (fleet_open(c, next))
+	if (fleet_open(r, c, next))
 		return -1;
 	if (xrl_fleet_probe(*next)) {
 		xrl_log(XRL_LOG_ERR, "reload: fleet: %s; the fleet client in force stays", xrl_errmsg());
@@ -168,36 +160,36 @@ int fleet_reload_prepare(const struct xrl_config *c, struct xrl_fleet **next, bo
 
 /* The reload applied: the new client in place of the old one. The old
  * one leaves the live hosts when the new one is another host or Redis. */
-void fleet_reload_commit(const struct xrl_config *c, struct xrl_fleet *next)
+void fleet_reload_commit(struct rld *r, const struct xrl_config *c, struct xrl_fleet *next)
 {
-	char now[sizeof(d.fleet_lines)], where[sizeof(d.fleet_where)];
+	char now[sizeof(r->fleet.lines)], where[sizeof(r->fleet.where)];
 	bool leave;
 
 	fleet_lines(c, now, sizeof(now));
 	fleet_where(c, where, sizeof(where));
 	/* the same Redis and host name: staying spares the others a dip in N */
-	leave = !next || strcmp(where, d.fleet_where);
+	leave = !next || strcmp(where, r->fleet.where);
 	/* the old client stopped and gone before the new one starts (they
-	 * share the lease slots), with d.lock held only around the swaps:
+	 * share the lease slots), with r->lock held only around the swaps:
 	 * the sync thread's join and the leave wait on the network */
-	fleet_stop(leave);
-	pthread_mutex_lock(&d.lock);	/* the metrics read d.fleet under it */
+	fleet_stop(r, leave);
+	pthread_mutex_lock(&r->lock);	/* the metrics read r->fleet.client under it */
 	if (!next && c->fleet_redis[0] == '\0')
-		fleet_unshare();
-	d.fleet = next;
-	snprintf(d.fleet_lines, sizeof(d.fleet_lines), "%s", now);
-	snprintf(d.fleet_where, sizeof(d.fleet_where), "%s", where);
-	if (next && fleet_run(c))
+		fleet_unshare(r);
+	r->fleet.client = next;
+	snprintf(r->fleet.lines, sizeof(r->fleet.lines), "%s", now);
+	snprintf(r->fleet.where, sizeof(r->fleet.where), "%s", where);
+	if (next && fleet_run(r, c))
 		xrl_log(XRL_LOG_ERR, "reload: fleet: cannot start the sync thread: rules of scope fleet stay at their last state");
-	pthread_mutex_unlock(&d.lock);
+	pthread_mutex_unlock(&r->lock);
 	xrl_log(XRL_LOG_INFO, "reload: fleet lines applied: %s",
 		next ? "a new Redis client" : "no 'fleet redis' line: each host meters its fleet rules alone");
 }
 
-int fleet_start(const struct xrl_config *c)
+int fleet_start(struct rld *r, const struct xrl_config *c)
 {
-	fleet_lines(c, d.fleet_lines, sizeof(d.fleet_lines));
-	fleet_where(c, d.fleet_where, sizeof(d.fleet_where));
+	fleet_lines(c, r->fleet.lines, sizeof(r->fleet.lines));
+	fleet_where(c, r->fleet.where, sizeof(r->fleet.where));
 	if (!c->fleet_redis[0]) {
 		for (size_t i = 0; i < c->nrules; i++) {
 			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {
@@ -207,42 +199,37 @@ int fleet_start(const struct xrl_config *c)
 		}
 		return 0;
 	}
-	if (fleet_open(c, &d.fleet))
+	if (fleet_open(r, c, &r->fleet.client))
 		return -1;
-	return fleet_run(c);
+	return fleet_run(r, c);
 }
 
 /*
  * The sync thread stopped and the client freed. The batch running is cut
  * short (xrl_fleet_abort()), so the join waits some milliseconds, never a
  * server; the leave is one batch, bounded by its deadline. Called without
- * d.lock: it takes it only to clear d.fleet.
+ * r->lock: it takes it only to clear r->fleet.client.
  */
-void fleet_stop(bool leave)
+void fleet_stop(struct rld *r, bool leave)
 {
-	struct xrl_fleet *f = d.fleet;
+	struct xrl_fleet *f = r->fleet.client;
 
 	if (!f)
 		return;
-	if (d.fleet_started) {
+	if (r->fleet.thread.started) {
 		xrl_fleet_abort(f, true);
-		pthread_mutex_lock(&d.fleet_lock);
-		d.fleet_stop = true;
-		pthread_cond_signal(&d.fleet_cond);
-		pthread_mutex_unlock(&d.fleet_lock);
-		pthread_join(d.fleet_thread, NULL);
-		d.fleet_started = false;
+		rld_thread_stop(&r->fleet.thread, 0);
 		xrl_fleet_abort(f, false);
 	}
-	pthread_mutex_lock(&d.lock);
-	d.fleet = NULL;
-	pthread_mutex_unlock(&d.lock);
+	pthread_mutex_lock(&r->lock);
+	r->fleet.client = NULL;
+	pthread_mutex_unlock(&r->lock);
 	if (leave)
 		xrl_fleet_leave(f);
 	xrl_fleet_free(f);
 }
 
-void fleet_metrics(FILE *f)
+void fleet_metrics(struct rld *r, struct prom *p)
 {
 	static const char *const breaker[] = { "closed", "open", "half-open" };
 	static const char *const states[] = { "unsynced", "synced", "fallback-open", "closed",
@@ -251,86 +238,85 @@ void fleet_metrics(FILE *f)
 	struct xrl_fleet_stats st;
 	size_t n;
 
-	if (!d.fleet)
+	if (!r->fleet.client)
 		return;
-	xrl_fleet_stats_get(d.fleet, &st);
-	fprintf(f, "# HELP xdp_rl_fleet_syncs_total Syncs with Redis, by result (skipped: the breaker was open).\n"
-		   "# TYPE xdp_rl_fleet_syncs_total counter\n");
-	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"ok\"} %llu\n", st.syncs_ok);
-	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"failed\"} %llu\n", st.syncs_failed);
-	fprintf(f, "xdp_rl_fleet_syncs_total{result=\"skipped\"} %llu\n", st.syncs_skipped);
-	fprintf(f, "# HELP xdp_rl_fleet_sync_duration_seconds How long each sync (one pipelined batch) took.\n"
-		   "# TYPE xdp_rl_fleet_sync_duration_seconds histogram\n");
-	for (int i = 0; i < XRL_FLEET_LAT_BUCKETS; i++)
-		fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"%g\"} %llu\n",
-			xrl_fleet_lat_bounds[i], st.lat_le[i]);
-	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_bucket{le=\"+Inf\"} %llu\n", st.lat_count);
-	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_sum %.6f\n", st.lat_sum_s);
-	fprintf(f, "xdp_rl_fleet_sync_duration_seconds_count %llu\n", st.lat_count);
-	fprintf(f, "# HELP xdp_rl_fleet_last_sync_duration_seconds The last sync's duration.\n"
-		   "# TYPE xdp_rl_fleet_last_sync_duration_seconds gauge\n"
-		   "xdp_rl_fleet_last_sync_duration_seconds %.6f\n", st.last_latency_s);
-	fprintf(f, "# HELP xdp_rl_fleet_last_sync_age_seconds Seconds since the last good sync (-1: none yet).\n"
-		   "# TYPE xdp_rl_fleet_last_sync_age_seconds gauge\n"
-		   "xdp_rl_fleet_last_sync_age_seconds %.3f\n",
-		st.last_ok_ms ? (now_ms() - st.last_ok_ms) / 1e3 : -1.0);
-	fprintf(f, "# HELP xdp_rl_fleet_breaker_state The Redis circuit breaker: 1 for its state.\n"
-		   "# TYPE xdp_rl_fleet_breaker_state gauge\n");
+	xrl_fleet_stats_get(r->fleet.client, &st);
+	prom_family(p, "xdp_rl_fleet_syncs_total", "counter",
+		    "Syncs with Redis, by result (skipped: the breaker was open).");
+	prom_sample(p, PROM_LABELS("result", "ok"), "%llu", st.syncs_ok);
+	prom_sample(p, PROM_LABELS("result", "failed"), "%llu", st.syncs_failed);
+	prom_sample(p, PROM_LABELS("result", "skipped"), "%llu", st.syncs_skipped);
+	prom_family(p, "xdp_rl_fleet_sync_duration_seconds", "histogram",
+		    "How long each sync (one pipelined batch) took.");
+	for (int i = 0; i < XRL_FLEET_LAT_BUCKETS; i++) {
+		char le[32];
+
+		snprintf(le, sizeof(le), "%g", xrl_fleet_lat_bounds[i]);
+		prom_sample_of(p, "_bucket", PROM_LABELS("le", le), "%llu", st.lat_le[i]);
+	}
+	prom_sample_of(p, "_bucket", PROM_LABELS("le", "+Inf"), "%llu", st.lat_count);
+	prom_sample_of(p, "_sum", NULL, "%.6f", st.lat_sum_s);
+	prom_sample_of(p, "_count", NULL, "%llu", st.lat_count);
+	prom_family(p, "xdp_rl_fleet_last_sync_duration_seconds", "gauge", "The last sync's duration.");
+	prom_sample(p, NULL, "%.6f", st.last_latency_s);
+	prom_family(p, "xdp_rl_fleet_last_sync_age_seconds", "gauge",
+		    "Seconds since the last good sync (-1: none yet).");
+	prom_sample(p, NULL, "%.3f", st.last_ok_ms ? (now_ms() - st.last_ok_ms) / 1e3 : -1.0);
+	prom_family(p, "xdp_rl_fleet_breaker_state", "gauge", "The Redis circuit breaker: 1 for its state.");
 	for (int i = 0; i < 3; i++)
-		fprintf(f, "xdp_rl_fleet_breaker_state{state=\"%s\"} %d\n", breaker[i], st.breaker == i);
-	fprintf(f, "# HELP xdp_rl_fleet_live_hosts Live hosts in the fleet, as last read from Redis.\n"
-		   "# TYPE xdp_rl_fleet_live_hosts gauge\n"
-		   "xdp_rl_fleet_live_hosts %u\n", st.hosts);
-	fprintf(f, "# HELP xdp_rl_fleet_promoted_keys Keys holding a lease.\n"
-		   "# TYPE xdp_rl_fleet_promoted_keys gauge\n"
-		   "xdp_rl_fleet_promoted_keys %u\n", st.promoted);
-	fprintf(f, "# HELP xdp_rl_fleet_tokens_total Lease tokens: granted by Redis, returned unspent, expired unspent.\n"
-		   "# TYPE xdp_rl_fleet_tokens_total counter\n");
-	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"granted\"} %llu\n", st.granted);
-	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"returned\"} %llu\n", st.returned);
-	fprintf(f, "xdp_rl_fleet_tokens_total{kind=\"expired\"} %llu\n", st.expired);
-	fprintf(f, "# HELP xdp_rl_fleet_lease_calls_total Lease script calls sent to Redis (one per promoted key per sync).\n"
-		   "# TYPE xdp_rl_fleet_lease_calls_total counter\n"
-		   "xdp_rl_fleet_lease_calls_total %llu\n", st.lease_calls);
-	fprintf(f, "# HELP xdp_rl_fleet_buckets_lost_total Lease calls that found a fleet bucket gone that this host had been granted from (FLUSHALL, eviction, a restart): taken as spent.\n"
-		   "# TYPE xdp_rl_fleet_buckets_lost_total counter\n"
-		   "xdp_rl_fleet_buckets_lost_total %llu\n", st.buckets_lost);
-	fprintf(f, "# HELP xdp_rl_fleet_hot_keys_ignored_total Hot-set reply elements past the bound a host takes.\n"
-		   "# TYPE xdp_rl_fleet_hot_keys_ignored_total counter\n"
-		   "xdp_rl_fleet_hot_keys_ignored_total %llu\n", st.hot_ignored);
-	if (st.policy[0])	/* read once connected */
-		fprintf(f, "# HELP xdp_rl_fleet_redis_evicts 1 when Redis' maxmemory-policy may evict fleet keys (or could not be read: unknown), 0 under noeviction or no maxmemory.\n"
-			   "# TYPE xdp_rl_fleet_redis_evicts gauge\n"
-			   "xdp_rl_fleet_redis_evicts{policy=\"%s\"} %d\n", st.policy, st.may_evict);
-	fprintf(f, "# HELP xdp_rl_fleet_redis_redirects_total Cluster redirections followed, and TRYAGAIN/CLUSTERDOWN failures.\n"
-		   "# TYPE xdp_rl_fleet_redis_redirects_total counter\n");
-	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"moved\"} %llu\n", st.redis.moved);
-	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"ask\"} %llu\n", st.redis.ask);
-	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"tryagain\"} %llu\n", st.redis.tryagain);
-	fprintf(f, "xdp_rl_fleet_redis_redirects_total{kind=\"noscript\"} %llu\n", st.redis.noscript);
-	fprintf(f, "# HELP xdp_rl_fleet_redis_refused_total What the client refused or cut short: exchanges past a deadline, malformed or out-of-range replies, replies over a cap, calls not sent to a node in back-off, syncs longer than a lease, grants clamped to what was asked.\n"
-		   "# TYPE xdp_rl_fleet_redis_refused_total counter\n");
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"deadline\"} %llu\n", st.redis.deadline);
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"bad_reply\"} %llu\n",
-		st.redis.bad_replies + st.bad_replies);
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"too_large\"} %llu\n", st.redis.too_large);
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"backoff\"} %llu\n", st.redis.backoff);
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"late_sync\"} %llu\n", st.late);
-	fprintf(f, "xdp_rl_fleet_redis_refused_total{kind=\"grant_clamped\"} %llu\n", st.clamped);
-	fprintf(f, "# HELP xdp_rl_fleet_rule_state Each fleet rule's state: 1 for the current one.\n"
-		   "# TYPE xdp_rl_fleet_rule_state gauge\n");
-	if (xrl_rules_get(d.x, &v, &n))
+		prom_sample(p, PROM_LABELS("state", breaker[i]), "%d", st.breaker == i);
+	prom_family(p, "xdp_rl_fleet_live_hosts", "gauge", "Live hosts in the fleet, as last read from Redis.");
+	prom_sample(p, NULL, "%u", st.hosts);
+	prom_family(p, "xdp_rl_fleet_promoted_keys", "gauge", "Keys holding a lease.");
+	prom_sample(p, NULL, "%u", st.promoted);
+	prom_family(p, "xdp_rl_fleet_tokens_total", "counter",
+		    "Lease tokens: granted by Redis, returned unspent, expired unspent.");
+	prom_sample(p, PROM_LABELS("kind", "granted"), "%llu", st.granted);
+	prom_sample(p, PROM_LABELS("kind", "returned"), "%llu", st.returned);
+	prom_sample(p, PROM_LABELS("kind", "expired"), "%llu", st.expired);
+	prom_family(p, "xdp_rl_fleet_lease_calls_total", "counter",
+		    "Lease script calls sent to Redis (one per promoted key per sync).");
+	prom_sample(p, NULL, "%llu", st.lease_calls);
+	prom_family(p, "xdp_rl_fleet_buckets_lost_total", "counter",
+		    "Lease calls that found a fleet bucket gone that this host had been granted from (FLUSHALL, eviction, a restart): taken as spent.");
+	prom_sample(p, NULL, "%llu", st.buckets_lost);
+	prom_family(p, "xdp_rl_fleet_hot_keys_ignored_total", "counter",
+		    "Hot-set reply elements past the bound a host takes.");
+	prom_sample(p, NULL, "%llu", st.hot_ignored);
+	if (st.policy[0]) {	/* read once connected */
+		prom_family(p, "xdp_rl_fleet_redis_evicts", "gauge",
+			    "1 when Redis' maxmemory-policy may evict fleet keys (or could not be read: unknown), 0 under noeviction or no maxmemory.");
+		prom_sample(p, PROM_LABELS("policy", st.policy), "%d", st.may_evict);
+	}
+	prom_family(p, "xdp_rl_fleet_redis_redirects_total", "counter",
+		    "Cluster redirections followed, and TRYAGAIN/CLUSTERDOWN failures.");
+	prom_sample(p, PROM_LABELS("kind", "moved"), "%llu", st.redis.moved);
+	prom_sample(p, PROM_LABELS("kind", "ask"), "%llu", st.redis.ask);
+	prom_sample(p, PROM_LABELS("kind", "tryagain"), "%llu", st.redis.tryagain);
+	prom_sample(p, PROM_LABELS("kind", "noscript"), "%llu", st.redis.noscript);
+	prom_family(p, "xdp_rl_fleet_redis_refused_total", "counter",
+		    "What the client refused or cut short: exchanges past a deadline, malformed or out-of-range replies, replies over a cap, calls not sent to a node in back-off, syncs longer than a lease, grants clamped to what was asked.");
+	prom_sample(p, PROM_LABELS("kind", "deadline"), "%llu", st.redis.deadline);
+	prom_sample(p, PROM_LABELS("kind", "bad_reply"), "%llu", st.redis.bad_replies + st.bad_replies);
+	prom_sample(p, PROM_LABELS("kind", "too_large"), "%llu", st.redis.too_large);
+	prom_sample(p, PROM_LABELS("kind", "backoff"), "%llu", st.redis.backoff);
+	prom_sample(p, PROM_LABELS("kind", "late_sync"), "%llu", st.late);
+	prom_sample(p, PROM_LABELS("kind", "grant_clamped"), "%llu", st.clamped);
+	prom_family(p, "xdp_rl_fleet_rule_state", "gauge", "Each fleet rule's state: 1 for the current one.");
+	if (xrl_rules_get(r->x, &v, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct xrl_fleet_rule fr = { 0 };
+		char id[16];
 
 		if (v[i].r.scope != XRL_SCOPE_FLEET)
 			continue;
-		if (xrl_fleet_rule_get(d.x, v[i].r.slot, &fr) || fr.rule_id != v[i].r.id)
+		if (xrl_fleet_rule_get(r->x, v[i].r.slot, &fr) || fr.rule_id != v[i].r.id)
 			fr.state = XRL_FLEET_UNSYNCED;
+		snprintf(id, sizeof(id), "%u", v[i].r.id);
 		for (int s = 0; s < 5; s++)
-			fprintf(f, "xdp_rl_fleet_rule_state{rule=\"%u\",state=\"%s\"} %d\n", v[i].r.id,
-				states[s], (fr.state & XRL_FLEET_STATE_MASK) == (__u32)s);
+			prom_sample(p, PROM_LABELS("rule", id, "state", states[s]), "%d",
+				    (fr.state & XRL_FLEET_STATE_MASK) == (__u32)s);
 	}
 	free(v);
 }

@@ -5,13 +5,12 @@
 #include "rld.h"
 
 #include <pthread.h>
-#include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-void heartbeat(void)
+void heartbeat(struct rld *r)
 {
-	xrl_heartbeat(d.x, get_long(&d.heartbeat_ms), (__u64)get_long(&d.watchdog_ms) * 1000000);
+	xrl_heartbeat(r->x, get_long(&r->hb.heartbeat_ms), (__u64)get_long(&r->hb.watchdog_ms) * 1000000);
 }
 
 static void timespec_add_ms(struct timespec *t, long ms)
@@ -32,6 +31,8 @@ static void timespec_add_ms(struct timespec *t, long ms)
  */
 static void *heartbeat_main(void *arg)
 {
+	struct rld *r = arg;
+	struct rld_thread *t = &r->hb.thread;
 	struct timespec next;
 	bool stall_logged = false, sd_withheld = false;
 	uint64_t sd_usec = 0;
@@ -39,18 +40,17 @@ static void *heartbeat_main(void *arg)
 	 * period, from here, while the event loop is not stuck */
 	bool sd_wd = sd_watchdog_enabled(0, &sd_usec) > 0 && sd_usec >= 2000;
 
-	(void)arg;
 	caps_thread_none();	/* the control block is mmapped: no syscall needs one */
 	if (sd_wd)
 		xrl_log(XRL_LOG_INFO, "systemd watchdog: %llu ms", (unsigned long long)sd_usec / 1000);
-	pthread_mutex_lock(&d.hb_lock);
-	while (!d.hb_stop) {
-		long hb = get_long(&d.heartbeat_ms);
-		long busy = get_long(&d.busy_ms);
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
+		long hb = get_long(&r->hb.heartbeat_ms);
+		long busy = get_long(&r->hb.busy_ms);
 		double stall = busy ? now_ms() - busy : 0;
-		long wd = get_long(&d.watchdog_ms);
+		long wd = get_long(&r->hb.watchdog_ms);
 
-		heartbeat();
+		heartbeat(r);
 		if (sd_wd) {
 			/* An event loop stuck for a whole systemd watchdog period
 			 * (no reload takes that long) is a daemon to restart: say
@@ -79,55 +79,24 @@ static void *heartbeat_main(void *arg)
 		 * at once, and a suspended machine needs no catching up */
 		clock_gettime(CLOCK_MONOTONIC, &next);
 		timespec_add_ms(&next, hb);
-		pthread_cond_timedwait(&d.hb_cond, &d.hb_lock, &next);
+		rld_thread_wait(t, &next);
 	}
-	pthread_mutex_unlock(&d.hb_lock);
+	pthread_mutex_unlock(&t->lock);
 	return NULL;
 }
 
-int heartbeat_start(void)
+int heartbeat_start(struct rld *r)
 {
-	pthread_condattr_t ca;
-	int err;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d.hb_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	err = pthread_create(&d.hb_thread, NULL, heartbeat_main, NULL);
-	d.hb_started = !err;
-	return -err;
+	return rld_thread_start(&r->hb.thread, "heartbeat", heartbeat_main, r);
 }
 
-void heartbeat_stop(void)
+void heartbeat_stop(struct rld *r)
 {
-	if (!d.hb_started)
-		return;
-	pthread_mutex_lock(&d.hb_lock);
-	d.hb_stop = true;
-	pthread_cond_signal(&d.hb_cond);
-	pthread_mutex_unlock(&d.hb_lock);
-	pthread_join(d.hb_thread, NULL);
-	d.hb_started = false;
+	rld_thread_stop(&r->hb.thread, 0);
 }
 
 /* A new heartbeat period takes effect at once. */
-void heartbeat_kick(void)
+void heartbeat_kick(struct rld *r)
 {
-	if (!d.hb_started)
-		return;
-	pthread_mutex_lock(&d.hb_lock);
-	pthread_cond_signal(&d.hb_cond);
-	pthread_mutex_unlock(&d.hb_lock);
-}
-
-/* The event loop's housekeeping tick: the pin check, once a second. */
-int arm_timer(void)
-{
-	struct itimerspec its = {
-		.it_interval = { 1, 0 },
-		.it_value = { 1, 0 },
-	};
-
-	return timerfd_settime(d.timer_fd, 0, &its, NULL);
+	rld_thread_wake(&r->hb.thread);
 }

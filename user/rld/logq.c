@@ -9,112 +9,103 @@
  */
 #include "rld.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LOGQ_LINES	256
-#define LOGQ_LINE	1100
-
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t thread;
-	bool started, stop;
-	char lines[LOGQ_LINES][LOGQ_LINE];
-	unsigned head, count;
-	unsigned long long dropped;	/* since the last "dropped" line */
-} q = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
-unsigned long long logq_dropped_total;	/* atomic: for the metrics */
+/*
+ * The one pointer to the daemon outside main(): libxrl's log sink
+ * (xrl_log_set()) takes no context, and every part of the daemon and of
+ * libxrl logs through it. Set by logq_init(), before the sink is.
+ */
+static struct rld_logq *sink_q;
 
 /* One line per event; under journald a <N> prefix carries the level. */
-static void format_line(char *buf, enum xrl_log_level level, const char *msg)
+static void format_line(const struct rld_logq *q, char *buf, enum xrl_log_level level, const char *msg)
 {
 	static const int syslog_level[] = { 3, 4, 6, 7 };
 
-	if (opt.journal)
+	if (q->journal)
 		snprintf(buf, LOGQ_LINE, "<%d>%s: %s\n", syslog_level[level],
 			 xrl_log_level_name(level), msg);
 	else
 		snprintf(buf, LOGQ_LINE, "%s: %s\n", xrl_log_level_name(level), msg);
 }
 
-void logq_sink(enum xrl_log_level level, const char *msg)
+static void logq_sink(enum xrl_log_level level, const char *msg)
 {
+	struct rld_logq *q = sink_q;
 	char line[LOGQ_LINE];
 
-	format_line(line, level, msg);
-	if (!q.started) {	/* before the thread, and after it stopped */
+	format_line(q, line, level, msg);
+	if (!q->thread.started) {	/* before the thread, and after it stopped */
 		fputs(line, stderr);
 		return;
 	}
-	pthread_mutex_lock(&q.lock);
-	if (q.count == LOGQ_LINES) {
-		q.dropped++;
-		__atomic_add_fetch(&logq_dropped_total, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&q->thread.lock);
+	if (q->count == LOGQ_LINES) {
+		q->dropped++;
+		__atomic_add_fetch(&q->dropped_total, 1, __ATOMIC_RELAXED);
 	} else {
-		memcpy(q.lines[(q.head + q.count++) % LOGQ_LINES], line, LOGQ_LINE);
-		pthread_cond_signal(&q.cond);
+		memcpy(q->lines[(q->head + q->count++) % LOGQ_LINES], line, LOGQ_LINE);
+		pthread_cond_signal(&q->thread.cond);
 	}
-	pthread_mutex_unlock(&q.lock);
+	pthread_mutex_unlock(&q->thread.lock);
 }
 
 static void *writer(void *arg)
 {
+	struct rld *r = arg;
+	struct rld_logq *q = &r->log;
 	char line[LOGQ_LINE], note[128];
 
-	(void)arg;
 	caps_thread_none();	/* it writes lines to stderr, nothing else */
-	pthread_mutex_lock(&q.lock);
+	pthread_mutex_lock(&q->thread.lock);
 	for (;;) {
 		unsigned long long dropped;
 
-		while (!q.count && !q.stop)
-			pthread_cond_wait(&q.cond, &q.lock);
-		if (!q.count)
+		while (!q->count && rld_thread_wait(&q->thread, NULL))
+			;
+		if (!q->count)
 			break;
-		memcpy(line, q.lines[q.head], LOGQ_LINE);
-		q.head = (q.head + 1) % LOGQ_LINES;
-		q.count--;
-		dropped = q.dropped;
-		q.dropped = 0;
-		pthread_mutex_unlock(&q.lock);
+		memcpy(line, q->lines[q->head], LOGQ_LINE);
+		q->head = (q->head + 1) % LOGQ_LINES;
+		q->count--;
+		dropped = q->dropped;
+		q->dropped = 0;
+		pthread_mutex_unlock(&q->thread.lock);
 		/* the only place that may block on stderr */
 		fputs(line, stderr);
 		if (dropped) {
-			format_line(note, XRL_LOG_WARN, "log lines dropped: stderr did not drain");
+			format_line(q, note, XRL_LOG_WARN, "log lines dropped: stderr did not drain");
 			fprintf(stderr, "%.*s (%llu)\n", (int)strlen(note) - 1, note, dropped);
 		}
 		fflush(stderr);
-		pthread_mutex_lock(&q.lock);
+		pthread_mutex_lock(&q->thread.lock);
 	}
-	pthread_mutex_unlock(&q.lock);
+	pthread_mutex_unlock(&q->thread.lock);
 	return NULL;
 }
 
-int logq_start(void)
+/* The sink in place (lines written straight to stderr until the thread
+ * runs), at the options' level. */
+void logq_init(struct rld *r)
 {
-	int err = pthread_create(&q.thread, NULL, writer, NULL);
+	r->log.journal = r->opt.journal;
+	rld_thread_init(&r->log.thread);
+	sink_q = &r->log;
+	xrl_log_set(logq_sink, r->opt.level);
+}
 
-	q.started = !err;
-	return -err;
+int logq_start(struct rld *r)
+{
+	return rld_thread_start(&r->log.thread, "log writer", writer, r);
 }
 
 /* Write what is queued, for at most a second: a stderr that never drains
  * must not keep the daemon from stopping. */
-void logq_stop(void)
+int logq_stop(struct rld *r)
 {
-	struct timespec t;
-
-	if (!q.started)
-		return;
-	pthread_mutex_lock(&q.lock);
-	q.stop = true;
-	pthread_cond_signal(&q.cond);
-	pthread_mutex_unlock(&q.lock);
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += 1;
-	if (pthread_timedjoin_np(q.thread, NULL, &t) == 0)
-		q.started = false;
+	return rld_thread_stop(&r->log.thread, 1000);
 }

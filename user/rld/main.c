@@ -24,15 +24,6 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
-struct rld_opts opt = {
-	.config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = XRL_LOG_INFO,
-};
-struct rld_state d = {
-	.lock = PTHREAD_MUTEX_INITIALIZER, .timer_fd = -1, .stats_fd = -1, .hb_lock = PTHREAD_MUTEX_INITIALIZER,
-	.keys_lock = PTHREAD_MUTEX_INITIALIZER,
-};
-
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -43,119 +34,19 @@ static void usage(FILE *f)
 		"See xdp-rld(8) and xdp-rl.conf(5).\n");
 }
 
-/*
- * Keys tracked: a walk of both bucket tables (up to 2 x 1M entries, some
- * hundreds of ms). Done here, outside d.lock, at most every
- * KEYS_REFRESH_MS, so that neither a scrape nor a scraper that scrapes
- * back to back can hold up a reload. The bucket maps' descriptors do not
- * change while the daemon runs (restored pins reuse them).
- */
-static void keys_refresh(void)
-{
-	unsigned long long k[2];
-
-	pthread_mutex_lock(&d.keys_lock);
-	if (!d.keys_at_ms || now_ms() - d.keys_at_ms >= KEYS_REFRESH_MS) {
-		if (!xrl_keys_tracked_family(d.x, 4, &k[0]) && !xrl_keys_tracked_family(d.x, 6, &k[1])) {
-			d.keys[0] = k[0];
-			d.keys[1] = k[1];
-			d.keys_at_ms = now_ms();
-		}
-	}
-	pthread_mutex_unlock(&d.keys_lock);
-}
-
-static int metrics_fill(FILE *f, void *ctx)
-{
-	int err;
-
-	(void)ctx;
-	/* the metrics thread: HTTP with no effective capability, the maps with
-	 * its permitted ones */
-	caps_effective(true);
-	keys_refresh();
-	pthread_mutex_lock(&d.lock);
-	d.stats.log_dropped = __atomic_load_n(&logq_dropped_total, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&d.keys_lock);
-	d.stats.keys[0] = d.keys[0];
-	d.stats.keys[1] = d.keys[1];
-	d.stats.keys_age_s = d.keys_at_ms ? (now_ms() - d.keys_at_ms) / 1e3 : -1;
-	pthread_mutex_unlock(&d.keys_lock);
-	d.stats.last_reload_success = d.last_applied;
-	snprintf(d.stats.config_sha256, sizeof(d.stats.config_sha256), "%s", d.config_sha256);
-	snprintf(d.stats.config_path, sizeof(d.stats.config_path), "%s", opt.config);
-	err = xrl_metrics_write(f, d.x, &d.stats);
-	if (!err)
-		fleet_metrics(f);
-	pthread_mutex_unlock(&d.lock);
-	caps_effective(false);
-	return err;
-}
-
-/* Called by the event loop only (start, reloads). */
-void metrics_set(const char *file, const char *why)
-{
-	const char *want = opt.metrics ? opt.metrics : file[0] ? file : DEFAULT_METRICS;
-	bool first = !d.metrics_addr[0] && !d.file_metrics[0];
-	struct xrl_metrics *m = NULL;
-	char was[120] = "";
-	int err;
-
-	if (opt.metrics && !first && strcmp(file[0] ? file : "-", d.file_metrics))
-		xrl_log(XRL_LOG_WARN, "%s: the file's metrics line (%s) is not applied: --metrics %s overrides it",
-			why, file[0] ? file : "none", opt.metrics);
-	snprintf(d.file_metrics, sizeof(d.file_metrics), "%s", file[0] ? file : "-");
-	if (!strcmp(want, d.metrics_addr))
-		return;
-	if (d.metrics)
-		snprintf(was, sizeof(was), " (was http://%s/metrics)", d.metrics_addr);
-	if (!strcmp(want, "off")) {
-		xrl_metrics_stop(d.metrics);
-		d.metrics = NULL;
-		snprintf(d.metrics_addr, sizeof(d.metrics_addr), "off");
-		xrl_log(XRL_LOG_INFO, "%s: metrics off%s", why, was);
-		return;
-	}
-	/* the server's thread starts with an empty effective set */
-	caps_effective(false);
-	err = xrl_metrics_start(want, metrics_fill, NULL, &m);
-	caps_effective(true);
-	if (err == -EADDRINUSE && d.metrics) {
-		/* the old listener may hold the port (0.0.0.0:P -> 127.0.0.1:P):
-		 * free it, try again, and put it back if that fails */
-		xrl_metrics_stop(d.metrics);
-		d.metrics = NULL;
-		err = xrl_metrics_start(want, metrics_fill, NULL, &m);
-		if (err && xrl_metrics_start(d.metrics_addr, metrics_fill, NULL, &d.metrics))
-			d.metrics_addr[0] = '\0';
-	}
-	if (err) {
-		if (d.metrics)
-			xrl_log(XRL_LOG_ERR, "%s: metrics on %s: %s; still serving on http://%s/metrics", why, want,
-				strerror(-err), d.metrics_addr);
-		else
-			xrl_log(XRL_LOG_ERR, "%s: metrics on %s: %s; continuing without", why, want, strerror(-err));
-		return;
-	}
-	xrl_metrics_stop(d.metrics);
-	d.metrics = m;
-	snprintf(d.metrics_addr, sizeof(d.metrics_addr), "%s", want);
-	xrl_log(XRL_LOG_INFO, "%s: metrics on http://%s/metrics%s", why, want, was);
-}
-
 /* --check: what is valid but will not work as meant. */
-static void check_warnings(const struct xrl_config *c)
+static void check_warnings(struct rld *r, const struct xrl_config *c)
 {
-	long hb = pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS);
-	long wd = pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS);
-	int line = opt.watchdog_ms < 0 && c->watchdog_line ? c->watchdog_line :
-		   opt.heartbeat_ms < 0 && c->heartbeat_line ? c->heartbeat_line : 0;
+	long hb = pick(r->opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS);
+	long wd = pick(r->opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS);
+	int line = r->opt.watchdog_ms < 0 && c->watchdog_line ? c->watchdog_line :
+		   r->opt.heartbeat_ms < 0 && c->heartbeat_line ? c->heartbeat_line : 0;
 
 	if (wd && wd < 2 * hb) {
 		if (line)
-			printf("%s:%d:1: ", opt.config, line);
+			printf("%s:%d:1: ", r->opt.config, line);
 		else
-			printf("%s: ", opt.config);
+			printf("%s: ", r->opt.config);
 		printf("warning: watchdog %ld ms is less than two heartbeats (%ld ms): it may fire while the daemon is alive\n",
 		       wd, hb);
 	}
@@ -168,42 +59,43 @@ static void check_warnings(const struct xrl_config *c)
  * removed (xdp-rlctl detach dev IF purge). Without it, the daemon detaches
  * from its interfaces and removes the pins once nothing else is attached.
  */
-static void stop_data_path(void)
+static void stop_data_path(struct rld *r)
 {
-	xrl_daemon_serves_set(d.x, NULL, 0);	/* nobody serves them now */
-	if (opt.keep_attached) {
-		heartbeat_stop();	/* only now: right before the watchdog is disarmed */
-		xrl_heartbeat(d.x, 0, 0);	/* no more heartbeats, none awaited */
+	xrl_daemon_serves_set(r->x, NULL, 0);	/* nobody serves them now */
+	if (r->opt.keep_attached) {
+		heartbeat_stop(r);	/* only now: right before the watchdog is disarmed */
+		xrl_heartbeat(r->x, 0, 0);	/* no more heartbeats, none awaited */
 		xrl_log(XRL_LOG_INFO, "left attached (--keep-attached); watchdog disarmed");
 	} else {
 		struct xrl_attachment *a;
 		bool purged = false;
 		size_t n;
 
-		for (size_t i = 0; i < d.nifaces; i++)
-			if (has_link_pin(d.ifaces[i].name))
-				unserve_iface(d.ifaces[i].name);
-		xrl_lock(d.x);
-		if (xrl_attachments(d.x, &a, &n) == 0) {
-			if (n == 0 && xrl_purge(d.x) == 0) {
+		for (size_t i = 0; i < r->ifs.n; i++)
+			if (has_link_pin(r, r->ifs.cfg[i].name))
+				unserve_iface(r, r->ifs.cfg[i].name);
+		xrl_lock(r->x);
+		if (xrl_attachments(r->x, &a, &n) == 0) {
+			if (n == 0 && xrl_purge(r->x) == 0) {
 				purged = true;
-				xrl_log(XRL_LOG_INFO, "removed the pins under %s", xrl_pin_dir(d.x));
+				xrl_log(XRL_LOG_INFO, "removed the pins under %s", xrl_pin_dir(r->x));
 			} else if (n) {
 				xrl_log(XRL_LOG_INFO, "pins kept: %zu interface(s) attached by others", n);
 			}
 			free(a);
 		}
-		heartbeat_stop();
+		heartbeat_stop(r);
 		/* the pins kept (or not known to be gone): what stays attached
 		 * must not see the watchdog fire on a decided stop */
 		if (!purged) {
-			xrl_heartbeat(d.x, 0, 0);
+			xrl_heartbeat(r->x, 0, 0);
 			xrl_log(XRL_LOG_INFO, "pins kept; watchdog disarmed");
 		}
 	}
 }
 
-static int parse_args(int argc, char **argv)
+/* 0, 2 on a usage error, -1 once --help or --version is answered. */
+static int parse_args(struct rld_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -229,22 +121,22 @@ static int parse_args(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "c:i:m:d:kl:ChV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			opt.config = optarg;
-			opt.config_given = true;
+			o->config = optarg;
+			o->config_given = true;
 			break;
 		case 'i':
-			if (opt.nifaces == 64 || strlen(optarg) >= IF_NAMESIZE) {
+			if (o->nifaces == 64 || strlen(optarg) >= IF_NAMESIZE) {
 				fprintf(stderr, "Error: invalid --iface '%s'\n", optarg);
 				return 2;
 			}
-			opt.ifaces[opt.nifaces++] = optarg;
+			o->ifaces[o->nifaces++] = optarg;
 			break;
 		case 'm':
 			if (strcmp(optarg, "off") && xrl_hostport_sockaddr(optarg, &ss, &sl, why, sizeof(why))) {
 				fprintf(stderr, "Error: invalid --metrics '%s' (%s)\n", optarg, why);
 				return 2;
 			}
-			opt.metrics = optarg;
+			o->metrics = optarg;
 			break;
 		case 'H':
 		case 'W':
@@ -253,32 +145,32 @@ static int parse_args(int argc, char **argv)
 					ch == 'H' ? "heartbeat" : "watchdog", optarg);
 				return 2;
 			}
-			*(ch == 'H' ? &opt.heartbeat_ms : &opt.watchdog_ms) = v;
+			*(ch == 'H' ? &o->heartbeat_ms : &o->watchdog_ms) = v;
 			break;
 		case 'd':
-			opt.pin_dir = optarg;
+			o->pin_dir = optarg;
 			break;
 		case 'k':
-			opt.keep_attached = true;
+			o->keep_attached = true;
 			break;
 		case 'S':
-			opt.no_run_stats = true;
+			o->no_run_stats = true;
 			break;
 		case 'l':
-			if (xrl_log_level_parse(optarg, &opt.level)) {
+			if (xrl_log_level_parse(optarg, &o->level)) {
 				fprintf(stderr, "Error: %s\n", xrl_errmsg());
 				return 2;
 			}
 			break;
 		case 'C':
-			opt.check = true;
+			o->check = true;
 			break;
 		case 'h':
 			usage(stdout);
-			exit(0);
+			return -1;
 		case 'V':
 			printf("xdp-rld %s\n", xrl_version());
-			exit(0);
+			return -1;
 		default:
 			usage(stderr);
 			return 2;
@@ -291,120 +183,188 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* --check: parse and validate; touch nothing. The exit status. */
+static int check(struct rld *r)
+{
+	struct xrl_config c;
+	bool builtin;
+	int err;
+
+	err = read_config(r, &c, false, true, &builtin);
+	/* what the start would refuse: the credentials as it reads them */
+	if (!err && c.fleet_auth[0] && xrl_fleet_auth_check(c.fleet_auth)) {
+		printf("%s:%d:1: %s\n", r->opt.config, c.fleet_auth_line, xrl_errmsg());
+		err = 1;
+	}
+	/* what the start would refuse: an interface another XDP
+	 * program holds */
+	if (!err && ifaces_held(r, &c, true))
+		err = 1;
+	if (!err)
+		check_warnings(r, &c);
+	if (!err)
+		printf("%s: %s, %zu rules\n", builtin ? "(built-in)" : r->opt.config,
+		       "valid", c.nrules);
+	xrl_config_free(&c);
+	return err ? 1 : 0;
+}
+
+/* The event loop's housekeeping tick: the pin check, once a second. */
+static int arm_timer(int fd)
+{
+	struct itimerspec its = {
+		.it_interval = { 1, 0 },
+		.it_value = { 1, 0 },
+	};
+
+	return timerfd_settime(fd, 0, &its, NULL);
+}
+
+/* The descriptors the event loop waits on. */
+struct loop_fds {
+	int signal, timer, inotify;
+	struct xrl_linkmon *lm;
+};
+
+/* Until SIGTERM or SIGINT (or poll fails). */
+static void event_loop(struct rld *r, const struct loop_fds *fd)
+{
+	double reload_at = 0;	/* a changed file is reloaded once it settles */
+	bool running = true;
+
+	while (running) {
+		struct pollfd p[5] = {
+			{ .fd = fd->signal, .events = POLLIN },
+			{ .fd = fd->timer, .events = POLLIN },
+			{ .fd = fd->inotify, .events = POLLIN },
+			{ .fd = fd->lm ? xrl_linkmon_fd(fd->lm) : -1, .events = POLLIN },
+			{ .fd = r->ev.ring ? xrl_events_fd(r->ev.ring) : -1, .events = POLLIN },
+		};
+		int timeout = -1, n;
+
+		if (reload_at) {
+			double left = reload_at - now_ms();
+
+			timeout = left > 0 ? (int)left + 1 : 0;
+		}
+		__atomic_store_n(&r->hb.busy_ms, 0, __ATOMIC_RELEASE);
+		n = poll(p, 5, timeout);
+		__atomic_store_n(&r->hb.busy_ms, (long)now_ms(), __ATOMIC_RELEASE);
+		if (n < 0 && errno != EINTR) {
+			xrl_log(XRL_LOG_ERR, "poll: %s", strerror(errno));
+			break;
+		}
+		if (reload_at && now_ms() >= reload_at) {	/* the file settled */
+			reload_at = 0;
+			reload(r, "the file changed");
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(fd->signal, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					reload(r, "SIGHUP");
+				else
+					running = false;
+			}
+		}
+		if (p[1].revents & POLLIN) {
+			__u64 ticks;
+
+			if (read(fd->timer, &ticks, sizeof(ticks)) > 0) {
+				check_pins(r);
+				events_tick(r);
+			}
+		}
+		if (p[4].revents & POLLIN)
+			events_read(r);
+		if ((p[2].revents & POLLIN) && config_event(r, fd->inotify))
+			reload_at = now_ms() + RELOAD_SETTLE_MS;
+		if (fd->lm && (p[3].revents & POLLIN) && xrl_linkmon_read(fd->lm, on_link, r) == -ENOBUFS) {
+			/* notifications were lost: look at every interface again */
+			for (size_t i = 0; r->ifs.st && i < r->ifs.n; i++)
+				serve_iface(r, i);
+			count_attached(r);
+		}
+	}
+}
+
+/* Start, serve until a stop, stop. The exit status: 0 after a stop; 1 when
+ * the start failed (threads may still run then: r is not to be freed). */
+static int run(struct rld *r, const sigset_t *mask)
 {
 	struct xrl_open_opts oo = { .create = true };
-	struct xrl_linkmon *lm = NULL;
+	struct loop_fds fd = { .lm = NULL };
 	struct xrl_config c;
-	bool builtin, running = true;
-	double reload_at = 0;	/* a changed file is reloaded once it settles */
-	int err, sfd, ifd, wd = -1;
-	sigset_t mask;
+	bool builtin;
+	int err, wd = -1;
 
-	err = parse_args(argc, argv);
-	if (err)
-		return err;
-	opt.journal = getenv("JOURNAL_STREAM") != NULL;
-	/* Before any thread starts: the threads inherit the mask, so these
-	 * signals reach the event loop's signalfd only, and never kill the
-	 * daemon through a thread that does not block them. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	xrl_log_set(logq_sink, opt.level);
-	if (!opt.check && logq_start() == 0)
-		atexit(logq_stop);	/* what is queued is written on every way out */
-
-	if (opt.check) {
-		/* parse and validate; touch nothing */
-		err = read_config(&c, false, true, &builtin);
-		/* what the start would refuse: the credentials as it reads them */
-		if (!err && c.fleet_auth[0] && xrl_fleet_auth_check(c.fleet_auth)) {
-			printf("%s:%d:1: %s\n", opt.config, c.fleet_auth_line, xrl_errmsg());
-			err = 1;
-		}
-		/* what the start would refuse: an interface another XDP
-		 * program holds */
-		if (!err && ifaces_held(&c, true))
-			err = 1;
-		if (!err)
-			check_warnings(&c);
-		if (!err)
-			printf("%s: %s, %zu rules\n", builtin ? "(built-in)" : opt.config,
-			       "valid", c.nrules);
-		xrl_config_free(&c);
-		return err ? 1 : 0;
-	}
-
-	if (read_config(&c, true, true, &builtin))
+	if (read_config(r, &c, true, true, &builtin))
 		return 1;
 	if (builtin)
 		xrl_log(XRL_LOG_WARN, "%s does not exist: using the built-in default rule set (every source, 1000/s, burst 2000)",
-		     opt.config);
+		     r->opt.config);
 
 	/* before anything is created: an interface that another XDP program
 	 * holds cannot be served, and the start says so and stops */
-	if (ifaces_held(&c, false)) {
+	if (ifaces_held(r, &c, false)) {
 		xrl_config_free(&c);
 		return 1;
 	}
-	oo.pin_dir = opt.pin_dir;
-	if (xrl_open(&oo, &d.x)) {
+	oo.pin_dir = r->opt.pin_dir;
+	if (xrl_open(&oo, &r->x)) {
 		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
 		return 1;
 	}
 	/* an upgrade killed part way: finished before anything is attached
 	 * (it logs what it did); a failure leaves the pins as they were */
-	if (xrl_upgrade_recover(d.x) < 0)
+	if (xrl_upgrade_recover(r->x) < 0)
 		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
-	xrl_unlock(d.x);	/* held only around changes: xdp-rlctl stays usable */
-	if (xrl_daemon_claim(d.x, NULL)) {
+	xrl_unlock(r->x);	/* held only around changes: xdp-rlctl stays usable */
+	if (xrl_daemon_claim(r->x, NULL)) {
 		/* the other daemon's program, maps and interfaces stay as they are */
 		xrl_log(XRL_LOG_ERR, "%s", xrl_errmsg());
 		xrl_config_free(&c);
-		xrl_close(d.x);
+		xrl_close(r->x);
 		return 1;
 	}
 
 	/* the program's run time per packet, counted by the kernel while this
 	 * fd is open: for the daemon's life, closed on any way out (unlike
 	 * the sysctl, which is global and stays set) */
-	d.stats_fd = opt.no_run_stats ? -1 : xrl_runtime_stats_enable();
-	if (d.stats_fd < 0 && !opt.no_run_stats)
+	r->metrics.runtime_fd = r->opt.no_run_stats ? -1 : xrl_runtime_stats_enable();
+	if (r->metrics.runtime_fd < 0 && !r->opt.no_run_stats)
 		xrl_log(XRL_LOG_WARN, "%s: xdp_rl_program_run_seconds_total and xdp_rl_program_runs_total do not move",
 			xrl_errmsg());
-	d.stats.runtime_stats = d.stats_fd >= 0;
+	r->stats.runtime_stats = r->metrics.runtime_fd >= 0;
 
-	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	d.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (sfd < 0 || d.timer_fd < 0 || ifd < 0) {
+	fd.signal = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	fd.timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	fd.inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd.signal < 0 || fd.timer < 0 || fd.inotify < 0) {
 		xrl_log(XRL_LOG_ERR, "cannot set up the event loop: %s", strerror(errno));
 		return 1;
 	}
-	if (!builtin || !opt.config_given) {
-		wd = watch_config(ifd);
+	if (!builtin || !r->opt.config_given) {
+		wd = watch_config(r, fd.inotify);
 		if (wd < 0)
-			xrl_log(XRL_LOG_WARN, "cannot watch %s (%s): reload with SIGHUP", opt.config, strerror(errno));
+			xrl_log(XRL_LOG_WARN, "cannot watch %s (%s): reload with SIGHUP", r->opt.config, strerror(errno));
 	}
-	if ((err = xrl_linkmon_open(&lm)))
+	if ((err = xrl_linkmon_open(&fd.lm)))
 		xrl_log(XRL_LOG_WARN, "no link notifications (%s): interfaces that reappear are not re-attached",
 		     strerror(-err));
 
 	/* before anything is attached: a fleet line that cannot work (its
 	 * credentials unreadable) stops the start with nothing changed */
-	if (fleet_start(&c)) {
+	if (fleet_start(r, &c)) {
 		xrl_config_free(&c);
-		xrl_close(d.x);
+		xrl_close(r->x);
 		return 1;
 	}
-	if (apply(&c, "start")) {
-		fleet_stop(false);
+	if (apply(r, &c, "start")) {
+		fleet_stop(r, false);
 		xrl_config_free(&c);
-		xrl_close(d.x);
+		xrl_close(r->x);
 		return 1;
 	}
 	{
@@ -414,19 +374,19 @@ int main(int argc, char **argv)
 		 * stays). An interface that does not exist yet is waited for. */
 		char names[300];
 
-		if (ifaces_failed(names, sizeof(names))) {
+		if (ifaces_failed(r, names, sizeof(names))) {
 			xrl_log(XRL_LOG_ERR, "not starting: interface(s)%s could not be attached (see above)", names);
-			fleet_stop(false);
-			stop_data_path();
+			fleet_stop(r, false);
+			stop_data_path(r);
 			xrl_config_free(&c);
-			free(d.ifaces);
-			free(d.ifst);
-			free(d.stats.ifaces);
-			xrl_close(d.x);
+			free(r->ifs.cfg);
+			free(r->ifs.st);
+			free(r->stats.ifaces);
+			xrl_close(r->x);
 			return 1;
 		}
 	}
-	d.stats.pins_ok = 1;
+	r->stats.pins_ok = 1;
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];
@@ -436,92 +396,98 @@ int main(int argc, char **argv)
 		else
 			xrl_log(XRL_LOG_INFO, "capabilities: kept %s; dropped the others", kept);
 	}
-	events_start();
-	if ((err = heartbeat_start()) || arm_timer()) {
+	events_start(r);
+	if ((err = heartbeat_start(r)) || arm_timer(fd.timer)) {
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
 		return 1;
 	}
-	metrics_set(c.metrics, "start");
+	metrics_set(r, c.metrics, "start");
 	/* systemd (Type=notify): started once the rules are applied, the
 	 * interfaces attached and the metrics served */
 	sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached%s", c.nrules,
-		   d.stats.interfaces_attached,
-		   d.stats.interfaces_attached < d.nifaces ? ", waiting for the others to appear" : "");
+		   r->stats.interfaces_attached,
+		   r->stats.interfaces_attached < r->ifs.n ? ", waiting for the others to appear" : "");
 	xrl_config_free(&c);
-	xrl_log(XRL_LOG_INFO, "running: heartbeat %ld ms, watchdog %ld ms%s", d.heartbeat_ms, d.watchdog_ms,
-	     d.watchdog_ms ? "" : " (off)");
+	xrl_log(XRL_LOG_INFO, "running: heartbeat %ld ms, watchdog %ld ms%s", r->hb.heartbeat_ms, r->hb.watchdog_ms,
+	     r->hb.watchdog_ms ? "" : " (off)");
 
-	while (running) {
-		struct pollfd p[5] = {
-			{ .fd = sfd, .events = POLLIN },
-			{ .fd = d.timer_fd, .events = POLLIN },
-			{ .fd = ifd, .events = POLLIN },
-			{ .fd = lm ? xrl_linkmon_fd(lm) : -1, .events = POLLIN },
-			{ .fd = d.events ? xrl_events_fd(d.events) : -1, .events = POLLIN },
-		};
-		int timeout = -1, n;
-
-		if (reload_at) {
-			double left = reload_at - now_ms();
-
-			timeout = left > 0 ? (int)left + 1 : 0;
-		}
-		__atomic_store_n(&d.busy_ms, 0, __ATOMIC_RELEASE);
-		n = poll(p, 5, timeout);
-		__atomic_store_n(&d.busy_ms, (long)now_ms(), __ATOMIC_RELEASE);
-		if (n < 0 && errno != EINTR) {
-			xrl_log(XRL_LOG_ERR, "poll: %s", strerror(errno));
-			break;
-		}
-		if (reload_at && now_ms() >= reload_at) {	/* the file settled */
-			reload_at = 0;
-			reload("the file changed");
-		}
-		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP)
-					reload("SIGHUP");
-				else
-					running = false;
-			}
-		}
-		if (p[1].revents & POLLIN) {
-			__u64 ticks;
-
-			if (read(d.timer_fd, &ticks, sizeof(ticks)) > 0) {
-				check_pins();
-				events_tick();
-			}
-		}
-		if (p[4].revents & POLLIN)
-			events_read();
-		if ((p[2].revents & POLLIN) && config_event(ifd))
-			reload_at = now_ms() + RELOAD_SETTLE_MS;
-		if (lm && (p[3].revents & POLLIN) && xrl_linkmon_read(lm, on_link, NULL) == -ENOBUFS) {
-			/* notifications were lost: look at every interface again */
-			for (size_t i = 0; d.ifst && i < d.nifaces; i++)
-				serve_iface(i);
-			count_attached();
-		}
-	}
+	event_loop(r, &fd);
 
 	xrl_log(XRL_LOG_INFO, "stopping");
 	sd_notify(0, "STOPPING=1");
 	/* the heartbeat goes on until the very end: nothing the stop waits
 	 * for (the sync thread, Redis, a scrape) may look like a dead daemon */
-	fleet_stop(true);	/* leaves the live hosts: the others' shares grow at once */
-	events_read();		/* the last ones, for the log */
-	events_stop();
-	xrl_metrics_stop(d.metrics);
-	xrl_linkmon_close(lm);
-	stop_data_path();
-	if (d.stats_fd >= 0)
-		close(d.stats_fd);	/* run-time statistics off, unless someone else holds them */
-	free(d.ifaces);
-	free(d.ifst);
-	free(d.stats.ifaces);
-	xrl_close(d.x);
+	fleet_stop(r, true);	/* leaves the live hosts: the others' shares grow at once */
+	events_read(r);		/* the last ones, for the log */
+	events_stop(r);
+	xrl_metrics_stop(r->metrics.server);
+	r->metrics.server = NULL;
+	xrl_linkmon_close(fd.lm);
+	stop_data_path(r);
+	if (r->metrics.runtime_fd >= 0)
+		close(r->metrics.runtime_fd);	/* run-time statistics off, unless someone else holds them */
+	close(fd.signal);
+	close(fd.timer);
+	close(fd.inotify);
+	free(r->ifs.cfg);
+	free(r->ifs.st);
+	free(r->stats.ifaces);
+	xrl_close(r->x);
 	return 0;
+}
+
+static struct rld *rld_new(void)
+{
+	struct rld *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->opt = (struct rld_opts){
+		.config = XRL_DEFAULT_CONFIG, .heartbeat_ms = -1, .watchdog_ms = -1, .level = XRL_LOG_INFO,
+	};
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->metrics.keys_lock, NULL);
+	r->metrics.runtime_fd = -1;
+	rld_thread_init(&r->hb.thread);
+	rld_thread_init(&r->fleet.thread);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct rld *r = rld_new();
+	sigset_t mask;
+	int err;
+
+	if (!r) {
+		fprintf(stderr, "Error: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	err = parse_args(&r->opt, argc, argv);
+	if (err) {
+		free(r);
+		return err < 0 ? 0 : err;	/* -1: --help or --version */
+	}
+	r->opt.journal = getenv("JOURNAL_STREAM") != NULL;
+	/* Before any thread starts: the threads inherit the mask, so these
+	 * signals reach the event loop's signalfd only, and never kill the
+	 * daemon through a thread that does not block them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	logq_init(r);
+	if (r->opt.check)
+		return check(r);
+	logq_start(r);
+	err = run(r, &mask);
+	/* what is queued is written on every way out; r goes only when no
+	 * thread can use it any more (after a stop, the log writer gone) */
+	if (logq_stop(r) == 0 && err == 0) {
+		xrl_log_set(NULL, r->opt.level);
+		free(r);
+	}
+	return err;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Prometheus text exposition of the data path's counters, served over HTTP
- * by libmicrohttpd. */
+/* Prometheus text exposition of the data path's counters (metrics.c),
+ * served over HTTP by libmicrohttpd (http.c). */
 #ifndef XRL_METRICS_H
 #define XRL_METRICS_H
 
@@ -35,9 +35,10 @@ struct xrl_daemon_stats {
 	unsigned runtime_stats;			/* 1: the daemon holds run-time statistics enabled */
 };
 
-/* Write every metric of `x` (and the daemon's own) to f. Without ds, the
- * keys tracked are counted by walking the bucket tables. */
-int xrl_metrics_write(FILE *f, struct xrl *x, const struct xrl_daemon_stats *ds);
+/* Write every metric of `x` (and the daemon's own) through p (prom.h).
+ * Without ds, the keys tracked are counted by walking the bucket tables. */
+struct prom;
+int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_stats *ds);
 
 /* The HTTP side: GET /metrics calls fill(f, ctx) for the body. */
 typedef int (*xrl_metrics_fill)(FILE *f, void *ctx);

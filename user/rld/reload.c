@@ -29,7 +29,7 @@ static void print_errors(const char *path, const struct xrl_config_err *e, size_
  * built-in rule set when the default file does not exist. A file that
  * disappears or becomes unreadable later is a failed reload, never a
  * fallback to the built-in set. */
-int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin)
+int read_config(struct rld *r, struct xrl_config *c, bool as_log, bool first, bool *builtin)
 {
 	struct xrl_config_err *errs = NULL;
 	size_t nerrs = 0;
@@ -37,17 +37,17 @@ int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin)
 
 	*builtin = false;
 	caps_effective(false);	/* a file and a parser need no capability */
-	err = xrl_config_load(opt.config, c, &errs, &nerrs);
-	if (err == -ENOENT && !opt.config_given && first) {
+	err = xrl_config_load(r->opt.config, c, &errs, &nerrs);
+	if (err == -ENOENT && !r->opt.config_given && first) {
 		*builtin = true;
 		err = xrl_config_parse_text("(built-in)", xrl_default_config, c, &errs, &nerrs);
 	} else if (err == -ENOENT || (err && !nerrs)) {
 		if (as_log)
-			xrl_log(XRL_LOG_ERR, "%s: %s", opt.config, strerror(-err));
+			xrl_log(XRL_LOG_ERR, "%s: %s", r->opt.config, strerror(-err));
 		else
-			fprintf(stderr, "%s: %s\n", opt.config, strerror(-err));
+			fprintf(stderr, "%s: %s\n", r->opt.config, strerror(-err));
 	}
-	print_errors(opt.config, errs, nerrs, as_log);
+	print_errors(r->opt.config, errs, nerrs, as_log);
 	caps_effective(true);
 	free(errs);
 	return err;
@@ -58,7 +58,7 @@ long pick(long flag, long file, long def)
 	return flag >= 0 ? flag : file >= 0 ? file : def;
 }
 
-double ms_since(const struct timespec *t0)
+static double ms_since(const struct timespec *t0)
 {
 	struct timespec t;
 
@@ -148,7 +148,7 @@ static void log_rule_changes(const char *what, const struct xrl_rule_entry *o, s
 /* One transaction: the rule set and the mode; then the interfaces and the
  * heartbeat settings. On failure the running rule set is untouched. A
  * reload says what it changed, once. */
-int apply(struct xrl_config *c, const char *what)
+int apply(struct rld *r, struct xrl_config *c, const char *what)
 {
 	struct xrl_rule_entry *old = NULL, *cur = NULL;
 	size_t nold = 0, ncur = 0;
@@ -160,22 +160,22 @@ int apply(struct xrl_config *c, const char *what)
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pthread_mutex_lock(&d.lock);
-	err = xrl_lock(d.x);
+	pthread_mutex_lock(&r->lock);
+	err = xrl_lock(r->x);
 	if (!err && is_reload) {
 		/* what is in force now (xdp-rlctl changes included) */
-		if (xrl_rules_get(d.x, &old, &nold))
+		if (xrl_rules_get(r->x, &old, &nold))
 			old = NULL, nold = 0;
-		old_mode = xrl_mode_get(d.x);
+		old_mode = xrl_mode_get(r->x);
 	}
 	if (!err)
-		err = xrl_rules_commit(d.x, c->rules, c->nrules);
+		err = xrl_rules_commit(r->x, c->rules, c->nrules);
 	if (!err)
-		xrl_mode_set(d.x, mode);
-	if (!err && is_reload && xrl_rules_get(d.x, &cur, &ncur))
+		xrl_mode_set(r->x, mode);
+	if (!err && is_reload && xrl_rules_get(r->x, &cur, &ncur))
 		cur = NULL, ncur = 0;
-	xrl_unlock(d.x);
-	pthread_mutex_unlock(&d.lock);
+	xrl_unlock(r->x);
+	pthread_mutex_unlock(&r->lock);
 	if (err) {
 		xrl_log(XRL_LOG_ERR, "%s: %s; the rules in force are unchanged", what, xrl_errmsg());
 		free(old);
@@ -190,41 +190,41 @@ int apply(struct xrl_config *c, const char *what)
 	}
 	free(old);
 	free(cur);
-	fleet_rules();
-	d.last_applied = time(NULL);
-	xrl_sha256_hex(c->sha256, d.config_sha256);
+	fleet_rules(r);
+	r->applied.at = time(NULL);
+	xrl_sha256_hex(c->sha256, r->applied.sha256);
 
-	__atomic_store_n(&d.heartbeat_ms, pick(opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS),
+	__atomic_store_n(&r->hb.heartbeat_ms, pick(r->opt.heartbeat_ms, c->heartbeat_ms, DEFAULT_HEARTBEAT_MS),
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&d.watchdog_ms, pick(opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS),
+	__atomic_store_n(&r->hb.watchdog_ms, pick(r->opt.watchdog_ms, c->watchdog_ms, DEFAULT_WATCHDOG_MS),
 			 __ATOMIC_RELEASE);
-	if (d.watchdog_ms && d.watchdog_ms < 2 * d.heartbeat_ms)
+	if (r->hb.watchdog_ms && r->hb.watchdog_ms < 2 * r->hb.heartbeat_ms)
 		xrl_log(XRL_LOG_WARN, "watchdog %ld ms is less than two heartbeats (%ld ms): it may fire while the daemon is alive",
-		     d.watchdog_ms, d.heartbeat_ms);
-	heartbeat();
-	heartbeat_kick();
+		     r->hb.watchdog_ms, r->hb.heartbeat_ms);
+	heartbeat(r);
+	heartbeat_kick(r);
 
-	if (set_ifaces(c, &ifs, &nifs) == 0) {
+	if (set_ifaces(r, c, &ifs, &nifs) == 0) {
 		char added[300] = "", removed[300] = "";
 
-		for (size_t i = 0; i < d.nifaces; i++) {
+		for (size_t i = 0; i < r->ifs.n; i++) {
 			bool keep = false;
 
 			for (size_t j = 0; j < nifs; j++)
-				keep |= !strcmp(d.ifaces[i].name, ifs[j].name);
+				keep |= !strcmp(r->ifs.cfg[i].name, ifs[j].name);
 			if (!keep) {
 				size_t l = strlen(removed);
 
-				snprintf(removed + l, sizeof(removed) - l, " %s", d.ifaces[i].name);
+				snprintf(removed + l, sizeof(removed) - l, " %s", r->ifs.cfg[i].name);
 			}
-			if (!keep && has_link_pin(d.ifaces[i].name))
-				unserve_iface(d.ifaces[i].name);
+			if (!keep && has_link_pin(r, r->ifs.cfg[i].name))
+				unserve_iface(r, r->ifs.cfg[i].name);
 		}
 		for (size_t j = 0; j < nifs && is_reload; j++) {
 			bool had = false;
 
-			for (size_t i = 0; i < d.nifaces; i++)
-				had |= !strcmp(d.ifaces[i].name, ifs[j].name);
+			for (size_t i = 0; i < r->ifs.n; i++)
+				had |= !strcmp(r->ifs.cfg[i].name, ifs[j].name);
 			if (!had) {
 				size_t l = strlen(added);
 
@@ -238,91 +238,91 @@ int apply(struct xrl_config *c, const char *what)
 			/* a kept interface keeps its state (said once, adopted) */
 			struct iface_state *st = calloc(nifs + 1, sizeof(*st));
 
-			for (size_t j = 0; st && d.ifst && j < nifs; j++)
-				for (size_t i = 0; i < d.nifaces; i++)
-					if (!strcmp(d.ifaces[i].name, ifs[j].name)) {
-						st[j] = d.ifst[i];
+			for (size_t j = 0; st && r->ifs.st && j < nifs; j++)
+				for (size_t i = 0; i < r->ifs.n; i++)
+					if (!strcmp(r->ifs.cfg[i].name, ifs[j].name)) {
+						st[j] = r->ifs.st[i];
 						/* a changed mode is tried again */
-						if (d.ifaces[i].mode != ifs[j].mode)
+						if (r->ifs.cfg[i].mode != ifs[j].mode)
 							st[j].mode_mismatch = false;
 					}
-			free(d.ifaces);
-			free(d.ifst);
-			d.ifaces = ifs;
-			d.ifst = st;
-			d.nifaces = nifs;
+			free(r->ifs.cfg);
+			free(r->ifs.st);
+			r->ifs.cfg = ifs;
+			r->ifs.st = st;
+			r->ifs.n = nifs;
 		}
-		serves_sync();
-		for (size_t i = 0; d.ifst && i < d.nifaces; i++)
-			serve_iface(i);
+		serves_sync(r);
+		for (size_t i = 0; r->ifs.st && i < r->ifs.n; i++)
+			serve_iface(r, i);
 	}
-	if (!d.nifaces)
+	if (!r->ifs.n)
 		xrl_log(XRL_LOG_WARN, "no interface to serve: name one with 'interface IF' or --iface");
-	count_attached();
+	count_attached(r);
 	return 0;
 }
 
-void reload(const char *why)
+void reload(struct rld *r, const char *why)
 {
 	struct xrl_fleet *fleet_next = NULL;
 	bool builtin, fleet_changed = false;
-	time_t last_applied = d.last_applied;
+	time_t last_applied = r->applied.at;
 	struct xrl_config c;
 	char names[300];
 
-	xrl_log(XRL_LOG_INFO, "reloading %s (%s)", opt.config, why);
+	xrl_log(XRL_LOG_INFO, "reloading %s (%s)", r->opt.config, why);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
-		   (unsigned long long)(now_ms() * 1000), opt.config);
-	if (read_config(&c, true, false, &builtin)) {
-		d.stats.reload_failures++;
+		   (unsigned long long)(now_ms() * 1000), r->opt.config);
+	if (read_config(r, &c, true, false, &builtin)) {
+		r->stats.reload_failures++;
 		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode and interfaces in force are unchanged");
 		sd_notify(0, "READY=1\nSTATUS=reload refused (invalid file); the rules in force are unchanged");
 		return;
 	}
-	check_pins();
-	if (fleet_reload_prepare(&c, &fleet_next, &fleet_changed)) {
-		d.stats.reload_failures++;
+	check_pins(r);
+	if (fleet_reload_prepare(r, &c, &fleet_next, &fleet_changed)) {
+		r->stats.reload_failures++;
 		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode, interfaces and fleet client in force are unchanged");
 		sd_notify(0, "READY=1\nSTATUS=reload refused (fleet lines); the rules in force are unchanged");
-	} else if (apply(&c, "reload")) {
-		d.stats.reload_failures++;
+	} else if (apply(r, &c, "reload")) {
+		r->stats.reload_failures++;
 		if (fleet_next)
 			xrl_fleet_free(fleet_next);
 		sd_notify(0, "READY=1\nSTATUS=reload failed; the rules in force are unchanged");
-	} else if (ifaces_failed(names, sizeof(names))) {
+	} else if (ifaces_failed(r, names, sizeof(names))) {
 		/* The rules and mode are in force, but an interface of the
 		 * file is not protected: not an applied reload. Retried every
 		 * second (check_pins); the log said why. */
-		d.stats.reload_failures++;
-		d.last_applied = last_applied;
-		metrics_set(c.metrics, "reload");
+		r->stats.reload_failures++;
+		r->applied.at = last_applied;
+		metrics_set(r, c.metrics, "reload");
 		if (fleet_changed)
-			fleet_reload_commit(&c, fleet_next);
+			fleet_reload_commit(r, &c, fleet_next);
 		xrl_log(XRL_LOG_ERR, "reload failed: the rules and mode are applied, but interface(s)%s could not be attached (see above); attaching again every second",
 			names);
 		sd_notifyf(0, "READY=1\nSTATUS=reload failed: interface(s)%s not attached; %zu rules, %u interface(s) attached",
-			   names, c.nrules, d.stats.interfaces_attached);
+			   names, c.nrules, r->stats.interfaces_attached);
 	} else {
-		d.stats.reloads++;
-		metrics_set(c.metrics, "reload");
+		r->stats.reloads++;
+		metrics_set(r, c.metrics, "reload");
 		if (fleet_changed)
-			fleet_reload_commit(&c, fleet_next);
+			fleet_reload_commit(r, &c, fleet_next);
 		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
-			   d.stats.interfaces_attached);
+			   r->stats.interfaces_attached);
 	}
 	xrl_config_free(&c);
 }
 
-int watch_config(int ifd)
+int watch_config(struct rld *r, int ifd)
 {
 	char dir[PATH_MAX];
 
-	snprintf(dir, sizeof(dir), "%s", opt.config);
+	snprintf(dir, sizeof(dir), "%s", r->opt.config);
 	return inotify_add_watch(ifd, dirname(dir),
 				 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM);
 }
 
-bool config_event(int ifd)
+bool config_event(struct rld *r, int ifd)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	char base[PATH_MAX];
@@ -330,7 +330,7 @@ bool config_event(int ifd)
 	bool hit = false;
 	ssize_t n;
 
-	snprintf(base, sizeof(base), "%s", opt.config);
+	snprintf(base, sizeof(base), "%s", r->opt.config);
 	name = basename(base);
 	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {

@@ -6,8 +6,13 @@
  *   iface.c      attach, adopt, link events, restore removed pins
  *   heartbeat.c  the heartbeat thread
  *   events.c     the data path's live events: counted, logged at a bounded rate
- *   metrics.c    the Prometheus exposition; linkmon.c rtnetlink
- * Every map and attach operation goes through libxrl.
+ *   fleet.c      the fleet client's sync thread and its metrics
+ *   logq.c       the log queue and its writer thread
+ *   thread.c     how each of those threads starts and stops
+ *   metrics.c    what /metrics serves and where; prom.c writes the
+ *                exposition, http.c serves it; linkmon.c rtnetlink
+ * main() makes one struct rld and hands it to every part: the parts share
+ * nothing else. Every map and attach operation goes through libxrl.
  */
 #ifndef XRL_RLD_H
 #define XRL_RLD_H
@@ -44,9 +49,32 @@ struct rld_opts {
 	enum xrl_log_level level;
 	bool journal;
 };
-extern struct rld_opts opt;
 
-/* Each served interface, beside its configuration in d.ifaces. */
+/*
+ * A thread of the daemon and how it is stopped (thread.c): the thread waits
+ * on cond under lock, and leaves its loop once stop is set; a wake-up
+ * (rld_thread_wake) ends its wait early. cond runs on CLOCK_MONOTONIC.
+ */
+struct rld_thread {
+	const char *name;
+	pthread_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool started, stop;
+};
+
+void rld_thread_init(struct rld_thread *t);
+/* 0, or a negative errno (logged) */
+int rld_thread_start(struct rld_thread *t, const char *name, void *(*fn)(void *), void *arg);
+/* In the thread, with t->lock held: wait until `until` (NULL: no limit) or a
+ * wake-up; false once a stop was asked. */
+bool rld_thread_wait(struct rld_thread *t, const struct timespec *until);
+void rld_thread_wake(struct rld_thread *t);
+/* Ask it to stop, wake it and join it, waiting at most timeout_ms (0: no
+ * limit). 0 once joined (or never started); -ETIMEDOUT: still running. */
+int rld_thread_stop(struct rld_thread *t, long timeout_ms);
+
+/* Each served interface, beside its configuration in ifaces.cfg. */
 struct iface_state {
 	bool attached;		/* at the last look */
 	bool failed;		/* it exists, and the last attach failed (said once) */
@@ -56,50 +84,85 @@ struct iface_state {
 	bool gro_warned;	/* said that generic mode with GRO on undercounts packet rules */
 };
 
-/* The running state. `lock` serialises map reads by the metrics thread with
- * the event loop's rule changes. The heartbeat thread takes no lock: it reads
- * its settings atomically and writes two words of the mmap'ed control block. */
-struct rld_state {
-	struct xrl *x;
-	pthread_mutex_t lock;
-	struct xrl_daemon_stats stats;
-	struct xrl_iface_cfg *ifaces;	/* served interfaces */
-	struct iface_state *ifst;	/* one per served interface */
-	size_t nifaces;
-	long heartbeat_ms, watchdog_ms;	/* atomic: the heartbeat thread reads them */
-	int timer_fd;
-	/* the heartbeat thread */
-	pthread_t hb_thread;
-	bool hb_started, hb_stop;
-	pthread_mutex_t hb_lock;
-	pthread_cond_t hb_cond;
+/* the served interfaces and the pins (iface.c) */
+struct rld_ifaces {
+	struct xrl_iface_cfg *cfg;	/* served interfaces */
+	struct iface_state *st;		/* one per served interface */
+	size_t n;
+	bool pins_broken;		/* the last pin check failed and was logged */
+};
+
+/* the configuration applied (reload.c) */
+struct rld_applied {
+	time_t at;			/* wall clock of the last applied config */
+	char sha256[65];		/* of the file applied */
+};
+
+/* the heartbeat thread (heartbeat.c); it takes no lock but its thread's:
+ * it reads its settings atomically */
+struct rld_heartbeat {
+	struct rld_thread thread;
+	long heartbeat_ms, watchdog_ms;	/* atomic */
 	long busy_ms;		/* atomic: when the event loop's current turn began; 0: idle in poll */
-	bool pins_broken;	/* the last pin check failed and was logged */
-	/* metrics: the server, where it serves ("": nowhere, "off") and the
-	 * file's metrics line as last read */
-	struct xrl_metrics *metrics;
-	char metrics_addr[80], file_metrics[80];
-	time_t last_applied;		/* wall clock of the last applied config */
-	char config_sha256[65];		/* of the file applied */
-	/* keys tracked, counted outside `lock` (keys_lock: one walk at a time) */
+};
+
+/* /metrics (metrics.c): the server, where it serves ("": nowhere, "off")
+ * and the file's metrics line as last read; the keys tracked, counted
+ * outside the daemon's lock (keys_lock: one walk at a time) */
+struct rld_metrics {
+	struct xrl_metrics *server;
+	char addr[80], file_line[80];
 	pthread_mutex_t keys_lock;
 	unsigned long long keys[2];
 	double keys_at_ms;		/* 0: never counted */
-	/* live events: the daemon's ring, read by the event loop */
-	struct xrl_events *events;
-	int stats_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
-	double ev_log_tat;		/* the log's rate: GCRA state, ms */
-	unsigned long long ev_unlogged;	/* since the last "not logged" line */
-	/* fleet-wide rules: the sync thread (fleet.c); NULL: no 'fleet redis' */
-	struct xrl_fleet *fleet;
-	pthread_t fleet_thread;
-	bool fleet_started, fleet_stop;
-	pthread_mutex_t fleet_lock;
-	pthread_cond_t fleet_cond;
-	char fleet_lines[600];		/* the fleet lines in force */
-	char fleet_where[400];		/* their Redis and host name */
+	int runtime_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
 };
-extern struct rld_state d;
+
+/* live events: the daemon's ring, read by the event loop (events.c) */
+struct rld_events {
+	struct xrl_events *ring;
+	double log_tat;			/* the log's rate: GCRA state, ms */
+	unsigned long long unlogged;	/* since the last "not logged" line */
+};
+
+/* fleet-wide rules: the sync thread (fleet.c); client NULL: no 'fleet redis' */
+struct rld_fleet {
+	struct xrl_fleet *client;
+	struct rld_thread thread;
+	char lines[600];		/* the fleet lines in force */
+	char where[400];		/* their Redis and host name */
+};
+
+/* the log queue (logq.c) */
+#define LOGQ_LINES	256
+#define LOGQ_LINE	1100
+struct rld_logq {
+	struct rld_thread thread;	/* its lock guards the queue */
+	bool journal;			/* lines carry a <N> level prefix */
+	char lines[LOGQ_LINES][LOGQ_LINE];
+	unsigned head, count;
+	unsigned long long dropped;	/* since the last "dropped" line */
+	unsigned long long dropped_total;	/* atomic: for the metrics */
+};
+
+/*
+ * The daemon: made by main() and handed to each part. `lock` serialises map
+ * reads by the metrics thread with the event loop's rule changes, and
+ * guards `stats` (what the metrics show of the daemon) and fleet.client.
+ */
+struct rld {
+	struct rld_opts opt;
+	struct xrl *x;
+	pthread_mutex_t lock;
+	struct xrl_daemon_stats stats;
+	struct rld_ifaces ifs;
+	struct rld_applied applied;
+	struct rld_heartbeat hb;
+	struct rld_metrics metrics;
+	struct rld_events ev;
+	struct rld_fleet fleet;
+	struct rld_logq log;
+};
 
 static inline long get_long(long *p)
 {
@@ -114,70 +177,72 @@ static inline double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* reload.c */
-int read_config(struct xrl_config *c, bool as_log, bool first, bool *builtin);
+/* reload.c: read the configuration, apply it, watch the file */
+int read_config(struct rld *r, struct xrl_config *c, bool as_log, bool first, bool *builtin);
 long pick(long flag, long file, long def);
-int apply(struct xrl_config *c, const char *what);
-void reload(const char *why);
-int watch_config(int ifd);
-bool config_event(int ifd);
+int apply(struct rld *r, struct xrl_config *c, const char *what);
+void reload(struct rld *r, const char *why);
+int watch_config(struct rld *r, int ifd);
+bool config_event(struct rld *r, int ifd);
 
 /* iface.c */
-bool has_link_pin(const char *ifname);
-void count_attached(void);
-void serve_iface(size_t i);
-void unserve_iface(const char *name);
+bool has_link_pin(struct rld *r, const char *ifname);
+void count_attached(struct rld *r);
+void serve_iface(struct rld *r, size_t i);
+void unserve_iface(struct rld *r, const char *name);
 /* served interfaces that exist and could not be attached: their count,
  * and " d1 d2" */
-size_t ifaces_failed(char *names, size_t len);
-void serves_sync(void);
-int ifaces_held(const struct xrl_config *c, bool check);
-int set_ifaces(const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n);
+size_t ifaces_failed(struct rld *r, char *names, size_t len);
+void serves_sync(struct rld *r);
+int ifaces_held(struct rld *r, const struct xrl_config *c, bool check);
+int set_ifaces(struct rld *r, const struct xrl_config *c, struct xrl_iface_cfg **out, size_t *n);
+/* an xrl_linkmon_read() callback: ctx is the struct rld */
 void on_link(const struct xrl_link_event *ev, void *ctx);
-int check_pins(void);
+int check_pins(struct rld *r);
 
 /* logq.c: the log sink; lines are written by a thread of their own */
-void logq_sink(enum xrl_log_level level, const char *msg);
-int logq_start(void);
-void logq_stop(void);
-extern unsigned long long logq_dropped_total;
+void logq_init(struct rld *r);
+int logq_start(struct rld *r);
+/* 0 once the queue is written and its thread gone */
+int logq_stop(struct rld *r);
 
-/* caps.c: keep CAP_BPF and CAP_SYS_ADMIN only (permitted, effective,
+/* caps.c: keep CAP_BPF only (permitted, effective,
  * bounding: the calling thread); drop every capability of the calling
  * thread; empty its effective set, or raise it again from its permitted */
 int caps_keep(char *kept, size_t len);
 int caps_thread_none(void);
 int caps_effective(bool on);
 
-/* main.c: serve metrics where the configuration says (file: its metrics
- * line, "" when it has none); a change is applied or refused, and logged */
-void metrics_set(const char *file, const char *why);
+/* metrics.c: serve metrics where the configuration says (file: its metrics
+ * line, "" when it has none); a change is applied or refused, and logged.
+ * Called by the event loop only (start, reloads). */
+void metrics_set(struct rld *r, const char *file, const char *why);
 
 /* events.c: the daemon's ring of live events */
 #define EVENT_LOG_PER_SEC	10	/* event lines a second, at most ... */
 #define EVENT_LOG_BURST		20	/* ... after a burst of this many */
-int events_start(void);
-void events_read(void);
-void events_tick(void);
-void events_stop(void);
+int events_start(struct rld *r);
+void events_read(struct rld *r);
+void events_tick(struct rld *r);
+void events_stop(struct rld *r);
 
 /* fleet.c: the sync thread; fleet_rules() after each commit */
-int fleet_start(const struct xrl_config *c);
-void fleet_rules(void);
+int fleet_start(struct rld *r, const struct xrl_config *c);
+void fleet_rules(struct rld *r);
 /* a reload's fleet lines, applied with it, all-or-nothing: prepare before
  * the rules (a new client that answers, or the reload is refused), commit
  * once they are applied (the old client stopped, the new one started) */
-int fleet_reload_prepare(const struct xrl_config *c, struct xrl_fleet **next, bool *changed);
-void fleet_reload_commit(const struct xrl_config *c, struct xrl_fleet *next);
-void fleet_stop(bool leave);
+int fleet_reload_prepare(struct rld *r, const struct xrl_config *c, struct xrl_fleet **next, bool *changed);
+void fleet_reload_commit(struct rld *r, const struct xrl_config *c, struct xrl_fleet *next);
+void fleet_stop(struct rld *r, bool leave);
 /* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
-void fleet_metrics(FILE *f);
+struct prom;
+void fleet_metrics(struct rld *r, struct prom *p);
 
 /* heartbeat.c */
-void heartbeat(void);
-int heartbeat_start(void);
-void heartbeat_stop(void);
-void heartbeat_kick(void);
-int arm_timer(void);
+void heartbeat(struct rld *r);
+int heartbeat_start(struct rld *r);
+void heartbeat_stop(struct rld *r);
+void heartbeat_kick(struct rld *r);
 
 #endif
