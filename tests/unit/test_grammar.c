@@ -21,6 +21,7 @@
 #include "text/config.h"
 #include "text/grammar.h"
 #include "base/json.h"
+#include "libxrl.h"
 #include "xrl_meter.h"
 
 #define CLI XRL_IN_CLI

@@ -15,439 +15,8 @@
 #include <string.h>
 
 #include "text/config.h"
+#include "base/log.h"
 #include "xrl_meter.h"
-
-/* ---- enum words ---- */
-
-const struct xrl_word xrl_xdp_mode_words[] = {
-	{ "native", XRL_XDP_NATIVE }, { "generic", XRL_XDP_GENERIC }, { "auto", XRL_XDP_AUTO },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_action_words[] = {
-	{ "limit", XRL_ACT_LIMIT }, { "allow", XRL_ACT_ALLOW }, { "deny", XRL_ACT_DENY },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_mode_words[] = {
-	{ "enforce", XRL_MODE_ENFORCE }, { "dry-run", XRL_MODE_DRY_RUN },
-	{ "fail-open", XRL_MODE_FAIL_OPEN }, { "fail-closed", XRL_MODE_FAIL_CLOSED },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_on_failure_words[] = {
-	{ "open", XRL_FAIL_OPEN }, { "closed", XRL_FAIL_CLOSED },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_scope_words[] = {
-	{ "host", XRL_SCOPE_HOST }, { "fleet", XRL_SCOPE_FLEET },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_algo_words[] = {
-	{ "token-bucket", XRL_ALGO_GCRA }, { "fixed-window", XRL_ALGO_FIXED_WINDOW },
-	{ "sliding-window", XRL_ALGO_SLIDING_WINDOW },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_proto_words[] = {
-	{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
-	{ NULL, 0 },
-};
-
-/* tc(8)'s rate units: bits per second (SI) and bytes per second */
-static const struct xrl_word bit_rate_words[] = {
-	{ "tbit", 1000000000000LL }, { "gbit", 1000000000 }, { "mbit", 1000000 },
-	{ "kbit", 1000 }, { "bit", 1 },
-	{ NULL, 0 },
-};
-
-static const struct xrl_word byte_rate_words[] = {
-	{ "tbps", 1000000000000LL }, { "gbps", 1000000000 }, { "mbps", 1000000 },
-	{ "kbps", 1000 }, { "bps", 1 },
-	{ NULL, 0 },
-};
-
-/* tc(8)'s sizes: powers of 1024 */
-static const struct xrl_word size_words[] = {
-	{ "gb", 1LL << 30 }, { "mb", 1 << 20 }, { "kb", 1 << 10 }, { "b", 1 },
-	{ "g", 1LL << 30 }, { "m", 1 << 20 }, { "k", 1 << 10 },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_rate_unit_words[] = {
-	{ "s", XRL_PERIOD_SEC }, { "min", XRL_PERIOD_MIN }, { "h", XRL_PERIOD_HOUR },
-	{ "sec", XRL_PERIOD_SEC }, { "second", XRL_PERIOD_SEC },
-	{ "minute", XRL_PERIOD_MIN }, { "hour", XRL_PERIOD_HOUR },
-	{ NULL, 0 },
-};
-
-int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value)
-{
-	for (; w->name; w++) {
-		if (!strcmp(w->name, s)) {
-			*value = w->value;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *xrl_word_name(const struct xrl_word *w, long long value)
-{
-	for (; w->name; w++)
-		if (w->value == value)
-			return w->name;
-	return "unknown";
-}
-
-void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t len)
-{
-	size_t l = 0;
-
-	buf[0] = '\0';
-	for (const struct xrl_word *p = w; p->name && l < len; p++) {
-		if (strcmp(xrl_word_name(w, p->value), p->name))
-			continue;	/* an alias */
-		l += snprintf(buf + l, len - l, "%s%s", l ? sep : "", p->name);
-	}
-}
-
-/* ---- which word was meant: exact, a prefix (CLI), or a hint ---- */
-
-/* The names one place accepts: commands, sub-commands, keywords or the words
- * of an enum. ok: may be written here (a prefix matches only these; a hint
- * names only these); key: names with the same key mean the same thing (an
- * enum word and its alias), so both matching a prefix is no ambiguity. */
-#define MAX_NAMES 40
-
-struct names {
-	size_t n;
-	char v[MAX_NAMES][24];
-	bool ok[MAX_NAMES];
-	bool pref[MAX_NAMES];	/* wins a shared prefix */
-	bool late[MAX_NAMES];	/* a prefix means it only when it means no other */
-	long long key[MAX_NAMES];
-};
-
-/* len: of name, up to a space ("rule" of "rule add") */
-static void names_addn(struct names *ns, const char *name, size_t len, bool ok, long long key)
-{
-	for (size_t i = 0; i < ns->n; i++) {
-		if (!strncmp(ns->v[i], name, len) && !ns->v[i][len]) {
-			ns->ok[i] |= ok;
-			return;
-		}
-	}
-	if (ns->n < MAX_NAMES && len < sizeof(ns->v[0])) {
-		memcpy(ns->v[ns->n], name, len);
-		ns->v[ns->n][len] = '\0';
-		ns->ok[ns->n] = ok;
-		ns->pref[ns->n] = false;
-		ns->late[ns->n] = false;
-		ns->key[ns->n++] = key;
-	}
-}
-
-static void names_add(struct names *ns, const char *name, bool ok, long long key)
-{
-	names_addn(ns, name, strlen(name), ok, key);
-}
-
-static void names_from_words(struct names *ns, const struct xrl_word *w)
-{
-	ns->n = 0;
-	for (; w->name; w++)
-		names_add(ns, w->name, true, w->value);
-}
-
-enum { NM_UNKNOWN = -1, NM_AMBIGUOUS = -2 };
-
-/* The index of the name s means: the one it equals (ok or not: the caller
- * says why a name is out of place), else, with prefix, the only meaning of
- * the ok names it begins. */
-static int names_match(const struct names *ns, const char *s, bool prefix)
-{
-	size_t sl = strlen(s);
-	int hit = NM_UNKNOWN, pref = NM_UNKNOWN;
-	bool ambiguous = false, late_too = true, prefs = false;
-
-	for (size_t i = 0; i < ns->n; i++)
-		if (!strcmp(ns->v[i], s))
-			return i;
-	if (!prefix || !sl)
-		return NM_UNKNOWN;
-	/* a prefix that some earlier name begins never means a late one: a
-	 * keyword added later does not change what a shortened line meant */
-	for (size_t i = 0; i < ns->n; i++) {
-		if (ns->ok[i] && !ns->late[i] && !strncmp(ns->v[i], s, sl)) {
-			late_too = false;
-			break;
-		}
-	}
-	for (size_t i = 0; i < ns->n; i++) {
-		if (!ns->ok[i] || strncmp(ns->v[i], s, sl) || (ns->late[i] && !late_too))
-			continue;
-		if (ns->pref[i] && pref >= 0 && ns->key[pref] != ns->key[i])
-			prefs = true;	/* two preferred: no winner */
-		if (ns->pref[i] && pref < 0)
-			pref = i;
-		if (hit >= 0 && ns->key[hit] != ns->key[i])
-			ambiguous = true;
-		if (hit < 0)
-			hit = i;
-	}
-	if (ambiguous)
-		return pref >= 0 && !prefs ? pref : NM_AMBIGUOUS;
-	return hit;
-}
-
-int xrl_word_match(const struct xrl_word *w, const char *s, bool prefix, long long *value)
-{
-	struct names ns;
-	int k;
-
-	names_from_words(&ns, w);
-	k = names_match(&ns, s, prefix);
-	if (k < 0)
-		return k == NM_AMBIGUOUS ? -ENOTUNIQ : -EINVAL;
-	*value = ns.key[k];
-	return 0;
-}
-
-/* The ok names that s begins: "status, stats, show" (for NM_AMBIGUOUS). */
-static void names_prefixed(const struct names *ns, const char *s, char *buf, size_t len)
-{
-	size_t sl = strlen(s), l = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < ns->n && l < len; i++)
-		if (ns->ok[i] && !strncmp(ns->v[i], s, sl))
-			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", ns->v[i]);
-}
-
-int xrl_edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	int d[33][33];
-
-	if (la > 32 || lb > 32)
-		return 99;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
-
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;	/* a transposition */
-			d[i][j] = v;
-		}
-	}
-	return d[la][lb];
-}
-
-/* "; did you mean 'burst'?" when ok names are close to s (one edit for
- * short words, two for longer ones), else "". */
-static void names_hint(const struct names *ns, const char *s, char *buf, size_t len)
-{
-	int best = 3, dist[MAX_NAMES];
-	size_t l = 0, sl = strlen(s);
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < ns->n; i++) {
-		size_t nl = strlen(ns->v[i]);
-		int max = (sl > nl ? sl : nl) <= 4 ? 1 : 2;
-
-		dist[i] = ns->ok[i] ? xrl_edit_distance(s, ns->v[i]) : 99;
-		if (dist[i] > max)
-			dist[i] = 99;
-		if (dist[i] < best)
-			best = dist[i];
-	}
-	if (best > 2)
-		return;
-	l = snprintf(buf, len, "; did you mean ");
-	for (size_t i = 0, k = 0; i < ns->n && l < len; i++)
-		if (dist[i] == best)
-			l += snprintf(buf + l, len - l, "%s'%s'", k++ ? " or " : "", ns->v[i]);
-	if (l < len)
-		snprintf(buf + l, len - l, "?");
-}
-
-/* ---- values ---- */
-
-int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
-{
-	const char *slash = strchr(s, '/');
-	long long period;
-	char num[32];
-	size_t len;
-
-	if (!slash || (len = slash - s) == 0 || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	if (xrl_dec_parse(num, 0, ~0ULL, count) ||
-	    xrl_word_parse(xrl_rate_unit_words, slash + 1, &period))
-		return -EINVAL;
-	*period_ns = period;
-	return 0;
-}
-
-void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len)
-{
-	snprintf(buf, len, "%llu/%s", (unsigned long long)count,
-		 xrl_word_name(xrl_rate_unit_words, period_ns));
-}
-
-/* "N<unit>" of a words table (largest unit first): 0 and *v = N * unit. */
-static int unit_parse(const struct xrl_word *w, const char *s, __u64 *v)
-{
-	size_t n = strspn(s, "0123456789");
-	long long unit;
-	char num[24];
-	__u64 x;
-
-	if (!n || n >= sizeof(num) || xrl_word_parse(w, s + n, &unit))
-		return -EINVAL;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (xrl_dec_parse(num, 1, ~0ULL, &x) || x > ~0ULL / unit)
-		return -EINVAL;
-	*v = x * unit;
-	return 0;
-}
-
-/* The largest unit of a table that divides v: "10mbit", "2mbps", "64kb". */
-static void unit_format(const struct xrl_word *w, __u64 v, char *buf, size_t len)
-{
-	for (; w->name; w++)
-		if (v && v % w->value == 0)
-			break;
-	snprintf(buf, len, "%llu%s", (unsigned long long)(w->name ? v / w->value : v),
-		 w->name ? w->name : "");
-}
-
-int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit)
-{
-	if (!unit_parse(bit_rate_words, s, count)) {
-		*unit = XRL_UNIT_BITS;
-		return 0;
-	}
-	if (!unit_parse(byte_rate_words, s, count)) {
-		*unit = XRL_UNIT_BYTES;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int xrl_size_parse(const char *s, __u64 *bytes)
-{
-	return unit_parse(size_words, s, bytes);
-}
-
-void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (r->unit == XRL_UNIT_BITS)
-		unit_format(bit_rate_words, r->rate_count, buf, len);
-	else if (r->unit == XRL_UNIT_BYTES)
-		unit_format(byte_rate_words, r->rate_count, buf, len);
-	else
-		xrl_rate_format(r->rate_count, r->rate_period_ns, buf, len);
-}
-
-void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	const char *w = xrl_word_name(xrl_proto_words, r->proto);
-
-	if (!r->ep)
-		snprintf(buf, len, "-");
-	else if (strcmp(w, "unknown"))
-		snprintf(buf, len, "%s", w);
-	else
-		snprintf(buf, len, "%u", r->proto);
-}
-
-void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (!r->ep || (r->dport_lo == 0 && r->dport_hi == 65535))
-		snprintf(buf, len, "-");
-	else if (r->dport_lo == r->dport_hi)
-		snprintf(buf, len, "%u", r->dport_lo);
-	else
-		snprintf(buf, len, "%u-%u", r->dport_lo, r->dport_hi);
-}
-
-void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (r->algo != XRL_ALGO_GCRA || r->action != XRL_ACT_LIMIT)
-		snprintf(buf, len, "-");
-	else if (r->unit == XRL_UNIT_PACKETS)
-		snprintf(buf, len, "%u", r->burst);
-	else
-		unit_format(size_words, r->burst, buf, len);
-}
-
-/* buf += printf(...), never past len */
-#define ADD(...) do { if (l < len) l += snprintf(buf + l, len - l, __VA_ARGS__); } while (0)
-
-size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len)
-{
-	const struct xrl_rule *r = &e->r;
-	char pfx[64], v[64];
-	size_t l = 0;
-
-	buf[0] = '\0';
-	xrl_prefix_format(e, pfx, sizeof(pfx));
-	ADD("rule add %s", pfx);
-	if (r->action == XRL_ACT_LIMIT) {
-		xrl_rule_rate_format(r, v, sizeof(v));
-		ADD(" rate %s", v);
-		xrl_rule_burst_format(r, v, sizeof(v));
-		if (strcmp(v, "-"))
-			ADD(" burst %s", v);
-		ADD(" per /%u", r->key_len);
-	}
-	ADD(" action %s", xrl_word_name(xrl_action_words, r->action));
-	if (r->id)	/* 0: assigned at commit (a rule of the pins has one) */
-		ADD(" id %u", r->id);
-	if (r->action != XRL_ACT_ALLOW)	/* an allow rule passes, daemon or not */
-		ADD(" on-failure %s", xrl_word_name(xrl_on_failure_words, r->on_failure));
-	if (r->action == XRL_ACT_LIMIT)
-		ADD(" algo %s", xrl_word_name(xrl_algo_words, r->algo));
-	if (r->dry_run)
-		ADD(" dry-run");
-	if (r->ep) {
-		xrl_rule_proto_format(r, v, sizeof(v));
-		ADD(" proto %s", v);
-		xrl_rule_ports_format(r, v, sizeof(v));
-		if (strcmp(v, "-"))
-			ADD(" dport %s", v);
-		if (r->syn)
-			ADD(" syn");
-	}
-	if (r->scope != XRL_SCOPE_HOST)
-		ADD(" scope %s", xrl_word_name(xrl_scope_words, r->scope));
-	if (r->action == XRL_ACT_LIMIT && r->agg_rate_count) {
-		xrl_rate_format(r->agg_rate_count, r->agg_rate_period_ns, v, sizeof(v));
-		ADD(" aggregate %s burst %u", v, r->agg_burst);
-	}
-	if (r->action == XRL_ACT_LIMIT && r->nk_rate_count) {
-		xrl_rate_format(r->nk_rate_count, r->nk_rate_period_ns, v, sizeof(v));
-		ADD(" new-keys %s", v);
-	}
-	return l;
-}
-#undef ADD
 
 __attribute__((format(printf, 3, 4)))
 static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
@@ -487,7 +56,7 @@ static void store(void *field, unsigned size, __u64 v)
 
 /* The commands' first words ("rule" once); ok: those with a command written
  * where. */
-static void first_words(struct names *ns, unsigned where)
+static void first_words(struct xrl_names *ns, unsigned where)
 {
 	ns->n = 0;
 	for (size_t i = 0; i < xrl_ncommands; i++) {
@@ -495,7 +64,7 @@ static void first_words(struct names *ns, unsigned where)
 
 		size_t len = sp ? (size_t)(sp - name) : strlen(name);
 
-		names_addn(ns, name, len, xrl_commands[i].where & where, ns->n);
+		xrl_names_addn(ns, name, len, xrl_commands[i].where & where, ns->n);
 		/* a preferred command's first word wins ("r" is rule's) */
 		for (size_t k = 0; xrl_commands[i].preferred && k < ns->n; k++)
 			if (!strncmp(ns->v[k], name, len) && !ns->v[k][len])
@@ -511,17 +80,17 @@ static int command_word(const char *s, unsigned where, bool prefix, char *word, 
 			bool *ok, int i, struct xrl_parse_err *e)
 {
 	char list[160];
-	struct names ns;
+	struct xrl_names ns;
 	int k;
 
 	first_words(&ns, where);
-	k = names_match(&ns, s, prefix);
-	if (k == NM_AMBIGUOUS) {
-		names_prefixed(&ns, s, list, sizeof(list));
+	k = xrl_names_match(&ns, s, prefix);
+	if (k == XRL_NM_AMBIGUOUS) {
+		xrl_names_prefixed(&ns, s, list, sizeof(list));
 		return perr(e, i, "ambiguous command '%s' (%s)", s, list);
 	}
 	if (k < 0) {
-		names_hint(&ns, s, list, sizeof(list));
+		xrl_names_hint(&ns, s, list, sizeof(list));
 		return perr(e, i, "unknown command '%s'%s", s, list);
 	}
 	snprintf(word, len, "%s", ns.v[k]);
@@ -545,19 +114,19 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		*(bool *)field = true;
 		return 0;
 	case XRL_ARG_WORD: {
-		struct names ns;
+		struct xrl_names ns;
 		char hint[96];
 		int k;
 
-		names_from_words(&ns, p->words);
-		k = names_match(&ns, s, prefix);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&ns, s, list, sizeof(list));
+		xrl_names_from_words(&ns, p->words);
+		k = xrl_names_match(&ns, s, prefix);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&ns, s, list, sizeof(list));
 			return perr(e, i, "ambiguous %s '%s' (%s)", what(p), s, list);
 		}
 		if (k < 0) {
 			xrl_words_join(p->words, ", ", list, sizeof(list));
-			names_hint(&ns, s, hint, sizeof(hint));
+			xrl_names_hint(&ns, s, hint, sizeof(hint));
 			return perr(e, i, "invalid %s '%s' (%s)%s", what(p), s, list, hint);
 		}
 		store(field, p->size, ns.key[k]);
@@ -712,18 +281,18 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 	const struct xrl_param *ps = cmd->params, *p;
 	int at[XRL_MAX_PARAMS], np = 0, err, k;
 	char list[128], hint[96];
-	struct names kws = { 0 };
+	struct xrl_names kws = { 0 };
 
 	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++) {
 		at[np++] = -1;
 		if (p->name) {
-			names_add(&kws, p->name, true, p - ps);
+			xrl_names_add(&kws, p->name, true, p - ps);
 			kws.late[kws.n - 1] = p->late;
 		}
 	}
 	/* positional */
 	for (p = ps; !is_end(p) && !p->name; p++) {
-		if (i < argc && p->need != XRL_REQUIRED && names_match(&kws, argv[i], prefix) >= 0)
+		if (i < argc && p->need != XRL_REQUIRED && xrl_names_match(&kws, argv[i], prefix) >= 0)
 			break;
 		if (i >= argc) {
 			if (p->need != XRL_REQUIRED)
@@ -740,13 +309,13 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 	/* keywords */
 	keyword_list(ps, list, sizeof(list));
 	for (; i < argc; i++) {
-		k = names_match(&kws, argv[i], prefix);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&kws, argv[i], list, sizeof(list));
+		k = xrl_names_match(&kws, argv[i], prefix);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&kws, argv[i], list, sizeof(list));
 			return perr(e, i, "ambiguous argument '%s' (%s)", argv[i], list);
 		}
 		if (k < 0) {
-			names_hint(&kws, argv[i], hint, sizeof(hint));
+			xrl_names_hint(&kws, argv[i], hint, sizeof(hint));
 			if (list[0])
 				return perr(e, i, "unknown argument '%s' (%s)%s", argv[i], list, hint);
 			return perr(e, i, "unknown argument '%s'", argv[i]);
@@ -781,7 +350,8 @@ enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
        RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
        RA_AGGREGATE, RA_NEWKEYS };
 
-/* An endpoint rule's words: proto first, dport and syn with it. */
+/* An endpoint rule's words: proto first, dport and syn with it (what the
+ * values then say is the rule check's). */
 static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
 	struct xrl_rule *r = &c->rule.r;
@@ -790,10 +360,6 @@ static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_pars
 		return perr(e, at[RA_DPORT] >= 0 ? at[RA_DPORT] - 1 : at[RA_SYN],
 			    "'%s' makes an endpoint rule: it needs 'proto tcp' (or udp for dport)",
 			    at[RA_DPORT] >= 0 ? "dport" : "syn");
-	if (at[RA_DPORT] >= 0 && r->proto != 6 && r->proto != 17)
-		return perr(e, at[RA_DPORT] - 1, "'dport' needs proto tcp or udp: other protocols have no ports");
-	if (at[RA_SYN] >= 0 && r->proto != 6)
-		return perr(e, at[RA_SYN], "'syn' needs proto tcp");
 	if (r->ep && at[RA_DPORT] < 0) {
 		r->dport_lo = 0;	/* every port: not "dport 0" */
 		r->dport_hi = 65535;
@@ -801,36 +367,25 @@ static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_pars
 	return 0;
 }
 
-/* What a window algorithm or a byte rate says about burst (issue 9). */
-static int check_rule_units(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	struct xrl_rule *r = &c->rule.r;
-
-	if (r->action != XRL_ACT_LIMIT) {
-		if (at[RA_ALGO] >= 0)
-			return perr(e, at[RA_ALGO] - 1, "'algo' means nothing with action %s: the rule is never metered (leave it out)",
-				    xrl_word_name(xrl_action_words, r->action));
-		return 0;
-	}
-	if (r->algo != XRL_ALGO_GCRA && at[RA_BURST] >= 0)
-		return perr(e, at[RA_BURST] - 1, "'burst' belongs to the token bucket: %s admits rate per window, no more (leave out burst, or use algo token-bucket)",
-			    xrl_word_name(xrl_algo_words, r->algo));
-	if (c->burst_sized && r->unit == XRL_UNIT_PACKETS)
-		return perr(e, at[RA_BURST], "burst in bytes needs a byte rate (rate 10mbit, rate 2mbps); a packet rate's burst is a number of packets");
-	return 0;
-}
-
 static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
-	static const int field_at[] = {
-		[XRL_FIELD_ACTION] = RA_ACTION, [XRL_FIELD_KEYLEN] = RA_PER,
-		[XRL_FIELD_RATE] = RA_RATE, [XRL_FIELD_BURST] = RA_BURST,
-		[XRL_FIELD_AGGREGATE] = RA_AGGREGATE, [XRL_FIELD_NEWKEYS] = RA_NEWKEYS,
+	/* the word of each field the rule check may blame: its value, or
+	 * (kw) its keyword */
+	static const struct { int at; bool kw; } field_at[] = {
+		[XRL_FIELD_ACTION] = { RA_ACTION }, [XRL_FIELD_KEYLEN] = { RA_PER },
+		[XRL_FIELD_RATE] = { RA_RATE }, [XRL_FIELD_BURST] = { RA_BURST },
+		[XRL_FIELD_AGGREGATE] = { RA_AGGREGATE }, [XRL_FIELD_NEWKEYS] = { RA_NEWKEYS },
+		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
+		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true },
 	};
 	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
 						      "new-keys" };
 	struct xrl_rule *r = &c->rule.r;
+	const struct xrl_rule_written written = {
+		.dport = at[RA_DPORT] >= 0, .burst = at[RA_BURST] >= 0,
+		.burst_sized = c->burst_sized,
+	};
 	enum xrl_rule_field bad;
 	int argi = INT_MAX, k = -1;
 
@@ -873,13 +428,20 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		if (at[RA_BURST] < 0 && r->algo == XRL_ALGO_GCRA)
 			return perr(e, INT_MAX, "missing 'burst N'");
 	}
-	if (check_rule_endpoint(c, at, e) || check_rule_units(c, at, e))
+	if (check_rule_endpoint(c, at, e))
 		return -EINVAL;
-	if (!xrl_rule_check(&c->rule, &bad))
-		return 0;
-	/* blame the word that set the field; a default one, the prefix */
-	argi = at[field_at[bad]];
-	return perr(e, argi >= 0 ? argi : at[RA_PREFIX], "%s", xrl_errmsg());
+	if (xrl_rule_check_written(&c->rule, &written, &bad)) {
+		/* blame the word that set the field; a default one, the prefix */
+		if (field_at[bad].kw && at[field_at[bad].at] >= 0)
+			argi = at[field_at[bad].at] - 1;
+		else
+			argi = at[field_at[bad].at];
+		return perr(e, argi >= 0 ? argi : at[RA_PREFIX], "%s", xrl_errmsg());
+	}
+	if (r->action != XRL_ACT_LIMIT && at[RA_ALGO] >= 0)
+		return perr(e, at[RA_ALGO] - 1, "'algo' means nothing with action %s: the rule is never metered (leave it out)",
+			    xrl_word_name(xrl_action_words, r->action));
+	return 0;
 }
 
 enum { RD_REF, RD_ID };
@@ -1349,7 +911,7 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 	const struct xrl_command *cmd = NULL, *single = NULL;
 	bool cli = where == XRL_IN_CLI, ok;
 	char w0[24], list[160], hint[96];
-	struct names subs = { 0 };
+	struct xrl_names subs = { 0 };
 	int words = 1, err, k;
 	size_t wl;
 
@@ -1369,20 +931,20 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		if (!name[wl])
 			single = &xrl_commands[i];
 		else if (name[wl] == ' ')
-			names_add(&subs, name + wl + 1, xrl_commands[i].where & where, i);
+			xrl_names_add(&subs, name + wl + 1, xrl_commands[i].where & where, i);
 	}
 	if (subs.n && cli)
-		names_add(&subs, "help", true, -1);
+		xrl_names_add(&subs, "help", true, -1);
 	/* after a group's word comes its sub-command ("mode" alone is one) */
 	if (subs.n && argc >= 2) {
-		k = names_match(&subs, argv[1], cli);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&subs, argv[1], list, sizeof(list));
+		k = xrl_names_match(&subs, argv[1], cli);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&subs, argv[1], list, sizeof(list));
 			return perr(e, 1, "ambiguous %s command '%s' (%s)", w0, argv[1], list);
 		}
 		if (k < 0) {
 			command_list(where, w0, list, sizeof(list));
-			names_hint(&subs, argv[1], hint, sizeof(hint));
+			xrl_names_hint(&subs, argv[1], hint, sizeof(hint));
 			return perr(e, 1, "unknown %s command '%s' (%s)%s", w0, argv[1], list, hint);
 		}
 		if (subs.key[k] < 0) {	/* "rule help" */

@@ -14,8 +14,13 @@
 
 #include <limits.h>
 #include <stdio.h>
-#include "libxrl.h"
+#include <net/if.h>
+#include "base/strict.h"
+#include "model/addr.h"
+#include "model/rule.h"
+#include "model/units.h"
 #include "model/words.h"
+#include "text/rulefmt.h"
 
 enum xrl_cmd_kind {
 	XRL_CMD_ATTACH,
@@ -209,10 +214,6 @@ int xrl_usage(FILE *f, unsigned where, const char *topic);
  * each keyword with its value, unit and default ("rule add help"). */
 int xrl_cmd_help(FILE *f, const struct xrl_command *cmd);
 
-/* The edit distance (insertions, deletions, substitutions, transpositions)
- * that "did you mean" ranks candidates by. */
-int xrl_edit_distance(const char *a, const char *b);
-
 #define XRL_MAX_WORDS 32
 
 /* Split a line into words in place; '#' starts a comment. cols (max + 1
@@ -222,25 +223,5 @@ int xrl_split_words(char *line, char **argv, int *cols, int max);
 /* xrl_cmd_parse() of one line of text. */
 int xrl_cmd_parse_line(const char *line, unsigned where, struct xrl_cmd *c,
 		       struct xrl_parse_err *e);
-
-/* "100/s", "5/min", "1/h" */
-int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns);
-void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);
-/* tc(8)'s rates: "10mbit" (bits/s), "2mbps" (bytes/s): *unit XRL_UNIT_BITS
- * or XRL_UNIT_BYTES, *count in that unit per second. */
-int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit);
-/* tc(8)'s sizes: "64kb" = 65536 bytes (b, k/kb, m/mb, g/gb) */
-int xrl_size_parse(const char *s, __u64 *bytes);
-/* A rule's rate and burst as the grammar reads them back ("-": none). */
-void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len);
-void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len);
-/* An endpoint rule's "tcp", "udp", "icmp", "icmpv6" or "N", and its
- * "22", "1000-2000" or "-" (every port). */
-void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len);
-void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len);
-/* A rule as a line of xdp-rl.conf ("rule add PREFIX rate ... id N ..."),
- * every setting written out: the line parses back into the same rule. The
- * length it needed (>= len: cut). */
-size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len);
 
 #endif
