@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The xdp-rl grammar: one table (grammar.c) describes every command of
- * xdp-rlctl and of the configuration file, its arguments and keywords, and
- * every enum word. Parsing, error hints, the usage text and `help` all read
- * it; a test checks the man page and the README against it.
+ * The xdp-rl grammar: one table (commands.c) describes every command of
+ * xdp-rlctl and of the configuration file, its arguments and keywords; the
+ * enum words are the vocabulary's (model/words.h). Parsing (grammar.c),
+ * error hints, the usage text and `help` (usage.c) all read it; a test
+ * checks the man page and the README against it.
  *
- * Adding a keyword: a row in the table (and a field in struct xrl_cmd for its
- * value), then the code that acts on it. Adding a command: its kind below,
- * its row, and its handler in the program that runs it.
+ * Adding a keyword: a row in the table (and a field in its command's
+ * member of struct xrl_cmd for its value), then the code that acts on it.
+ * Adding a command: its kind below, its row, its arguments' struct, and its
+ * handler in the program that runs it.
  */
 #ifndef XRL_GRAMMAR_H
 #define XRL_GRAMMAR_H
@@ -185,6 +187,10 @@ extern const size_t xrl_ncommands;
 
 /* The end of a params table (an all-zero row). */
 bool xrl_param_end(const struct xrl_param *p);
+/* A command check's error: e filled (the word argi to blame, the message),
+ * -EINVAL returned. */
+__attribute__((format(printf, 3, 4)))
+int xrl_parse_fail(struct xrl_parse_err *e, int argi, const char *fmt, ...);
 
 /*
  * Parse one command written where (XRL_IN_CLI or XRL_IN_CONFIG); argv[0] is
