@@ -457,12 +457,12 @@ static void test_help_topics(void)
 			continue;
 		}
 		CHECK(c.kind == XRL_CMD_HELP, "'%s' is no help", cases[i].line);
-		CHECK(!strcmp(c.topic, cases[i].topic), "'%s': topic '%s', not '%s'", cases[i].line,
-		      c.topic, cases[i].topic);
+		CHECK(!strcmp(c.help.topic, cases[i].topic), "'%s': topic '%s', not '%s'", cases[i].line,
+		      c.help.topic, cases[i].topic);
 		/* and every topic has something to show */
 		FILE *f = fopen("/dev/null", "w");
 
-		CHECK(xrl_usage(f, CLI, c.topic[0] ? c.topic : NULL) == 0, "usage of '%s'", c.topic);
+		CHECK(xrl_usage(f, CLI, c.help.topic[0] ? c.help.topic : NULL) == 0, "usage of '%s'", c.help.topic);
 		fclose(f);
 	}
 }
@@ -656,23 +656,23 @@ static void test_top_key_values(void)
 	struct xrl_cmd c;
 
 	CHECK(!parse("top", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_TOP && c.count == 10 && c.sample_ms == 1000 && !c.watch,
-	      "top: count %u, sample %u, watch %d", c.count, c.sample_ms, c.watch);
+	CHECK(c.kind == XRL_CMD_TOP && c.top.count == 10 && c.top.sample_ms == 1000 && !c.top.watch,
+	      "top: count %u, sample %u, watch %d", c.top.count, c.top.sample_ms, c.top.watch);
 	CHECK(!parse("top watch", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.watch && c.count == 20 && c.sample_ms == 1000, "top watch: count %u, sample %u",
-	      c.count, c.sample_ms);
+	CHECK(c.top.watch && c.top.count == 20 && c.top.sample_ms == 1000, "top watch: count %u, sample %u",
+	      c.top.count, c.top.sample_ms);
 	CHECK(!parse("top w s 250 c 3", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.watch && c.count == 3 && c.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
-	      c.count, c.sample_ms);
+	CHECK(c.top.watch && c.top.count == 3 && c.top.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
+	      c.top.count, c.top.sample_ms);
 	CHECK(!parse("key list", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_rule && !c.limited, "key list");
+	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_list.rule && !c.key_list.limited, "key list");
 	CHECK(!parse("k l r 7 l", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_LIST && c.key_rule == 7 && c.limited, "k l r 7 l");
+	CHECK(c.kind == XRL_CMD_KEY_LIST && c.key_list.rule == 7 && c.key_list.limited, "k l r 7 l");
 	CHECK(!parse("key reset 198.18.0.9", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_RESET && c.family == 4 && c.addr[0] == 198 && c.addr[3] == 9,
+	CHECK(c.kind == XRL_CMD_KEY_RESET && c.addr.family == 4 && c.addr.addr[0] == 198 && c.addr.addr[3] == 9,
 	      "key reset 198.18.0.9");
 	CHECK(!parse("key d 2001:db8::1", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_DEL && c.family == 6 && c.addr[15] == 1, "key d 2001:db8::1");
+	CHECK(c.kind == XRL_CMD_KEY_DEL && c.addr.family == 6 && c.addr.addr[15] == 1, "key d 2001:db8::1");
 }
 
 static void test_config_values(void)

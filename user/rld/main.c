@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 		/* parse and validate; touch nothing */
 		err = read_config(&c, false, true, &builtin);
 		/* what the start would refuse: the credentials as it reads them */
-		if (!err && c.fleet_auth[0] && xrl_fleet_auth_check(c.fleet_auth)) {
+		if (!err && c.fleet.auth_file[0] && xrl_fleet_auth_check(c.fleet.auth_file)) {
 			printf("%s:%d:1: %s\n", opt.config, c.fleet_auth_line, xrl_errmsg());
 			err = 1;
 		}

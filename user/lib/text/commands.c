@@ -71,10 +71,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
 						      "new-keys" };
 	struct xrl_rule *r = &c->rule.r;
-	const struct xrl_rule_written written = {
-		.dport = at[RA_DPORT] >= 0, .burst = at[RA_BURST] >= 0,
-		.burst_sized = c->burst_sized,
-	};
+	struct xrl_rule_written *written = &c->rule_add.written;
 	enum xrl_rule_field bad;
 	int argi = INT_MAX, k = -1;
 
@@ -119,7 +116,8 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	}
 	if (check_rule_endpoint(c, at, e))
 		return -EINVAL;
-	if (xrl_rule_check_written(&c->rule, &written, &bad)) {
+	written->burst = at[RA_BURST] >= 0;
+	if (xrl_rule_check_written(&c->rule, written, &bad)) {
 		/* blame the word that set the field; a default one, the prefix */
 		if (field_at[bad].kw && at[field_at[bad].at] >= 0)
 			argi = at[field_at[bad].at] - 1;
@@ -148,7 +146,7 @@ static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *
 {
 	(void)e;
 	if (at[0] < 0)
-		c->sample_ms = 250;
+		c->status.sample_ms = 250;
 	return 0;
 }
 
@@ -157,32 +155,33 @@ enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
 	if (at[TOP_COUNT] < 0)
-		c->count = c->watch ? 20 : 10;
+		c->top.count = c->top.watch ? 20 : 10;
 	if (at[TOP_SAMPLE] < 0)
-		c->sample_ms = 1000;
+		c->top.sample_ms = 1000;
 	return 0;
 }
 
 /* ---- the table ---- */
 
+/* a field of the command's member of struct xrl_cmd (or its rule) */
 #define F(field) .off = offsetof(struct xrl_cmd, field), \
 		 .size = sizeof(((struct xrl_cmd *)0)->field)
 #define END {}
 
 static const struct xrl_param p_attach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(attach.ifname), .need = XRL_REQUIRED,
 	  .help = "the interface to attach to" },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(attach.xdp_mode), .what = "XDP mode",
 	  .help = "the XDP mode (default: native where the driver has it)" },
-	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(keys),
+	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(attach.keys),
 	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
 	END,
 };
 
 static const struct xrl_param p_detach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	{ "dev", XRL_ARG_IFACE, "IFACE", F(detach.ifname), .need = XRL_REQUIRED,
 	  .help = "the interface to detach from" },
-	{ "purge", XRL_ARG_FLAG, F(purge),
+	{ "purge", XRL_ARG_FLAG, F(detach.purge),
 	  .help = "then remove the pins (rules, buckets, counters) if nothing is attached" },
 	END,
 };
@@ -232,138 +231,138 @@ static const struct xrl_param p_rule_add[] = {
 };
 
 static const struct xrl_param p_rule_del[] = {
-	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED_IF,
+	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", F(rule_del.id), .need = XRL_REQUIRED_IF,
 		     .help = "the rule's id, or the prefix of its source rule" },
-	[RD_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(del_id),
+	[RD_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule_del.id),
 		    .need = XRL_ALTERNATIVE, .what = "rule id",
 		    .help = "the rule of this id (an endpoint rule: only by id)" },
 	END,
 };
 
 static const struct xrl_param p_rule_list[] = {
-	{ "config", XRL_ARG_FLAG, F(list_config),
+	{ "config", XRL_ARG_FLAG, F(rule_list.config),
 	  .help = "as xdp-rl.conf lines: what a config file reads back" },
 	END,
 };
 
 static const struct xrl_param p_status[] = {
 	{ "sample", XRL_ARG_NUM, "MS", .min = 0, .max = 60000, .range = "milliseconds, 0 .. 60000",
-	  F(sample_ms),
+	  F(status.sample_ms),
 	  .help = "the run-time figure over MS milliseconds now (default 250; 0: none)" },
 	END,
 };
 
 static const struct xrl_param p_mode_set[] = {
-	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode), .need = XRL_REQUIRED, .what = "mode",
+	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode_set.mode), .need = XRL_REQUIRED, .what = "mode",
 	  .help = "meter and drop, meter and pass, pass all, or drop all that rules meter" },
 	END,
 };
 
 static const struct xrl_param p_show[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
+	{ NULL, XRL_ARG_ADDR, "ADDR", F(addr), .need = XRL_REQUIRED,
 	  .help = "a source address, IPv4 or IPv6" },
 	END,
 };
 
 static const struct xrl_param p_top[] = {
-	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
+	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(top.count),
 			.help = "how many keys, 1 .. 1000000 (default 10)" },
 	[TOP_SAMPLE] = { "sample", XRL_ARG_NUM, "MS", .min = 10, .max = 60000,
-			 .range = "milliseconds, 10 .. 60000", F(sample_ms),
+			 .range = "milliseconds, 10 .. 60000", F(top.sample_ms),
 			 .help = "the sample in milliseconds, 10 .. 60000 (default 1000)" },
-	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(watch),
+	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(top.watch),
 			.help = "a live full screen, a sample at a time, until q" },
 	END,
 };
 
 static const struct xrl_param p_key_list[] = {
-	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_rule), .what = "rule id",
+	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_list.rule), .what = "rule id",
 	  .help = "the keys of this rule only" },
-	{ "limited", XRL_ARG_FLAG, F(limited),
+	{ "limited", XRL_ARG_FLAG, F(key_list.limited),
 	  .help = "only the keys without a token now" },
 	END,
 };
 
 static const struct xrl_param p_key_addr[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
+	{ NULL, XRL_ARG_ADDR, "ADDR", F(addr), .need = XRL_REQUIRED,
 	  .help = "a source address: the key of its rule" },
 	END,
 };
 
 static const struct xrl_param p_events[] = {
-	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(events.count),
 	  .help = "stop after N events, 1 .. 1000000" },
-	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s),
+	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(events.timeout_s),
 	  .help = "stop after SEC seconds, 1 .. 86400" },
 	END,
 };
 
 static const struct xrl_param p_help[] = {
-	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command",
+	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(help.topic), .what = "command",
 	  .help = "a command or its first word" },
 	END,
 };
 
 static const struct xrl_param p_replay[] = {
-	{ NULL, XRL_ARG_FILE, "FILE", F(capture), .need = XRL_REQUIRED, .what = "capture file",
+	{ NULL, XRL_ARG_FILE, "FILE", F(replay.capture), .need = XRL_REQUIRED, .what = "capture file",
 	  .help = "a pcap or pcapng capture (Ethernet, Linux cooked or raw IP)" },
-	{ "config", XRL_ARG_FILE, "FILE", F(config), .what = "configuration file",
+	{ "config", XRL_ARG_FILE, "FILE", F(replay.config), .what = "configuration file",
 	  .help = "the rules of this xdp-rl.conf (default: the pinned rules)" },
 	END,
 };
 
 static const struct xrl_param p_interface[] = {
-	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
+	{ NULL, XRL_ARG_IFACE, "IFACE", F(attach.ifname), .need = XRL_REQUIRED,
 	  .help = "an interface the daemon attaches to" },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
+	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(attach.xdp_mode), .what = "XDP mode",
 	  .help = "the XDP mode (default: native where the driver has it)" },
 	END,
 };
 
 static const struct xrl_param p_heartbeat[] = {
 	{ NULL, XRL_ARG_NUM, "MS", .min = 10, .max = 3600000, .range = "milliseconds, 10 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "heartbeat",
+	  F(ms.ms), .need = XRL_REQUIRED, .what = "heartbeat",
 	  .help = "milliseconds between heartbeats, 10 .. 3600000" },
 	END,
 };
 
 static const struct xrl_param p_watchdog[] = {
 	{ NULL, XRL_ARG_NUM, "MS", .min = 0, .max = 3600000, .range = "milliseconds, 0 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "watchdog",
+	  F(ms.ms), .need = XRL_REQUIRED, .what = "watchdog",
 	  .help = "milliseconds without a heartbeat, 0 .. 3600000 (0: never)" },
 	END,
 };
 
 static const struct xrl_param p_metrics[] = {
-	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", .need = XRL_REQUIRED, .what = "metrics",
+	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", F(metrics.hostport), .need = XRL_REQUIRED, .what = "metrics",
 	  .help = "the address to listen on, or off: no metrics server" },
 	END,
 };
 
 static const struct xrl_param p_fleet_redis[] = {
-	{ NULL, XRL_ARG_STRING, "HOST:PORT[,HOST:PORT...]", F(fleet_redis), .need = XRL_REQUIRED,
+	{ NULL, XRL_ARG_STRING, "HOST:PORT[,HOST:PORT...]", F(fleet.redis), .need = XRL_REQUIRED,
 	  .what = "Redis address",
 	  .help = "the Redis server, or the seeds of a cluster" },
-	{ "cluster", XRL_ARG_FLAG, F(fleet_cluster),
+	{ "cluster", XRL_ARG_FLAG, F(fleet.cluster),
 	  .help = "the addresses are a Redis Cluster's" },
 	{ "sync", XRL_ARG_NUM, "MS", .min = 10, .max = 10000, .range = "milliseconds, 10 .. 10000",
-	  F(fleet_sync_ms), .help = "milliseconds between syncs, 10 .. 10000" },
+	  F(fleet.sync_ms), .help = "milliseconds between syncs, 10 .. 10000" },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
-	  F(fleet_timeout_ms), .help = "a call's deadline in milliseconds, 1 .. 1000" },
+	  F(fleet.timeout_ms), .help = "a call's deadline in milliseconds, 1 .. 1000" },
 	{ "hosts", XRL_ARG_NUM, "N", .min = 1, .max = 65536, .range = "hosts, 1 .. 65536",
-	  F(fleet_hosts), .help = "the hosts a closed rule assumes before its first sync (default 2)" },
+	  F(fleet.hosts), .help = "the hosts a closed rule assumes before its first sync (default 2)" },
 	END,
 };
 
 static const struct xrl_param p_fleet_host[] = {
-	{ NULL, XRL_ARG_STRING, "NAME", F(fleet_host), .need = XRL_REQUIRED, .what = "host name",
+	{ NULL, XRL_ARG_STRING, "NAME", F(fleet.host), .need = XRL_REQUIRED, .what = "host name",
 	  .help = "this host's name in the fleet's keys" },
 	END,
 };
 
 
 static const struct xrl_param p_fleet_auth[] = {
-	{ NULL, XRL_ARG_FILE, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
+	{ NULL, XRL_ARG_FILE, "FILE", F(fleet.auth_file), .need = XRL_REQUIRED,
 	  .what = "credentials file",
 	  .help = "PASSWORD or USER PASSWORD on one line, readable by root only" },
 	END,

@@ -101,7 +101,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		if (c->has_mode)
 			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
 		c->has_mode = true;
-		c->mode = cmd.mode;
+		c->mode = cmd.mode_set.mode;
 		c->mode_line = line;
 		return 0;
 	case XRL_CMD_INTERFACE: {
@@ -110,10 +110,10 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		int *nl;
 
 		for (size_t i = 0; i < c->nifaces; i++)
-			if (!strcmp(c->ifaces[i].name, cmd.ifname))
+			if (!strcmp(c->ifaces[i].name, cmd.attach.ifname))
 				return add_err(errs, nerrs, line, cols[1],
 					       "interface %s given twice (first on line %d): write it once",
-					       cmd.ifname, c->iface_line[i]) ?: 0;
+					       cmd.attach.ifname, c->iface_line[i]) ?: 0;
 		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
 		if (ni)
 			c->ifaces = ni;
@@ -124,53 +124,54 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 			return -ENOMEM;
 		nl[c->nifaces] = line;
 		memset(&ni[c->nifaces], 0, sizeof(*ni));
-		strcpy(ni[c->nifaces].name, cmd.ifname);
-		ni[c->nifaces++].mode = cmd.xdp_mode;
+		strcpy(ni[c->nifaces].name, cmd.attach.ifname);
+		ni[c->nifaces++].mode = cmd.attach.xdp_mode;
 		return 0;
 	}
 	case XRL_CMD_HEARTBEAT:
 		if (c->heartbeat_line)
 			return twice(errs, nerrs, line, cols[0], "heartbeat", c->heartbeat_line);
-		c->heartbeat_ms = cmd.ms;
+		c->heartbeat_ms = cmd.ms.ms;
 		c->heartbeat_line = line;
 		return 0;
 	case XRL_CMD_WATCHDOG:
 		if (c->watchdog_line)
 			return twice(errs, nerrs, line, cols[0], "watchdog", c->watchdog_line);
-		c->watchdog_ms = cmd.ms;
+		c->watchdog_ms = cmd.ms.ms;
 		c->watchdog_line = line;
 		return 0;
 	case XRL_CMD_METRICS:
 		if (c->metrics_line)
 			return twice(errs, nerrs, line, cols[0], "metrics", c->metrics_line);
-		strcpy(c->metrics, cmd.hostport);
+		strcpy(c->metrics, cmd.metrics.hostport);
 		c->metrics_line = line;
 		return 0;
 	case XRL_CMD_FLEET_REDIS:
 		if (c->fleet_redis_line)
 			return twice(errs, nerrs, line, cols[0], "fleet redis", c->fleet_redis_line);
 		/* what the daemon's client would refuse at start or reload */
-		if (xrl_redis_addrs_check(cmd.fleet_redis))
+		if (xrl_redis_addrs_check(cmd.fleet.redis))
 			return add_err(errs, nerrs, line, cols[2],
 				       "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...], HOST an IPv4 or IPv6 address, not a name; port 1 .. 65535)",
-				       cmd.fleet_redis) ?: 0;
-		strcpy(c->fleet_redis, cmd.fleet_redis);
-		c->fleet_cluster = cmd.fleet_cluster;
-		c->fleet_sync_ms = cmd.fleet_sync_ms;
-		c->fleet_timeout_ms = cmd.fleet_timeout_ms;
-		c->fleet_hosts = cmd.fleet_hosts;
+				       cmd.fleet.redis) ?: 0;
+		/* the line's settings; host and auth are lines of their own */
+		strcpy(c->fleet.redis, cmd.fleet.redis);
+		c->fleet.cluster = cmd.fleet.cluster;
+		c->fleet.sync_ms = cmd.fleet.sync_ms;
+		c->fleet.timeout_ms = cmd.fleet.timeout_ms;
+		c->fleet.hosts = cmd.fleet.hosts;
 		c->fleet_redis_line = line;
 		return 0;
 	case XRL_CMD_FLEET_HOST:
 		if (c->fleet_host_line)
 			return twice(errs, nerrs, line, cols[0], "fleet host", c->fleet_host_line);
-		strcpy(c->fleet_host, cmd.fleet_host);
+		strcpy(c->fleet.host, cmd.fleet.host);
 		c->fleet_host_line = line;
 		return 0;
 	case XRL_CMD_FLEET_AUTH:
 		if (c->fleet_auth_line)
 			return twice(errs, nerrs, line, cols[0], "fleet auth", c->fleet_auth_line);
-		strcpy(c->fleet_auth, cmd.fleet_auth);
+		strcpy(c->fleet.auth_file, cmd.fleet.auth_file);
 		c->fleet_auth_line = line;
 		return 0;
 	default:

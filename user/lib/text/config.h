@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <net/if.h>
 #include "base/hostport.h"
+#include "model/fleet_settings.h"
 #include "model/rule.h"
 #include "model/words.h"
 #include "xdp_rl_common.h"
@@ -37,13 +38,8 @@ struct xrl_config {
 	long heartbeat_ms;		/* -1: not set */
 	long watchdog_ms;		/* -1: not set */
 	char metrics[80];		/* "": not set */
-	/* fleet redis, fleet host, fleet auth ("": not written) */
-	char fleet_redis[256];
-	bool fleet_cluster;
-	long fleet_sync_ms, fleet_timeout_ms;	/* 0: the default */
-	long fleet_hosts;			/* 0: the default */
-	char fleet_host[64];
-	char fleet_auth[PATH_MAX];
+	/* fleet redis, fleet host, fleet auth ("", 0: not written) */
+	struct xrl_fleet_settings fleet;
 	/* where the single-valued lines were written (0: not written) */
 	int mode_line, heartbeat_line, watchdog_line, metrics_line;
 	int fleet_redis_line, fleet_host_line, fleet_auth_line;

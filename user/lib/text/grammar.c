@@ -25,12 +25,13 @@ static const char *what(const struct xrl_param *p)
 	return p->what ? p->what : p->name ? p->name : p->meta;
 }
 
-/* An int or a __u32 into a field of 1, 2 or 4 bytes. */
+/* An int, a __u32 or a long into a field of 1, 2, 4 or 8 bytes. */
 static void store(void *field, unsigned size, __u64 v)
 {
 	switch (size) {
 	case 1: *(__u8 *)field = v; break;
 	case 2: *(__u16 *)field = v; break;
+	case 8: *(long *)field = v; break;
 	default: *(__u32 *)field = v; break;
 	}
 }
@@ -133,10 +134,13 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		if (xrl_prefix_parse(s, field))
 			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
-	case XRL_ARG_ADDR:
-		if (xrl_addr_parse(s, &c->family, c->addr))
+	case XRL_ARG_ADDR: {
+		struct xrl_args_addr *a = field;
+
+		if (xrl_addr_parse(s, &a->family, a->addr))
 			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
+	}
 	case XRL_ARG_RATE:
 		c->rule.r.unit = XRL_UNIT_PACKETS;
 		if (!xrl_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.rate_period_ns))
@@ -154,7 +158,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		}
 		if (!xrl_size_parse(s, &v) && v <= UINT_MAX) {
 			c->rule.r.burst = v;
-			c->burst_sized = true;
+			c->rule_add.written.burst_sized = true;
 			return 0;
 		}
 		if (!*s || !isalpha((unsigned char)s[strlen(s) - 1]))	/* a number, as before */
@@ -188,7 +192,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return xrl_parse_fail(e, i, "invalid dport '%s' (N or N-M, 0 .. 65535, N <= M)", s);
 		c->rule.r.dport_lo = v;
 		c->rule.r.dport_hi = dash ? hi : v;
-		c->ports_given = true;
+		c->rule_add.written.dport = true;
 		return 0;
 	}
 	case XRL_ARG_RATE_AT:
@@ -208,7 +212,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		if (!strpbrk(s, ".:/")) {
 			if ((why = xrl_dec_parse(s, 1, UINT_MAX, &v)))
 				return xrl_parse_fail(e, i, "invalid rule id '%s': %s", s, why);
-			c->del_id = v;
+			*(__u32 *)field = v;
 			return 0;
 		}
 		if (xrl_prefix_parse(s, &c->rule))
@@ -234,9 +238,9 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		socklen_t sl;
 
 		if ((strcmp(s, "off") && xrl_hostport_sockaddr(s, &ss, &sl, why, sizeof(why))) ||
-		    strlen(s) >= sizeof(c->hostport))
+		    strlen(s) >= p->size)
 			return xrl_parse_fail(e, i, "invalid %s address '%s' (%s)", what(p), s, why);
-		strcpy(c->hostport, s);
+		strcpy(field, s);
 		return 0;
 	}
 	}
@@ -394,7 +398,7 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		}
 		if (subs.key[k] < 0) {	/* "rule help" */
 			c->kind = XRL_CMD_HELP;
-			snprintf(c->topic, sizeof(c->topic), "%s", w0);
+			snprintf(c->help.topic, sizeof(c->help.topic), "%s", w0);
 			if (argc > 2)
 				return xrl_parse_fail(e, 2, "unexpected '%s' after help", argv[2]);
 			return 0;
@@ -418,7 +422,7 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 	/* "rule add help": the usage of that command */
 	if (cli && argc > words && !strcmp(argv[words], "help")) {
 		c->kind = XRL_CMD_HELP;
-		snprintf(c->topic, sizeof(c->topic), "%s", cmd->name);
+		snprintf(c->help.topic, sizeof(c->help.topic), "%s", cmd->name);
 		if (argc > words + 1)
 			return xrl_parse_fail(e, words + 1, "unexpected '%s' after help", argv[words + 1]);
 		return 0;
