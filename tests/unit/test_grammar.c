@@ -696,6 +696,8 @@ static void test_rule_checks_once(void)
 		  XRL_FIELD_SYN, "'syn' needs proto tcp" },
 		{ "rule add 198.18.0.0/24 rate 10/s burst 5 algo fixed-window",
 		  XRL_FIELD_WINDOW_BURST, "'burst' belongs to the token bucket: fixed-window admits rate per window" },
+		{ "rule add 198.18.0.0/24 rate 10/s burst 5 scope fleet algo fixed-window",
+		  XRL_FIELD_SCOPE, "'scope fleet' takes a token bucket" },
 	};
 	struct xrl_rule_written w = { 0 };
 	struct xrl_rule_entry e;
@@ -724,8 +726,11 @@ static void test_rule_checks_once(void)
 			e.r.ep = 1;
 			e.r.proto = IPPROTO_UDP;
 			e.r.syn = 1;
+		} else if (i == 2) {
+			e.r.algo = XRL_ALGO_FIXED_WINDOW;
 		} else {
 			e.r.algo = XRL_ALGO_FIXED_WINDOW;
+			e.r.scope = XRL_SCOPE_FLEET;
 		}
 		CHECK(xrl_rule_check(&e, &bad) == -EINVAL && bad == cases[i].field &&
 		      strstr(xrl_errmsg(), cases[i].msg), "%s: field %d: %s", cases[i].line, bad,

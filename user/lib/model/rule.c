@@ -39,6 +39,27 @@ static int rule_check_endpoint(struct xrl_rule_entry *e, const char *pfx)
 	return 0;
 }
 
+int xrl_rule_check_scope(const struct xrl_rule *r, enum xrl_rule_field *bad)
+{
+	if (r->scope != XRL_SCOPE_FLEET)
+		return 0;
+	*bad = XRL_FIELD_SCOPE;
+	/* only a limit rule has a rate to share across the fleet */
+	if (r->action != XRL_ACT_LIMIT)
+		return xrl_fail(EINVAL, "'scope fleet' means nothing with action %s: only a limit rule has a rate to share across hosts (leave out scope)",
+				xrl_word_name(xrl_action_words, r->action));
+	/* the fleet bucket in Redis is a GCRA of packets of source keys: a
+	 * window algorithm, a byte rate or an endpoint rule has no fleet
+	 * counterpart (README, "Fleet-wide limits") */
+	if (r->algo != XRL_ALGO_GCRA)
+		return xrl_fail(EINVAL, "'scope fleet' takes a token bucket: the fleet bucket in Redis is a GCRA (leave out algo, or scope)");
+	if (r->unit != XRL_UNIT_PACKETS)
+		return xrl_fail(EINVAL, "'scope fleet' counts packets: the fleet bucket's clock is in microseconds, too coarse for a byte rate (use N/s, or leave out scope)");
+	if (r->ep)
+		return xrl_fail(EINVAL, "'scope fleet' takes a source rule: endpoint rules (proto) are metered per host (leave out scope, or proto)");
+	return 0;
+}
+
 /*
  * The checks between fields that a parser used to make on its own words:
  * here once, for the CLI, the configuration file, --check and the commit.
@@ -53,6 +74,8 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 	bool dport = w ? w->dport : r->dport_lo || r->dport_hi != 65535;
 	bool burst = w ? w->burst : r->burst != 0;
 
+	if (xrl_rule_check_scope(r, bad))
+		return -EINVAL;
 	if (r->ep) {
 		*bad = XRL_FIELD_DPORT;
 		if (dport && r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)

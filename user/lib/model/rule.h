@@ -39,6 +39,7 @@ enum xrl_rule_field {
 	XRL_FIELD_DPORT,		/* ports for a protocol without them */
 	XRL_FIELD_SYN,			/* syn for a protocol other than tcp */
 	XRL_FIELD_WINDOW_BURST,		/* a burst for a window algorithm */
+	XRL_FIELD_SCOPE,		/* scope fleet for a rule it cannot share */
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 /* What a parser saw written that the values cannot tell: a rule checked
@@ -51,6 +52,9 @@ struct xrl_rule_written {
 };
 int xrl_rule_check_written(struct xrl_rule_entry *e, const struct xrl_rule_written *w,
 			   enum xrl_rule_field *bad);
+/* What scope fleet takes: a limit rule, a token bucket of packets, a
+ * source rule. Part of the check above; a parser may ask it first. */
+int xrl_rule_check_scope(const struct xrl_rule *r, enum xrl_rule_field *bad);
 /* An endpoint rule (proto ...): checked besides the source rule. */
 bool xrl_rule_is_endpoint(const struct xrl_rule *r);
 

@@ -65,7 +65,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		[XRL_FIELD_RATE] = { RA_RATE }, [XRL_FIELD_BURST] = { RA_BURST },
 		[XRL_FIELD_AGGREGATE] = { RA_AGGREGATE }, [XRL_FIELD_NEWKEYS] = { RA_NEWKEYS },
 		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
-		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true },
+		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true }, [XRL_FIELD_SCOPE] = { RA_SCOPE, true },
 	};
 	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
@@ -90,19 +90,9 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	/* an allow rule passes whether the daemon heartbeats or not */
 	if (r->action == XRL_ACT_ALLOW && at[RA_ON_FAILURE] >= 0)
 		return xrl_parse_fail(e, at[RA_ON_FAILURE] - 1, "'on-failure' means nothing with action allow: an allow rule always passes, daemon or not (leave it out)");
-	/* only a limit rule has a rate to share across the fleet */
-	if (r->action != XRL_ACT_LIMIT && r->scope == XRL_SCOPE_FLEET)
-		return xrl_parse_fail(e, at[RA_SCOPE] - 1, "'scope fleet' means nothing with action %s: only a limit rule has a rate to share across hosts (leave out scope)",
-			    xrl_word_name(xrl_action_words, r->action));
-	/* the fleet bucket in Redis is a GCRA of packets of source keys: a
-	 * window algorithm, a byte rate or an endpoint rule has no fleet
-	 * counterpart (README, "Fleet-wide limits") */
-	if (r->scope == XRL_SCOPE_FLEET && r->algo != XRL_ALGO_GCRA)
-		return xrl_parse_fail(e, at[RA_SCOPE] - 1, "'scope fleet' takes a token bucket: the fleet bucket in Redis is a GCRA (leave out algo, or scope)");
-	if (r->scope == XRL_SCOPE_FLEET && r->unit != XRL_UNIT_PACKETS)
-		return xrl_parse_fail(e, at[RA_SCOPE] - 1, "'scope fleet' counts packets: the fleet bucket's clock is in microseconds, too coarse for a byte rate (use N/s, or leave out scope)");
-	if (r->scope == XRL_SCOPE_FLEET && at[RA_PROTO] >= 0)
-		return xrl_parse_fail(e, at[RA_SCOPE] - 1, "'scope fleet' takes a source rule: endpoint rules (proto) are metered per host (leave out scope, or proto)");
+	/* what scope fleet takes (before the words below, as always) */
+	if (xrl_rule_check_scope(r, &bad))
+		return xrl_parse_fail(e, at[RA_SCOPE] - 1, "%s", xrl_errmsg());
 	/* 0/s would read as "none" (the default) */
 	if (at[RA_AGGREGATE] >= 0 && !r->agg_rate_count)
 		return xrl_parse_fail(e, at[RA_AGGREGATE], "aggregate rate must be at least 1");
