@@ -161,7 +161,7 @@ struct xrl_cmd {
 enum xrl_arg {
 	XRL_ARG_FLAG,		/* the keyword alone: a bool */
 	XRL_ARG_WORD,		/* one of .words: an int */
-	XRL_ARG_NUM,		/* decimal in [min, max]: a __u32 */
+	XRL_ARG_NUM,		/* decimal in [min, max]: a __u8 .. long, by its size */
 	XRL_ARG_IFACE,		/* an interface name */
 	XRL_ARG_PREFIX,		/* the rule's prefix */
 	XRL_ARG_ADDR,		/* family and address: a struct xrl_args_addr */
