@@ -16,11 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 
 #include "testlib.h"
 #include "text/config.h"
 #include "text/grammar.h"
 #include "base/json.h"
+#include "libxrl.h"
 #include "xrl_meter.h"
 
 #define CLI XRL_IN_CLI
@@ -456,12 +458,12 @@ static void test_help_topics(void)
 			continue;
 		}
 		CHECK(c.kind == XRL_CMD_HELP, "'%s' is no help", cases[i].line);
-		CHECK(!strcmp(c.topic, cases[i].topic), "'%s': topic '%s', not '%s'", cases[i].line,
-		      c.topic, cases[i].topic);
+		CHECK(!strcmp(c.help.topic, cases[i].topic), "'%s': topic '%s', not '%s'", cases[i].line,
+		      c.help.topic, cases[i].topic);
 		/* and every topic has something to show */
 		FILE *f = fopen("/dev/null", "w");
 
-		CHECK(xrl_usage(f, CLI, c.topic[0] ? c.topic : NULL) == 0, "usage of '%s'", c.topic);
+		CHECK(xrl_usage(f, CLI, c.help.topic[0] ? c.help.topic : NULL) == 0, "usage of '%s'", c.help.topic);
 		fclose(f);
 	}
 }
@@ -655,23 +657,133 @@ static void test_top_key_values(void)
 	struct xrl_cmd c;
 
 	CHECK(!parse("top", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_TOP && c.count == 10 && c.sample_ms == 1000 && !c.watch,
-	      "top: count %u, sample %u, watch %d", c.count, c.sample_ms, c.watch);
+	CHECK(c.kind == XRL_CMD_TOP && c.top.count == 10 && c.top.sample_ms == 1000 && !c.top.watch,
+	      "top: count %u, sample %u, watch %d", c.top.count, c.top.sample_ms, c.top.watch);
 	CHECK(!parse("top watch", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.watch && c.count == 20 && c.sample_ms == 1000, "top watch: count %u, sample %u",
-	      c.count, c.sample_ms);
+	CHECK(c.top.watch && c.top.count == 20 && c.top.sample_ms == 1000, "top watch: count %u, sample %u",
+	      c.top.count, c.top.sample_ms);
 	CHECK(!parse("top w s 250 c 3", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.watch && c.count == 3 && c.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
-	      c.count, c.sample_ms);
+	CHECK(c.top.watch && c.top.count == 3 && c.top.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
+	      c.top.count, c.top.sample_ms);
 	CHECK(!parse("key list", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_rule && !c.limited, "key list");
+	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_list.rule && !c.key_list.limited, "key list");
 	CHECK(!parse("k l r 7 l", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_LIST && c.key_rule == 7 && c.limited, "k l r 7 l");
+	CHECK(c.kind == XRL_CMD_KEY_LIST && c.key_list.rule == 7 && c.key_list.limited, "k l r 7 l");
 	CHECK(!parse("key reset 198.18.0.9", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_RESET && c.family == 4 && c.addr[0] == 198 && c.addr[3] == 9,
+	CHECK(c.kind == XRL_CMD_KEY_RESET && c.addr.family == 4 && c.addr.addr[0] == 198 && c.addr.addr[3] == 9,
 	      "key reset 198.18.0.9");
 	CHECK(!parse("key d 2001:db8::1", CLI, &c, &e), "%s", e.msg);
-	CHECK(c.kind == XRL_CMD_KEY_DEL && c.family == 6 && c.addr[15] == 1, "key d 2001:db8::1");
+	CHECK(c.kind == XRL_CMD_KEY_DEL && c.addr.family == 6 && c.addr.addr[15] == 1, "key d 2001:db8::1");
+}
+
+/*
+ * The checks between a rule's fields are made once, in model/rule.c: the
+ * rule add of the CLI and of a configuration file (which say where), and a
+ * rule built in code as the commit and --check get it (xrl_rule_check() and
+ * xrl_rules_check_all()), all give the CLI's message, and the field says
+ * which word to blame.
+ */
+static void test_rule_checks_once(void)
+{
+	static const struct {
+		const char *line;	/* what the CLI is given */
+		enum xrl_rule_field field;
+		const char *msg;
+	} cases[] = {
+		{ "rule add 198.18.0.0/24 rate 10/s burst 5 proto icmp dport 22",
+		  XRL_FIELD_DPORT, "'dport' needs proto tcp or udp: other protocols have no ports" },
+		{ "rule add 198.18.0.0/24 rate 10/s burst 5 proto udp syn",
+		  XRL_FIELD_SYN, "'syn' needs proto tcp" },
+		{ "rule add 198.18.0.0/24 rate 10/s burst 5 algo fixed-window",
+		  XRL_FIELD_WINDOW_BURST, "'burst' belongs to the token bucket: fixed-window admits rate per window" },
+		{ "rule add 198.18.0.0/24 rate 10/s burst 5 scope fleet algo fixed-window",
+		  XRL_FIELD_SCOPE, "'scope fleet' takes a token bucket" },
+	};
+	struct xrl_rule_written w = { 0 };
+	struct xrl_rule_entry e;
+	struct xrl_parse_err pe;
+	enum xrl_rule_field bad;
+	struct xrl_cmd c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* the CLI refuses it with the check's message */
+		CHECK(parse(cases[i].line, CLI, &c, &pe) == -EINVAL && strstr(pe.msg, cases[i].msg),
+		      "'%s': %s", cases[i].line, pe.msg);
+		/* the same rule built in code, as the commit gets it: the word
+		 * checks of the parser are left out by hand */
+		memset(&e, 0, sizeof(e));
+		CHECK(!xrl_prefix_parse("198.18.0.0/24", &e), "%s", xrl_errmsg());
+		e.r.action = XRL_ACT_LIMIT;
+		e.r.rate_count = 10;
+		e.r.rate_period_ns = XRL_PERIOD_SEC;
+		e.r.burst = 5;
+		e.r.dport_hi = 65535;
+		if (i == 0) {
+			e.r.ep = 1;
+			e.r.proto = IPPROTO_ICMP;
+			e.r.dport_lo = e.r.dport_hi = 22;
+		} else if (i == 1) {
+			e.r.ep = 1;
+			e.r.proto = IPPROTO_UDP;
+			e.r.syn = 1;
+		} else if (i == 2) {
+			e.r.algo = XRL_ALGO_FIXED_WINDOW;
+		} else {
+			e.r.algo = XRL_ALGO_FIXED_WINDOW;
+			e.r.scope = XRL_SCOPE_FLEET;
+		}
+		CHECK(xrl_rule_check(&e, &bad) == -EINVAL && bad == cases[i].field &&
+		      strstr(xrl_errmsg(), cases[i].msg), "%s: field %d: %s", cases[i].line, bad,
+		      xrl_errmsg());
+		CHECK(xrl_rules_check_all(&e, 1, NULL, NULL) == -EINVAL &&
+		      strstr(xrl_errmsg(), cases[i].msg), "%s: set: %s", cases[i].line, xrl_errmsg());
+	}
+	/* what only the words say: a burst of 0 written for a window, a burst
+	 * in bytes for a packet rate; the values alone pass */
+	memset(&e, 0, sizeof(e));
+	CHECK(!xrl_prefix_parse("198.18.0.0/24", &e), "%s", xrl_errmsg());
+	e.r.action = XRL_ACT_LIMIT;
+	e.r.rate_count = 10;
+	e.r.rate_period_ns = XRL_PERIOD_SEC;
+	e.r.algo = XRL_ALGO_SLIDING_WINDOW;
+	CHECK(!xrl_rule_check(&e, &bad), "a window without a burst: %s", xrl_errmsg());
+	w.burst = true;
+	CHECK(xrl_rule_check_written(&e, &w, &bad) == -EINVAL && bad == XRL_FIELD_WINDOW_BURST,
+	      "a window with 'burst 0' written: %d", bad);
+	CHECK(parse("rule add 198.18.0.0/24 rate 10/s burst 0 algo sliding-window", CLI, &c, &pe) ==
+	      -EINVAL && pe.argi == 5 && strstr(pe.msg, "'burst' belongs to the token bucket"),
+	      "burst 0 for a window: %d %s", pe.argi, pe.msg);
+	e.r.algo = XRL_ALGO_GCRA;
+	e.r.burst = 65536;
+	w = (struct xrl_rule_written){ .burst = true, .burst_sized = true };
+	CHECK(xrl_rule_check_written(&e, &w, &bad) == -EINVAL && bad == XRL_FIELD_BURST &&
+	      strstr(xrl_errmsg(), "burst in bytes needs a byte rate"), "%s", xrl_errmsg());
+}
+
+/* The fleet lines fill the one struct of fleet settings the client takes. */
+static void test_config_fleet_settings(void)
+{
+	struct xrl_config_err *errs;
+	struct xrl_config c;
+	size_t n;
+
+	CHECK(!xrl_config_parse_text("t.conf",
+				     "fleet redis 198.18.10.1:6379 cluster sync 50 timeout 3 hosts 7\n"
+				     "fleet host h1\nfleet auth /etc/xdp-rl/redis.auth\n", &c, &errs, &n),
+	      "%s", n ? errs[0].msg : "");
+	CHECK(!strcmp(c.fleet.redis, "198.18.10.1:6379") && c.fleet.cluster &&
+	      c.fleet.sync_ms == 50 && c.fleet.timeout_ms == 3 && c.fleet.hosts == 7 &&
+	      !strcmp(c.fleet.host, "h1") && !strcmp(c.fleet.auth_file, "/etc/xdp-rl/redis.auth"),
+	      "%s %d %ld %ld %ld %s %s", c.fleet.redis, c.fleet.cluster, c.fleet.sync_ms,
+	      c.fleet.timeout_ms, c.fleet.hosts, c.fleet.host, c.fleet.auth_file);
+	free(errs);
+	xrl_config_free(&c);
+	CHECK(!xrl_config_parse_text("t.conf", "fleet redis 198.18.10.1:6379\n", &c, &errs, &n),
+	      "%s", n ? errs[0].msg : "");
+	CHECK(!c.fleet.cluster && !c.fleet.sync_ms && !c.fleet.timeout_ms && !c.fleet.hosts &&
+	      !c.fleet.host[0] && !c.fleet.auth_file[0], "defaults: 0 and \"\"");
+	free(errs);
+	xrl_config_free(&c);
 }
 
 static void test_config_values(void)
@@ -1142,6 +1254,8 @@ int main(void)
 	RUN(test_config_fleet_redis);
 	RUN(test_sha256);
 	RUN(test_top_key_values);
+	RUN(test_rule_checks_once);
+	RUN(test_config_fleet_settings);
 	RUN(test_config_values);
 	RUN(test_config_files);
 	RUN(test_config_file_writers);

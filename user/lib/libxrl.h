@@ -16,6 +16,12 @@
 #include <sys/types.h>
 #include "xdp_rl_common.h"
 #include "base/log.h"
+#include "base/sha256.h"
+#include "base/strict.h"
+#include "base/version.h"
+#include "model/addr.h"
+#include "model/rule.h"
+#include "model/words.h"
 
 #define XRL_DEFAULT_PIN_DIR	"/sys/fs/bpf/xdp-rl"
 
@@ -37,10 +43,6 @@ struct xrl_open_opts {
 /* How long xrl_open() and xrl_lock() wait for the pin-directory lock:
  * well under the daemon's default watchdog, so no command stalls it. */
 #define XRL_LOCK_WAIT_MS	2000
-
-/* The version of this build (the Makefile's VERSION: `git describe`, or
- * its RELEASE outside a git clone). */
-const char *xrl_version(void);
 
 int xrl_open(const struct xrl_open_opts *o, struct xrl **out);
 void xrl_close(struct xrl *x);
@@ -80,36 +82,6 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 int xrl_upgrade_recover(struct xrl *x);
 
 /* ---- rules ---- */
-
-/* A rule with its prefix, as the operator sees it. */
-struct xrl_rule_entry {
-	__u8 family;		/* 4 or 6 */
-	__u8 prefix_len;
-	__u8 addr[16];		/* network order */
-	struct xrl_rule r;	/* id, action, key_len (0 = default), rate, burst, on_failure */
-};
-
-/* Check a whole rule set without touching the system: ranges, duplicate
- * prefixes and ids. On failure *bad is the index of the offending rule. */
-int xrl_rules_validate(struct xrl_rule_entry *v, size_t n, size_t *bad);
-/* Every error of the set, each through report(ctx, index, first, message):
- * first is the index of the rule a duplicate repeats (-1: none). Returns the
- * first error, or 0. */
-typedef void (*xrl_rules_report)(void *ctx, size_t bad, long first, const char *msg);
-int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report report, void *ctx);
-
-/* Fill the derived fields (interval, limit, key mask, default key_len) and
- * check the ranges. Returns 0 or -EINVAL with xrl_errmsg() set. */
-int xrl_rule_prepare(struct xrl_rule_entry *e);
-/* The same, saying which field is wrong (for a parser that knows where
- * each field was written). */
-enum xrl_rule_field {
-	XRL_FIELD_ACTION, XRL_FIELD_KEYLEN, XRL_FIELD_RATE, XRL_FIELD_BURST,
-	XRL_FIELD_AGGREGATE, XRL_FIELD_NEWKEYS,
-};
-int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
-/* An endpoint rule (proto ...): checked besides the source rule. */
-bool xrl_rule_is_endpoint(const struct xrl_rule *r);
 
 /* The active rule set, sorted by id. Free *out with free(). */
 int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);
@@ -246,13 +218,7 @@ void xrl_event_key_format(const struct xrl_event *e, char *buf, size_t len);
 __u64 xrl_event_wall_ns(struct xrl *x, __u64 ts_ns);
 
 /* ---- attach ---- */
-enum xrl_xdp_mode {
-	XRL_XDP_AUTO = 0,
-	XRL_XDP_NATIVE,
-	XRL_XDP_GENERIC,
-	XRL_XDP_UNKNOWN,
-};
-
+/* enum xrl_xdp_mode: model/words.h, beside its words */
 struct xrl_attachment {
 	char ifname[IF_NAMESIZE];
 	__u32 ifindex;		/* 0 when the interface is gone */
@@ -373,38 +339,5 @@ struct xrl_replay_result {
 int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	       struct xrl_replay_result *out);
 void xrl_replay_free(struct xrl_replay_result *r);
-
-/* ---- addresses ---- */
-/* "198.18.0.0/15", "2001:db8::/32", or a bare address (a host prefix).
- * IPv4-mapped IPv6 addresses (::ffff:0:0/96) are refused: no packet the
- * program sees has one (IPv4 arrives as IPv4), so they would never match;
- * the message suggests the IPv4 form. */
-int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e);
-int xrl_addr_parse(const char *s, int *family, __u8 *addr);
-void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len);
-void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len);
-const char *xrl_action_name(int action);
-
-/* ---- text ---- */
-/* A strict decimal number in [min, max]: digits only, no sign, no spaces,
- * not empty. NULL on success, else what is wrong ("no sign allowed", ...). */
-const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out);
-/* Cut an incomplete UTF-8 sequence off the end of s (after a truncating
- * snprintf), so a message never ends mid-character. */
-void xrl_utf8_trim(char *s);
-
-/* qsort() of n elements, n possibly 0 with v NULL (which qsort() itself
- * must not be given: its pointer is declared non-null; UBSan says so). */
-static inline void xrl_sort(void *v, size_t n, size_t size,
-			    int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(v, n, size, cmp);
-}
-
-/* ---- digests ---- */
-/* SHA-256 of len bytes, and its 64 hex digits. */
-void xrl_sha256(const void *data, size_t len, unsigned char out[32]);
-void xrl_sha256_hex(const unsigned char d[32], char out[65]);
 
 #endif

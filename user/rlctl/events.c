@@ -88,7 +88,7 @@ int do_events(struct xrl_cmd *c)
 {
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: poll returns */
 	struct xrl_event_stats s0 = {}, s1 = {};
-	struct follow f = { .count = c->count };
+	struct follow f = { .count = c->events.count };
 	struct xrl_events *ev;
 	struct timespec t0, t;
 	int err = 0, n;
@@ -108,11 +108,11 @@ int do_events(struct xrl_cmd *c)
 	while (!stop && (!f.count || f.seen < f.count)) {
 		int wait = 1000;
 
-		if (c->timeout_s) {
+		if (c->events.timeout_s) {
 			long long left;
 
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			left = c->timeout_s * 1000LL - ((t.tv_sec - t0.tv_sec) * 1000LL +
+			left = c->events.timeout_s * 1000LL - ((t.tv_sec - t0.tv_sec) * 1000LL +
 							(t.tv_nsec - t0.tv_nsec) / 1000000);
 			if (left <= 0)
 				break;

@@ -44,29 +44,29 @@ int do_attach(struct xrl_cmd *c)
 	int err;
 
 	/* checked before anything is created */
-	if (!if_nametoindex(c->ifname)) {
-		p_err("unknown interface '%s'", c->ifname);
+	if (!if_nametoindex(c->attach.ifname)) {
+		p_err("unknown interface '%s'", c->attach.ifname);
 		return 1;
 	}
-	if (open_writer(&x, true, c->keys))
+	if (open_writer(&x, true, c->attach.keys))
 		return 1;
 	/* an interrupted upgrade is finished before its program is attached */
 	err = xrl_upgrade_recover(x) < 0;
-	err = end_write(x, err ? -1 : xrl_attach(x, c->ifname, c->xdp_mode, &got));
+	err = end_write(x, err ? -1 : xrl_attach(x, c->attach.ifname, c->attach.xdp_mode, &got));
 	if (!err && opt.json) {
 		jw_obj_start(&jw);
-		jw_kstr(&jw, "ifname", c->ifname);
+		jw_kstr(&jw, "ifname", c->attach.ifname);
 		jw_kstr(&jw, "mode", xrl_xdp_mode_name(got));
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else if (!err) {
-		printf("attached to %s (%s mode)\n", c->ifname, xrl_xdp_mode_name(got));
+		printf("attached to %s (%s mode)\n", c->attach.ifname, xrl_xdp_mode_name(got));
 	}
 	/* Native XDP on a veth, any program, turns off TCP segmentation
 	 * offload on its peer: every TCP segment then travels alone (README,
 	 * Performance). Said once, on stderr, where it cannot break -j. */
-	if (!err && got == XRL_XDP_NATIVE && is_veth(c->ifname))
-		p_note("%s is a veth: native XDP there turns off TCP segmentation offload on its peer and cuts bulk TCP to about a third (bench: 0.35x, generic 0.8x); 'mode generic' keeps most of it", c->ifname);
+	if (!err && got == XRL_XDP_NATIVE && is_veth(c->attach.ifname))
+		p_note("%s is a veth: native XDP there turns off TCP segmentation offload on its peer and cuts bulk TCP to about a third (bench: 0.35x, generic 0.8x); 'mode generic' keeps most of it", c->attach.ifname);
 	xrl_close(x);
 	return err ? 1 : 0;
 }
@@ -84,7 +84,7 @@ int do_detach(struct xrl_cmd *c)
 		return 1;
 	/* the daemon would put it back within a second: refused, and the
 	 * ways that do stop it named */
-	if (xrl_daemon_serves(x, c->ifname, &pid) == 1) {
+	if (xrl_daemon_serves(x, c->detach.ifname, &pid) == 1) {
 		char who[32] = "";
 
 		if (pid > 0)
@@ -94,12 +94,12 @@ int do_detach(struct xrl_cmd *c)
 		      "To stop limiting %s, remove it from the daemon's configuration ('interface %s' or --iface) and reload "
 		      "(systemctl reload xdp-rld); to remove the limiter, stop the daemon (systemctl stop xdp-rld), then "
 		      "'xdp-rlctl detach dev %s purge'",
-		      c->ifname, who, c->ifname, c->ifname, c->ifname);
+		      c->detach.ifname, who, c->detach.ifname, c->detach.ifname, c->detach.ifname);
 		xrl_close(x);
 		return 1;
 	}
-	err = xrl_detach(x, c->ifname);
-	if (err == -ENOENT && c->purge) {
+	err = xrl_detach(x, c->detach.ifname);
+	if (err == -ENOENT && c->detach.purge) {
 		/* Not attached there. With nothing attached anywhere, purge
 		 * still removes the pins: a leftover instance is removable. */
 		set_err("%s", xrl_errmsg());
@@ -110,7 +110,7 @@ int do_detach(struct xrl_cmd *c)
 	} else if (err) {
 		set_err("%s", xrl_errmsg());
 	}
-	if (!err && c->purge) {
+	if (!err && c->detach.purge) {
 		free(a);
 		a = NULL;
 		err = xrl_attachments(x, &a, &n);
@@ -119,7 +119,7 @@ int do_detach(struct xrl_cmd *c)
 			purged = !err;
 		}
 		if (err && detached)
-			set_err("detached from %s, but %s", c->ifname, xrl_errmsg());
+			set_err("detached from %s, but %s", c->detach.ifname, xrl_errmsg());
 		else if (err)
 			set_err("%s", xrl_errmsg());
 	}
@@ -130,7 +130,7 @@ int do_detach(struct xrl_cmd *c)
 	}
 	if (opt.json) {
 		jw_obj_start(&jw);
-		jw_kstr(&jw, "ifname", c->ifname);
+		jw_kstr(&jw, "ifname", c->detach.ifname);
 		jw_kbool(&jw, "detached", detached);
 		jw_kbool(&jw, "purged", purged);
 		jw_ku64(&jw, "still_attached", n);
@@ -138,12 +138,12 @@ int do_detach(struct xrl_cmd *c)
 		jw_finish(&jw);
 	} else {
 		if (detached)
-			printf("detached from %s\n", c->ifname);
+			printf("detached from %s\n", c->detach.ifname);
 		else
-			printf("not attached to %s, and nothing else is attached either\n", c->ifname);
+			printf("not attached to %s, and nothing else is attached either\n", c->detach.ifname);
 		if (purged)
 			printf("removed the pins under %s\n", opt.pin_dir ? opt.pin_dir : XRL_DEFAULT_PIN_DIR);
-		else if (c->purge) {
+		else if (c->detach.purge) {
 			char names[256];
 
 			xrl_attachments_names(a, n, names, sizeof(names));
@@ -255,8 +255,8 @@ int do_status(struct xrl_cmd *c)
 	ns_pkt = rt.run_cnt ? (rt.run_time_ns + rt.run_cnt / 2) / rt.run_cnt : 0;
 	/* what a packet costs now: the counters' difference over a short
 	 * sample (the lifetime average keeps every past phase in it) */
-	if (rt.enabled && c->sample_ms) {
-		struct timespec ts = { c->sample_ms / 1000, (c->sample_ms % 1000) * 1000000L };
+	if (rt.enabled && c->status.sample_ms) {
+		struct timespec ts = { c->status.sample_ms / 1000, (c->status.sample_ms % 1000) * 1000000L };
 		struct xrl_prog_runtime rt1;
 
 		while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -327,7 +327,7 @@ int do_status(struct xrl_cmd *c)
 		jw_ku64(&jw, "runs", rt.run_cnt);
 		jw_ku64(&jw, "run_time_ns", rt.run_time_ns);
 		/* now: over the sample taken by this call */
-		jw_ku64(&jw, "sample_ms", sampled ? c->sample_ms : 0);
+		jw_ku64(&jw, "sample_ms", sampled ? c->status.sample_ms : 0);
 		jw_ku64(&jw, "sample_runs", win_runs);
 		jw_ku64(&jw, "sample_run_time_ns", win_ns);
 		jw_key(&jw, "ns_per_packet");
@@ -379,9 +379,9 @@ int do_status(struct xrl_cmd *c)
 			printf("run time:    stats not enabled (xdp-rld enables them while it runs)\n");
 		else if (sampled && win_runs)
 			printf("run time:    %llu ns/packet over the last %.3f s (%llu runs)\n", win_pkt,
-			       c->sample_ms / 1e3, win_runs);
+			       c->status.sample_ms / 1e3, win_runs);
 		else if (sampled)
-			printf("run time:    no runs in the last %.3f s\n", c->sample_ms / 1e3);
+			printf("run time:    no runs in the last %.3f s\n", c->status.sample_ms / 1e3);
 		if (rt.enabled && rt.run_cnt)
 			printf("             %llu ns/packet over %llu runs since the stats were enabled\n",
 			       ns_pkt, (unsigned long long)rt.run_cnt);

@@ -89,10 +89,10 @@ static int list_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 
 int do_key_list(struct xrl_cmd *c)
 {
-	struct list_ctx l = { .only = c->key_rule, .limited = c->limited };
+	struct list_ctx l = { .only = c->key_list.rule, .limited = c->key_list.limited };
 	struct xrl *x;
 	int err = 0;
-	bool found = !c->key_rule;
+	bool found = !c->key_list.rule;
 
 	if (open_reader(&x))
 		return 1;
@@ -102,9 +102,9 @@ int do_key_list(struct xrl_cmd *c)
 		goto out;
 	}
 	for (size_t i = 0; i < l.nrules; i++)
-		found |= l.rules[i].r.id == c->key_rule;
+		found |= l.rules[i].r.id == c->key_list.rule;
 	if (!found) {
-		p_err("no rule %u", c->key_rule);
+		p_err("no rule %u", c->key_list.rule);
 		err = 1;
 		goto out;
 	}
@@ -163,11 +163,11 @@ static int key_op(struct xrl_cmd *c, bool del)
 
 	if (open_writer(&x, false, 0))
 		return 1;
-	xrl_addr_format(c->family, c->addr, addr, sizeof(addr));
-	err = xrl_rule_match(x, c->family, c->addr, &e);
+	xrl_addr_format(c->addr.family, c->addr.addr, addr, sizeof(addr));
+	err = xrl_rule_match(x, c->addr.family, c->addr.addr, &e);
 	if (err && err != -ENOENT) {
 		set_err("%s", xrl_errmsg());
-	} else if (xrl_endpoint_rules_covering(x, c->family, c->addr, &ep, &nep)) {
+	} else if (xrl_endpoint_rules_covering(x, c->addr.family, c->addr.addr, &ep, &nep)) {
 		err = set_err("%s", xrl_errmsg());
 	} else if (err == -ENOENT && !nep) {
 		set_err("no rule matches %s: it has no key", addr);
@@ -185,7 +185,7 @@ static int key_op(struct xrl_cmd *c, bool del)
 		for (size_t i = 0; i < nd && !err; i++) {
 			struct xrl_key k;
 
-			xrl_key_of(&k, &d[i].r, c->family, c->addr);
+			xrl_key_of(&k, &d[i].r, c->addr.family, c->addr.addr);
 			key_format(&k, d[i].r.key_len, d[i].key, sizeof(d[i].key));
 			err = del ? xrl_bucket_del(x, &k) : xrl_bucket_reset(x, &d[i].r, &k);
 			d[i].tracked = !err;

@@ -197,7 +197,7 @@ void rule_fields(const struct xrl_rule_entry *e, char *pfx, size_t plen,
  * of {command, synopsis, help}) */
 static int do_help(struct xrl_cmd *c)
 {
-	const char *topic = c->topic[0] ? c->topic : NULL;
+	const char *topic = c->help.topic[0] ? c->help.topic : NULL;
 
 	if (opt.json) {
 		jw_arr_start(&jw);

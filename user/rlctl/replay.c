@@ -70,7 +70,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		would += r->rules[i].stats.would_drop_packets;
 
 	jw_obj_start(&jw);
-	jw_kstr(&jw, "capture", c->capture);
+	jw_kstr(&jw, "capture", c->replay.capture);
 	jw_kstr(&jw, "rules_from", from);
 	jw_kstr(&jw, "linktype", r->linktype_name);
 	jw_ku64(&jw, "frames", r->frames);
@@ -143,7 +143,7 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	utc_format(r->first_ns, t0, sizeof(t0));
 	utc_format(r->last_ns, t1, sizeof(t1));
 	offset_format(r->last_ns, r->first_ns, off, sizeof(off));
-	printf("capture %s: %llu frames (%s), %s .. %s (%s s)\n", c->capture,
+	printf("capture %s: %llu frames (%s), %s .. %s (%s s)\n", c->replay.capture,
 	       (unsigned long long)r->frames, r->linktype_name, t0, t1, off);
 	printf("rules from %s\n", from);
 	if (r->stopped[0])
@@ -221,10 +221,10 @@ int do_replay(struct xrl_cmd *c)
 	size_t n = 0;
 	int err;
 
-	if (c->config[0]) {
-		if (config_rules(c->config, &v, &n))
+	if (c->replay.config[0]) {
+		if (config_rules(c->replay.config, &v, &n))
 			return 1;
-		snprintf(from, sizeof(from), "%s", c->config);
+		snprintf(from, sizeof(from), "%s", c->replay.config);
 	} else {
 		struct xrl *x;
 
@@ -240,7 +240,7 @@ int do_replay(struct xrl_cmd *c)
 			return 1;
 		}
 	}
-	err = xrl_replay(c->capture, v, n, &r);
+	err = xrl_replay(c->replay.capture, v, n, &r);
 	free(v);
 	print_warnings();
 	if (err) {

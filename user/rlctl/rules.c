@@ -133,7 +133,7 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, str
 	for (size_t i = 0; i < *n; i++) {
 		struct xrl_rule_entry *e = &(*v)[i];
 		/* by prefix: the source rule (an endpoint rule: by its id) */
-		bool hit = c->del_id ? e->r.id == c->del_id :
+		bool hit = c->rule_del.id ? e->r.id == c->rule_del.id :
 			   !e->r.ep && e->family == c->rule.family && e->prefix_len == c->rule.prefix_len &&
 			   !memcmp(e->addr, c->rule.addr, 16);
 
@@ -144,8 +144,8 @@ static int edit_del(struct xrl_cmd *c, struct xrl_rule_entry **v, size_t *n, str
 			return 0;
 		}
 	}
-	if (c->del_id)
-		return set_err("no rule with id %u", c->del_id);
+	if (c->rule_del.id)
+		return set_err("no rule with id %u", c->rule_del.id);
 	xrl_prefix_format(&c->rule, pfx, sizeof(pfx));
 	return endpoint_hint(c, *v, *n, pfx);
 }
@@ -187,7 +187,7 @@ int do_rule_list(struct xrl_cmd *c)
 		xrl_close(x);
 		return 1;
 	}
-	if (c->list_config) {	/* what a config file reads back, as nft list ruleset */
+	if (c->rule_list.config) {	/* what a config file reads back, as nft list ruleset */
 		char line[1024];
 
 		if (opt.json)
@@ -246,14 +246,14 @@ int do_mode_set(struct xrl_cmd *c)
 
 	if (open_writer(&x, false, 0))
 		return 1;
-	err = end_write(x, xrl_mode_set(x, c->mode));
+	err = end_write(x, xrl_mode_set(x, c->mode_set.mode));
 	if (!err && opt.json) {
 		jw_obj_start(&jw);
-		jw_kstr(&jw, "mode", xrl_mode_name(c->mode));
+		jw_kstr(&jw, "mode", xrl_mode_name(c->mode_set.mode));
 		jw_obj_end(&jw);
 		jw_finish(&jw);
 	} else if (!err) {
-		printf("mode %s\n", xrl_mode_name(c->mode));
+		printf("mode %s\n", xrl_mode_name(c->mode_set.mode));
 	}
 	if (!err)
 		note_daemon(x);

@@ -199,7 +199,7 @@ static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
 	struct xrl_rule_entry *ep = NULL;
 	size_t nep = 0;
 
-	if (xrl_endpoint_rules_covering(x, c->family, c->addr, &ep, &nep))
+	if (xrl_endpoint_rules_covering(x, c->addr.family, c->addr.addr, &ep, &nep))
 		nep = 0;
 	if (opt.json)
 		jw_arr_start(&jw);
@@ -211,7 +211,7 @@ static void show_endpoints(struct xrl *x, struct xrl_cmd *c, __u64 now)
 		bool tracked;
 		__u64 tokens;
 
-		xrl_key_of(&k, r, c->family, c->addr);
+		xrl_key_of(&k, r, c->addr.family, c->addr.addr);
 		key_format(&k, r->key_len, key, sizeof(key));
 		xrl_prefix_format(&ep[i], pfx, sizeof(pfx));
 		xrl_rule_proto_format(r, proto, sizeof(proto));
@@ -265,8 +265,8 @@ int do_show(struct xrl_cmd *c)
 
 	if (open_reader(&x))
 		return 1;
-	xrl_addr_format(c->family, c->addr, addr, sizeof(addr));
-	if (xrl_rule_match(x, c->family, c->addr, &e)) {
+	xrl_addr_format(c->addr.family, c->addr.addr, addr, sizeof(addr));
+	if (xrl_rule_match(x, c->addr.family, c->addr.addr, &e)) {
 		if (opt.json) {
 			jw_obj_start(&jw);
 			jw_kstr(&jw, "address", addr);
@@ -283,7 +283,7 @@ int do_show(struct xrl_cmd *c)
 		xrl_close(x);
 		return 0;
 	}
-	xrl_key_of(&k, &e.r, c->family, c->addr);
+	xrl_key_of(&k, &e.r, c->addr.family, c->addr.addr);
 	key_format(&k, e.r.key_len, key, sizeof(key));
 	xrl_prefix_format(&e, pfx, sizeof(pfx));
 	now = xrl_rule_now_ns(x, &e.r);

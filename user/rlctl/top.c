@@ -124,14 +124,14 @@ int do_top(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry *rules = NULL;
 	struct snap s0 = {}, s1 = {};
-	struct timespec ts = { c->sample_ms / 1000, (c->sample_ms % 1000) * 1000000L };
+	struct timespec ts = { c->top.sample_ms / 1000, (c->top.sample_ms % 1000) * 1000000L };
 	size_t nrules = 0;
 	__u64 t0, t1;
 	struct xrl *x;
 	int err = 0;
 	bool dry;
 
-	if (c->watch)
+	if (c->top.watch)
 		return do_top_watch(c);
 	if (open_reader(&x))
 		return 1;
@@ -157,8 +157,8 @@ int do_top(struct xrl_cmd *c)
 	}
 	rates(&s1, &s0, t1 - t0);
 	xrl_sort(s1.v, s1.n, sizeof(*s1.v), cmp_hot);
-	if (s1.n > c->count)
-		s1.n = c->count;
+	if (s1.n > c->top.count)
+		s1.n = c->top.count;
 	dry = xrl_mode_get(x) == XRL_MODE_DRY_RUN;
 	if (opt.json)
 		jw_arr_start(&jw);
@@ -332,7 +332,7 @@ static int frame(struct watch *w)
 	strftime(hms, sizeof(hms), "%H:%M:%S", localtime(&t));
 	LINE("xdp-rl top - %s  mode %s  %zu rule%s  %llu key%s  every %.1f s  %s",
 	     xrl_pin_dir(w->x), xrl_mode_name(xrl_mode_get(w->x)), n, n == 1 ? "" : "s",
-	     w->cur.tracked, w->cur.tracked == 1 ? "" : "s", w->c->sample_ms / 1e3, hms);
+	     w->cur.tracked, w->cur.tracked == 1 ? "" : "s", w->c->top.sample_ms / 1e3, hms);
 	LINE("%s", "");
 	LINE("%-6s %-28s %-7s %11s %11s %13s %13s %13s", "RULE", "PREFIX", "ACTION", "PASSED/s",
 	     "DROPPED/s", "PASSED", "DROPPED", "WOULD-DROP");
@@ -363,7 +363,7 @@ static int frame(struct watch *w)
 		if (w->cur.n)	/* no key yet: v is NULL, which memcpy() must not get */
 			memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
 		xrl_sort(hot, w->cur.n, sizeof(*hot), cmp_hot);
-		for (size_t i = 0; i < w->cur.n && i < w->c->count; i++) {
+		for (size_t i = 0; i < w->cur.n && i < w->c->top.count; i++) {
 			char key[80], r[24];
 
 			key_format(&hot[i].k, hot[i].key_len, key, sizeof(key));
@@ -435,7 +435,7 @@ static int do_top_watch(struct xrl_cmd *c)
 		return 1;
 	}
 	err = frame(&w);
-	next = mono_ns() + c->sample_ms * 1000000ULL;
+	next = mono_ns() + c->top.sample_ms * 1000000ULL;
 	while (!err && !quit_sig) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		__u64 now = mono_ns();
@@ -459,9 +459,9 @@ static int do_top_watch(struct xrl_cmd *c)
 		}
 		if (mono_ns() >= next) {
 			err = frame(&w);
-			next += c->sample_ms * 1000000ULL;
+			next += c->top.sample_ms * 1000000ULL;
 			if (next < mono_ns())	/* a slow walk: no burst of frames */
-				next = mono_ns() + c->sample_ms * 1000000ULL;
+				next = mono_ns() + c->top.sample_ms * 1000000ULL;
 		}
 	}
 	term_leave();

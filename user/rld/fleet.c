@@ -68,14 +68,14 @@ void fleet_rules(struct rld *r)
 
 static void fleet_lines(const struct xrl_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%d|%ld|%ld|%ld|%s|%s", c->fleet_redis, c->fleet_cluster, c->fleet_sync_ms,
-		 c->fleet_timeout_ms, c->fleet_hosts, c->fleet_host, c->fleet_auth);
+	snprintf(buf, len, "%s|%d|%ld|%ld|%ld|%s|%s", c->fleet.redis, c->fleet.cluster, c->fleet.sync_ms,
+		 c->fleet.timeout_ms, c->fleet.hosts, c->fleet.host, c->fleet.auth_file);
 }
 
 /* Which Redis, which host: a change means leaving the old set of hosts. */
 static void fleet_where(const struct xrl_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%d|%s", c->fleet_redis, c->fleet_cluster, c->fleet_host);
+	snprintf(buf, len, "%s|%d|%s", c->fleet.redis, c->fleet.cluster, c->fleet.host);
 }
 
 /* No fleet any more: every rule of scope fleet back to the rule as it is
@@ -97,16 +97,7 @@ static void fleet_unshare(struct rld *r)
 /* A client for the config's fleet lines (nothing connects yet). */
 static int fleet_open(struct rld *r, const struct xrl_config *c, struct xrl_fleet **out)
 {
-	struct xrl_fleet_cfg fc = { 0 };
-
-	snprintf(fc.redis, sizeof(fc.redis), "%s", c->fleet_redis);
-	fc.cluster = c->fleet_cluster;
-	fc.sync_ms = c->fleet_sync_ms;
-	fc.timeout_ms = c->fleet_timeout_ms;
-	fc.hosts = c->fleet_hosts;
-	snprintf(fc.host, sizeof(fc.host), "%s", c->fleet_host);
-	snprintf(fc.auth_file, sizeof(fc.auth_file), "%s", c->fleet_auth);
-	if (xrl_fleet_new(r->x, &fc, out)) {
+	if (xrl_fleet_new(r->x, &c->fleet, out)) {
 		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
 		return -1;
 	}
@@ -126,8 +117,8 @@ static int fleet_run(struct rld *r, const struct xrl_config *c)
 		return err;
 	}
 	xrl_log(XRL_LOG_INFO, "fleet: Redis%s %s, sync %ld ms, lease %ld ms, host %s",
-		c->fleet_cluster ? " Cluster" : "", c->fleet_redis, xrl_fleet_sync_ms(r->fleet.client),
-		xrl_fleet_lease_ms(xrl_fleet_sync_ms(r->fleet.client)), c->fleet_host[0] ? c->fleet_host : "(hostname)");
+		c->fleet.cluster ? " Cluster" : "", c->fleet.redis, xrl_fleet_sync_ms(r->fleet.client),
+		xrl_fleet_lease_ms(xrl_fleet_sync_ms(r->fleet.client)), c->fleet.host[0] ? c->fleet.host : "(hostname)");
 	return 0;
 }
 
@@ -145,7 +136,7 @@ int fleet_reload_prepare(struct rld *r, const struct xrl_config *c, struct xrl_f
 	*next = NULL;
 	fleet_lines(c, now, sizeof(now));
 	*changed = strcmp(now, r->fleet.lines) != 0;
-	if (!*changed || !c->fleet_redis[0])
+	if (!*changed || !c->fleet.redis[0])
 		return 0;
 	if (fleet_open(r, c, next))
 		return -1;
@@ -174,7 +165,7 @@ void fleet_reload_commit(struct rld *r, const struct xrl_config *c, struct xrl_f
 	 * the sync thread's join and the leave wait on the network */
 	fleet_stop(r, leave);
 	pthread_mutex_lock(&r->lock);	/* the metrics read r->fleet.client under it */
-	if (!next && c->fleet_redis[0] == '\0')
+	if (!next && c->fleet.redis[0] == '\0')
 		fleet_unshare(r);
 	r->fleet.client = next;
 	snprintf(r->fleet.lines, sizeof(r->fleet.lines), "%s", now);
@@ -190,7 +181,7 @@ int fleet_start(struct rld *r, const struct xrl_config *c)
 {
 	fleet_lines(c, r->fleet.lines, sizeof(r->fleet.lines));
 	fleet_where(c, r->fleet.where, sizeof(r->fleet.where));
-	if (!c->fleet_redis[0]) {
+	if (!c->fleet.redis[0]) {
 		for (size_t i = 0; i < c->nrules; i++) {
 			if (c->rules[i].r.scope == XRL_SCOPE_FLEET) {
 				xrl_log(XRL_LOG_WARN, "rules of scope fleet but no 'fleet redis' line: each host meters them alone, at the whole rate");

@@ -192,7 +192,7 @@ static int check(struct rld *r)
 
 	err = read_config(r, &c, false, true, &builtin);
 	/* what the start would refuse: the credentials as it reads them */
-	if (!err && c.fleet_auth[0] && xrl_fleet_auth_check(c.fleet_auth)) {
+	if (!err && c.fleet.auth_file[0] && xrl_fleet_auth_check(c.fleet.auth_file)) {
 		printf("%s:%d:1: %s\n", r->opt.config, c.fleet_auth_line, xrl_errmsg());
 		err = 1;
 	}

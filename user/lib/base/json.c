@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include "base/json.h"
 
-#include "text/grammar.h"
-
 #include <inttypes.h>
 #include <string.h>
 
@@ -159,93 +157,4 @@ void jw_finish(struct jw *w)
 {
 	fputc('\n', w->f);
 	fflush(w->f);
-}
-
-void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
-{
-	char pfx[64], rate[32];
-
-	xrl_prefix_format(e, pfx, sizeof(pfx));
-	jw_ku64(w, "id", e->r.id);
-	jw_kstr(w, "prefix", pfx);
-	jw_kstr(w, "action", xrl_action_name(e->r.action));
-	if (e->r.action == XRL_ACT_LIMIT) {
-		xrl_rule_rate_format(&e->r, rate, sizeof(rate));
-		jw_kstr(w, "rate", rate);
-		if (e->r.algo == XRL_ALGO_GCRA) {
-			jw_ku64(w, "burst", e->r.burst);
-		} else {
-			jw_key(w, "burst");
-			jw_null(w);
-		}
-	} else {
-		jw_key(w, "rate");
-		jw_null(w);
-		jw_key(w, "burst");
-		jw_null(w);
-	}
-	jw_ku64(w, "per", e->r.key_len);
-	if (e->r.action == XRL_ACT_ALLOW) {	/* an allow rule passes, daemon or not */
-		jw_key(w, "on_failure");
-		jw_null(w);
-	} else {
-		jw_kstr(w, "on_failure", xrl_word_name(xrl_on_failure_words, e->r.on_failure));
-	}
-	if (e->r.action == XRL_ACT_LIMIT) {
-		jw_kstr(w, "algo", xrl_word_name(xrl_algo_words, e->r.algo));
-		jw_kstr(w, "unit", e->r.unit == XRL_UNIT_PACKETS ? "packets" : "bytes");
-	} else {
-		jw_key(w, "algo");
-		jw_null(w);
-		jw_key(w, "unit");
-		jw_null(w);
-	}
-	jw_kbool(w, "dry_run", e->r.dry_run);
-	if (e->r.ep) {	/* an endpoint rule */
-		char proto[16], ports[16];
-
-		xrl_rule_proto_format(&e->r, proto, sizeof(proto));
-		xrl_rule_ports_format(&e->r, ports, sizeof(ports));
-		jw_kstr(w, "proto", proto);
-		if (strcmp(ports, "-")) {
-			jw_kstr(w, "dport", ports);
-		} else {
-			jw_key(w, "dport");
-			jw_null(w);
-		}
-		jw_kbool(w, "syn", e->r.syn);
-	} else {
-		jw_key(w, "proto");
-		jw_null(w);
-		jw_key(w, "dport");
-		jw_null(w);
-		jw_kbool(w, "syn", false);
-	}
-	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
-	/* the data path's clock for the rule (README, Rules: The clock) */
-	jw_key(w, "clock");
-	if (e->r.action == XRL_ACT_LIMIT)
-		jw_str(w, e->r.precise ? "precise" : "coarse");
-	else
-		jw_null(w);
-	/* the aggregate and the new-key budget; null: none, or the default */
-	jw_key(w, "aggregate");
-	if (e->r.agg_rate_count) {
-		xrl_rate_format(e->r.agg_rate_count, e->r.agg_rate_period_ns, rate, sizeof(rate));
-		jw_str(w, rate);
-	} else {
-		jw_null(w);
-	}
-	jw_key(w, "aggregate_burst");
-	if (e->r.agg_rate_count)
-		jw_u64(w, e->r.agg_burst);
-	else
-		jw_null(w);
-	jw_key(w, "new_keys_rate");
-	if (e->r.nk_rate_count) {
-		xrl_rate_format(e->r.nk_rate_count, e->r.nk_rate_period_ns, rate, sizeof(rate));
-		jw_str(w, rate);
-	} else {
-		jw_null(w);
-	}
 }

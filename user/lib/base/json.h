@@ -36,9 +36,4 @@ void jw_kbool(struct jw *w, const char *key, bool v);
 /* Ends the document with a newline. */
 void jw_finish(struct jw *w);
 
-/* A rule's fields (inside an object): id, prefix, action, rate, burst, per,
- * on_failure — what `rule add` takes, so a listing can be fed back. */
-struct xrl_rule_entry;
-void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e);
-
 #endif

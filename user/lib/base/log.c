@@ -8,7 +8,11 @@
  * lines, the CLI's "Warning:" or JSON), or, by default, to stderr as
  * "level: message".
  */
-#include "maps/internal.h"
+#include "base/log.h"
+#include "base/strict.h"
+
+#include <errno.h>
+#include <bpf/libbpf.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,11 @@
  * only when nobody but root and the user running the command can change
  * what they hold or where their names lead.
  */
-#include "maps/internal.h"
+#include "base/paths.h"
+#include "base/log.h"
+
+#include <limits.h>
+#include <stdbool.h>
 
 #include <errno.h>
 #include <stdio.h>

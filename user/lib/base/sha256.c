@@ -4,7 +4,7 @@
  * (xdp_rl_config_info{sha256=...} equals `sha256sum rules.conf`). Small
  * enough not to pull a crypto library in for one digest per reload.
  */
-#include "libxrl.h"
+#include "base/sha256.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -125,7 +125,7 @@ struct fkey {
 
 struct xrl_fleet {
 	struct xrl *x;
-	struct xrl_fleet_cfg cfg;
+	struct xrl_fleet_settings cfg;
 	struct xrl_redis *r;
 	char user[128], pass[256];
 	pthread_mutex_t lock;		/* pending, st */
@@ -268,7 +268,7 @@ int xrl_fleet_auth_check(const char *path)
 	return err;
 }
 
-int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out)
+int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_settings *cfg, struct xrl_fleet **out)
 {
 	struct xrl_fleet *f = calloc(1, sizeof(*f));
 	struct xrl_redis_opts ro = { 0 };

@@ -41,14 +41,9 @@
 #define XRL_FLEET_HOT_MAX	1024	/* keys a rule's hot set keeps, and a host takes of it */
 #define XRL_FLEET_HASH		4096	/* buckets of the index of promoted keys (a power of 2) */
 
-struct xrl_fleet_cfg {
-	char redis[256];
-	bool cluster;
-	long sync_ms, timeout_ms;	/* 0: the defaults */
-	long hosts;			/* the fleet's size as the operator knows it; 0: the default */
-	char host[64];			/* "": the hostname */
-	char auth_file[4096];		/* "": no AUTH */
-};
+/* The client's settings: struct xrl_fleet_settings, declared once for
+ * the configuration's lines and the client. */
+#include "model/fleet_settings.h"
 
 /* The lease: what a grant may be spent for. Worst-case overshoot (README):
  * B + R * (W + lease) + B + R * promote, promote <= 2 sync. */
@@ -121,7 +116,7 @@ extern const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS];	/* seconds */
 struct xrl_fleet;
 
 /* Read the credentials and open the client (no connection yet). */
-int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_cfg *cfg, struct xrl_fleet **out);
+int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_settings *cfg, struct xrl_fleet **out);
 /* The 'fleet auth' file as xrl_fleet_new() reads it (a regular file, not
  * readable by everyone, a password): 0, or an error with xrl_errmsg()
  * saying why. Nothing is kept. */

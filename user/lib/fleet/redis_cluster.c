@@ -4,7 +4,7 @@
  * (redis_cluster.h says what it does).
  */
 #include "fleet/redis_cluster.h"
-#include "text/config.h"
+#include "base/hostport.h"
 
 #include <ctype.h>
 #include <errno.h>

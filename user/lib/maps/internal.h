@@ -106,24 +106,7 @@ int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_ad
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
 int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
-/* The endpoint classes of ep: cls[slot] the class number (from 1, in the
- * order of the slots; 0: no endpoint rule) of each slot below
- * XRL_EP_SPACE_SLOT, and what each class writes into the tries (per prefix
- * among its rules, the most specific by port), in class order. -E2BIG (no
- * message) with *over the family when a family's list and entries would
- * exceed max_per_family. No map is touched. */
-struct xrl_ep_entry {
-	__u32 cls;	/* class number */
-	__u32 rule;	/* index into ep */
-};
-/* The class-array slots an endpoint rule covers (up to three ranges), and
- * which of two rules of one prefix is the more specific by port. */
-int xrl__ep_rule_ranges(const struct xrl_rule *r, __u32 lo[3], __u32 hi[3]);
-bool xrl__ep_narrower(const struct xrl_rule *a, const struct xrl_rule *b);
-int xrl__ep_classes(const struct xrl_rule_entry *const *ep, size_t nep, __u32 *cls,
-		    struct xrl_ep_entry **out, size_t *nout, size_t max_per_family, int *over);
-/* The set's endpoint rules against the limit of their tries; on failure
- * *bad is the index of the rule it is blamed on. */
-int xrl__endpoints_check(const struct xrl_rule_entry *v, size_t n, size_t *bad);
+/* the endpoint classes and the set check: model/epclass.h */
+#include "model/epclass.h"
 
 #endif

@@ -1,61 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libxrl: numbers, text, addresses and prefixes.
+ * libxrl, pure values: addresses and prefixes.
  */
-#include "maps/internal.h"
+#include "model/addr.h"
+#include "base/log.h"
+#include "base/strict.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Text                                                                */
-
-const char *xrl_dec_parse(const char *s, __u64 min, __u64 max, __u64 *out)
-{
-	__u64 v = 0;
-
-	if (!s || !*s)
-		return "empty";
-	if (*s == '+' || *s == '-')
-		return "no sign allowed";
-	if (s[0] == '0' && s[1])
-		return "no leading zeros allowed";
-	for (const char *p = s; *p; p++) {
-		if (*p == ' ' || (*p >= '\t' && *p <= '\r'))
-			return "no spaces allowed";
-		if (*p < '0' || *p > '9')
-			return "not a decimal number";
-	}
-	for (; *s; s++) {
-		if (v > (~0ULL - (*s - '0')) / 10)
-			return "out of range";
-		v = v * 10 + (*s - '0');
-	}
-	if (v < min || v > max)
-		return "out of range";
-	*out = v;
-	return NULL;
-}
-
-void xrl_utf8_trim(char *s)
-{
-	size_t len = strlen(s), i = len, need;
-
-	/* back to the last lead byte, at most 3 continuation bytes away */
-	while (i > 0 && len - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i == 0 || ((unsigned char)s[i - 1] & 0x80) == 0)
-		return;
-	i--;
-	need = ((unsigned char)s[i] & 0xe0) == 0xc0 ? 2 :
-	       ((unsigned char)s[i] & 0xf0) == 0xe0 ? 3 :
-	       ((unsigned char)s[i] & 0xf8) == 0xf0 ? 4 : 1;
-	if (len - i < need)
-		s[i] = '\0';
-}
 
 /* ------------------------------------------------------------------ */
 /* Addresses                                                           */
@@ -102,7 +57,7 @@ void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len)
 	inet_ntop(family == 6 ? AF_INET6 : AF_INET, addr, buf, len);
 }
 
-void mask_bits(__u8 *out, int bits, int bytes)
+void xrl__mask_bits(__u8 *out, int bits, int bytes)
 {
 	for (int i = 0; i < bytes; i++) {
 		int b = bits - 8 * i;
@@ -133,7 +88,7 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 		return xrl_fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
 			    s, maxlen, why);
 	bytes = maxlen / 8;
-	mask_bits(mask, len, bytes);
+	xrl__mask_bits(mask, len, bytes);
 	for (int i = 0; i < bytes; i++) {
 		if (e->addr[i] & ~mask[i]) {
 			char net[INET6_ADDRSTRLEN];
@@ -166,9 +121,4 @@ void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len)
 
 	xrl_addr_format(e->family, e->addr, a, sizeof(a));
 	snprintf(buf, len, "%s/%u", a, e->prefix_len);
-}
-
-const char *xrl_action_name(int action)
-{
-	return xrl_word_name(xrl_action_words, action);
 }

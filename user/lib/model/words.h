@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How a program is attached (the words of attach's mode). */
+enum xrl_xdp_mode {
+	XRL_XDP_AUTO = 0,
+	XRL_XDP_NATIVE,
+	XRL_XDP_GENERIC,
+	XRL_XDP_UNKNOWN,
+};
+
 /* An enum word and its value: one row serves parsing, printing and hints. */
 struct xrl_word {
 	const char *name;
@@ -34,5 +42,45 @@ int xrl_word_match(const struct xrl_word *w, const char *s, bool prefix, long lo
 const char *xrl_word_name(const struct xrl_word *w, long long value);
 /* The names joined by sep (aliases of an earlier value left out). */
 void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t len);
+
+/* "limit", "allow", "deny" */
+const char *xrl_action_name(int action);
+/* The edit distance (insertions, deletions, substitutions, transpositions)
+ * that "did you mean" ranks candidates by. */
+int xrl_edit_distance(const char *a, const char *b);
+
+/* ---- which word was meant: exact, a prefix (CLI), or a hint ---- */
+
+/* The names one place accepts: commands, sub-commands, keywords or the words
+ * of an enum. ok: may be written here (a prefix matches only these; a hint
+ * names only these); key: names with the same key mean the same thing (an
+ * enum word and its alias), so both matching a prefix is no ambiguity. */
+#define XRL_MAX_NAMES 40
+
+struct xrl_names {
+	size_t n;
+	char v[XRL_MAX_NAMES][24];
+	bool ok[XRL_MAX_NAMES];
+	bool pref[XRL_MAX_NAMES];	/* wins a shared prefix */
+	bool late[XRL_MAX_NAMES];	/* a prefix means it only when it means no other */
+	long long key[XRL_MAX_NAMES];
+};
+
+
+/* len: of name, up to a space ("rule" of "rule add") */
+void xrl_names_addn(struct xrl_names *ns, const char *name, size_t len, bool ok, long long key);
+void xrl_names_add(struct xrl_names *ns, const char *name, bool ok, long long key);
+/* The names of an enum's words, keyed by value. */
+void xrl_names_from_words(struct xrl_names *ns, const struct xrl_word *w);
+/* The index of the name s means: the one it equals (ok or not: the caller
+ * says why a name is out of place), else, with prefix, the only meaning of
+ * the ok names it begins; or one of these. */
+enum { XRL_NM_UNKNOWN = -1, XRL_NM_AMBIGUOUS = -2 };
+int xrl_names_match(const struct xrl_names *ns, const char *s, bool prefix);
+/* The ok names that s begins: "status, stats, show" (for XRL_NM_AMBIGUOUS). */
+void xrl_names_prefixed(const struct xrl_names *ns, const char *s, char *buf, size_t len);
+/* "; did you mean 'burst'?" when ok names are close to s (one edit for
+ * short words, two for longer ones), else "". */
+void xrl_names_hint(const struct xrl_names *ns, const char *s, char *buf, size_t len);
 
 #endif

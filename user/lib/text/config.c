@@ -14,6 +14,8 @@
 #include <netinet/in.h>
 
 #include "text/grammar.h"
+#include "base/log.h"
+#include "base/sha256.h"
 
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"
@@ -38,115 +40,6 @@ static int add_err(struct xrl_config_err **errs, size_t *n, int line, int col,
 		xrl_utf8_trim(e->msg);
 	va_end(ap);
 	return 0;
-}
-
-int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port)
-{
-	const char *colon;
-	__u64 p;
-
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-
-		if (!rb || rb[1] != ':' || (size_t)(rb - s - 1) >= hlen)
-			return -EINVAL;
-		memcpy(host, s + 1, rb - s - 1);
-		host[rb - s - 1] = '\0';
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || (size_t)(colon - s) >= hlen || colon == s)
-			return -EINVAL;
-		memcpy(host, s, colon - s);
-		host[colon - s] = '\0';
-	}
-	if (xrl_dec_parse(colon + 1, 1, 65535, &p))
-		return -EINVAL;
-	*port = p;
-	return 0;
-}
-
-int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port)
-{
-	const char *colon = strrchr(s, ':');
-	__u64 p;
-
-	if (!colon || colon == s || (size_t)(colon - s) >= hlen ||
-	    xrl_dec_parse(colon + 1, 1, 65535, &p))
-		return -EINVAL;
-	memcpy(host, s, colon - s);
-	host[colon - s] = '\0';
-	if (!xrl_redis_host_numeric(host))
-		return -EINVAL;
-	*port = p;
-	return 0;
-}
-
-/* hiredis resolves a name with a blocking getaddrinfo() inside its
- * non-blocking connect, out of reach of any deadline: only addresses */
-bool xrl_redis_host_numeric(const char *host)
-{
-	struct in6_addr a;
-
-	return inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1;
-}
-
-int xrl_redis_addrs_check(const char *addrs)
-{
-	char list[256], host[64], *save = NULL, *tok;
-	int port, n = 0;
-
-	/* as the client splits it: strtok_r, empty elements skipped */
-	if (strlen(addrs) >= sizeof(list))
-		return -EINVAL;
-	strcpy(list, addrs);
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
-		if (xrl_redis_hostport(tok, host, sizeof(host), &port))
-			return -EINVAL;
-	return n ? 0 : -EINVAL;
-}
-
-/*
- * What the daemon binds, and what the grammar and --check accept: one
- * function, so that a file that passes --check never fails at the bind for
- * its address's form. ADDR is an IP address; names are not resolved (a
- * daemon that starts before the resolver, or whose name resolves to another
- * address at each restart, would serve somewhere else than the file says).
- */
-int xrl_hostport_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
-			  char *why, size_t wlen)
-{
-	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-	char host[64];
-	int port;
-
-	memset(ss, 0, sizeof(*ss));
-	if (xrl_hostport_parse(s, host, sizeof(host), &port)) {
-		snprintf(why, wlen, "ADDR:PORT or off");
-		return -EINVAL;
-	}
-	if (s[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(port);
-		*len = sizeof(*in4);
-		return 0;
-	}
-	if (s[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		*len = sizeof(*in6);
-		return 0;
-	}
-	if (s[0] != '[' && strchr(host, ':'))
-		snprintf(why, wlen, "an IPv6 address is written in brackets: [%s]:%d", host, port);
-	else if (!strcmp(host, "localhost"))
-		snprintf(why, wlen, "ADDR is an IP address, names are not resolved: did you mean 127.0.0.1:%d?",
-			 port);
-	else
-		snprintf(why, wlen, "ADDR is an IP address (192.0.2.1:%d, [2001:db8::1]:%d), names are not resolved",
-			 port, port);
-	return -EINVAL;
 }
 
 /* A line that may be written once, written again: an error naming both
@@ -208,7 +101,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		if (c->has_mode)
 			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
 		c->has_mode = true;
-		c->mode = cmd.mode;
+		c->mode = cmd.mode_set.mode;
 		c->mode_line = line;
 		return 0;
 	case XRL_CMD_INTERFACE: {
@@ -217,10 +110,10 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		int *nl;
 
 		for (size_t i = 0; i < c->nifaces; i++)
-			if (!strcmp(c->ifaces[i].name, cmd.ifname))
+			if (!strcmp(c->ifaces[i].name, cmd.attach.ifname))
 				return add_err(errs, nerrs, line, cols[1],
 					       "interface %s given twice (first on line %d): write it once",
-					       cmd.ifname, c->iface_line[i]) ?: 0;
+					       cmd.attach.ifname, c->iface_line[i]) ?: 0;
 		ni = realloc(c->ifaces, (c->nifaces + 1) * sizeof(*ni));
 		if (ni)
 			c->ifaces = ni;
@@ -231,53 +124,54 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 			return -ENOMEM;
 		nl[c->nifaces] = line;
 		memset(&ni[c->nifaces], 0, sizeof(*ni));
-		strcpy(ni[c->nifaces].name, cmd.ifname);
-		ni[c->nifaces++].mode = cmd.xdp_mode;
+		strcpy(ni[c->nifaces].name, cmd.attach.ifname);
+		ni[c->nifaces++].mode = cmd.attach.xdp_mode;
 		return 0;
 	}
 	case XRL_CMD_HEARTBEAT:
 		if (c->heartbeat_line)
 			return twice(errs, nerrs, line, cols[0], "heartbeat", c->heartbeat_line);
-		c->heartbeat_ms = cmd.ms;
+		c->heartbeat_ms = cmd.ms.ms;
 		c->heartbeat_line = line;
 		return 0;
 	case XRL_CMD_WATCHDOG:
 		if (c->watchdog_line)
 			return twice(errs, nerrs, line, cols[0], "watchdog", c->watchdog_line);
-		c->watchdog_ms = cmd.ms;
+		c->watchdog_ms = cmd.ms.ms;
 		c->watchdog_line = line;
 		return 0;
 	case XRL_CMD_METRICS:
 		if (c->metrics_line)
 			return twice(errs, nerrs, line, cols[0], "metrics", c->metrics_line);
-		strcpy(c->metrics, cmd.hostport);
+		strcpy(c->metrics, cmd.metrics.hostport);
 		c->metrics_line = line;
 		return 0;
 	case XRL_CMD_FLEET_REDIS:
 		if (c->fleet_redis_line)
 			return twice(errs, nerrs, line, cols[0], "fleet redis", c->fleet_redis_line);
 		/* what the daemon's client would refuse at start or reload */
-		if (xrl_redis_addrs_check(cmd.fleet_redis))
+		if (xrl_redis_addrs_check(cmd.fleet.redis))
 			return add_err(errs, nerrs, line, cols[2],
 				       "invalid Redis address list '%s' (HOST:PORT[,HOST:PORT...], HOST an IPv4 or IPv6 address, not a name; port 1 .. 65535)",
-				       cmd.fleet_redis) ?: 0;
-		strcpy(c->fleet_redis, cmd.fleet_redis);
-		c->fleet_cluster = cmd.fleet_cluster;
-		c->fleet_sync_ms = cmd.fleet_sync_ms;
-		c->fleet_timeout_ms = cmd.fleet_timeout_ms;
-		c->fleet_hosts = cmd.fleet_hosts;
+				       cmd.fleet.redis) ?: 0;
+		/* the line's settings; host and auth are lines of their own */
+		strcpy(c->fleet.redis, cmd.fleet.redis);
+		c->fleet.cluster = cmd.fleet.cluster;
+		c->fleet.sync_ms = cmd.fleet.sync_ms;
+		c->fleet.timeout_ms = cmd.fleet.timeout_ms;
+		c->fleet.hosts = cmd.fleet.hosts;
 		c->fleet_redis_line = line;
 		return 0;
 	case XRL_CMD_FLEET_HOST:
 		if (c->fleet_host_line)
 			return twice(errs, nerrs, line, cols[0], "fleet host", c->fleet_host_line);
-		strcpy(c->fleet_host, cmd.fleet_host);
+		strcpy(c->fleet.host, cmd.fleet.host);
 		c->fleet_host_line = line;
 		return 0;
 	case XRL_CMD_FLEET_AUTH:
 		if (c->fleet_auth_line)
 			return twice(errs, nerrs, line, cols[0], "fleet auth", c->fleet_auth_line);
-		strcpy(c->fleet_auth, cmd.fleet_auth);
+		strcpy(c->fleet.auth_file, cmd.fleet.auth_file);
 		c->fleet_auth_line = line;
 		return 0;
 	default:

@@ -14,7 +14,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include "libxrl.h"
+#include <net/if.h>
+#include "base/hostport.h"
+#include "model/fleet_settings.h"
+#include "model/rule.h"
+#include "model/words.h"
+#include "xdp_rl_common.h"
 
 struct xrl_iface_cfg {
 	char name[IF_NAMESIZE];
@@ -33,13 +38,8 @@ struct xrl_config {
 	long heartbeat_ms;		/* -1: not set */
 	long watchdog_ms;		/* -1: not set */
 	char metrics[80];		/* "": not set */
-	/* fleet redis, fleet host, fleet auth ("": not written) */
-	char fleet_redis[256];
-	bool fleet_cluster;
-	long fleet_sync_ms, fleet_timeout_ms;	/* 0: the default */
-	long fleet_hosts;			/* 0: the default */
-	char fleet_host[64];
-	char fleet_auth[PATH_MAX];
+	/* fleet redis, fleet host, fleet auth ("", 0: not written) */
+	struct xrl_fleet_settings fleet;
 	/* where the single-valued lines were written (0: not written) */
 	int mode_line, heartbeat_line, watchdog_line, metrics_line;
 	int fleet_redis_line, fleet_host_line, fleet_auth_line;
@@ -69,21 +69,4 @@ int xrl_config_parse_text(const char *path, const char *text, struct xrl_config 
 int xrl_config_load(const char *path, struct xrl_config *c,
 		    struct xrl_config_err **errs, size_t *nerrs);
 void xrl_config_free(struct xrl_config *c);
-/* "127.0.0.1:9437", "[::1]:9437" */
-int xrl_hostport_parse(const char *s, char *host, size_t hlen, int *port);
-/* A Redis seed "HOST:PORT" as the fleet's client splits it (the last ':',
- * an IPv4 or IPv6 address of under hlen bytes, never a name, port
- * 1 .. 65535): 0 or -EINVAL. MOVED and ASK addresses are taken by it too. */
-int xrl_redis_hostport(const char *s, char *host, size_t hlen, int *port);
-/* HOST an IPv4 or IPv6 address (inet_pton), not a name */
-bool xrl_redis_host_numeric(const char *host);
-/* A 'fleet redis' list, "HOST:PORT[,HOST:PORT...]", checked as the client
- * will take it, without connecting: 0 or -EINVAL. */
-int xrl_redis_addrs_check(const char *addrs);
-/* ADDR:PORT as the daemon binds it: ADDR an IPv4 address or a bracketed
- * IPv6 one, never a name. 0, or -EINVAL with why (a hint) filled. The
- * grammar, --check, --metrics and the bind all use this one. */
-int xrl_hostport_sockaddr(const char *s, struct sockaddr_storage *ss, socklen_t *len,
-			  char *why, size_t wlen);
-
 #endif

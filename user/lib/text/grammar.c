@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The grammar of xdp-rlctl and of xdp-rl.conf(5) as data: the command table
- * at the bottom, the enum words at the top, and one parser that reads both.
+ * libxrl, the text layer: the grammar engine of xdp-rlctl and xdp-rl.conf(5).
+ * One parser reads the command table (commands.c) for both: command words,
+ * positional values, keywords, prefixes on the CLI, hints for the rest.
  */
 #include "text/grammar.h"
 
@@ -14,471 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text/config.h"
+#include "base/hostport.h"
+#include "base/log.h"
 #include "xrl_meter.h"
 
-/* ---- enum words ---- */
-
-const struct xrl_word xrl_xdp_mode_words[] = {
-	{ "native", XRL_XDP_NATIVE }, { "generic", XRL_XDP_GENERIC }, { "auto", XRL_XDP_AUTO },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_action_words[] = {
-	{ "limit", XRL_ACT_LIMIT }, { "allow", XRL_ACT_ALLOW }, { "deny", XRL_ACT_DENY },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_mode_words[] = {
-	{ "enforce", XRL_MODE_ENFORCE }, { "dry-run", XRL_MODE_DRY_RUN },
-	{ "fail-open", XRL_MODE_FAIL_OPEN }, { "fail-closed", XRL_MODE_FAIL_CLOSED },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_on_failure_words[] = {
-	{ "open", XRL_FAIL_OPEN }, { "closed", XRL_FAIL_CLOSED },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_scope_words[] = {
-	{ "host", XRL_SCOPE_HOST }, { "fleet", XRL_SCOPE_FLEET },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_algo_words[] = {
-	{ "token-bucket", XRL_ALGO_GCRA }, { "fixed-window", XRL_ALGO_FIXED_WINDOW },
-	{ "sliding-window", XRL_ALGO_SLIDING_WINDOW },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_proto_words[] = {
-	{ "tcp", 6 }, { "udp", 17 }, { "icmp", 1 }, { "icmpv6", 58 },
-	{ NULL, 0 },
-};
-
-/* tc(8)'s rate units: bits per second (SI) and bytes per second */
-static const struct xrl_word bit_rate_words[] = {
-	{ "tbit", 1000000000000LL }, { "gbit", 1000000000 }, { "mbit", 1000000 },
-	{ "kbit", 1000 }, { "bit", 1 },
-	{ NULL, 0 },
-};
-
-static const struct xrl_word byte_rate_words[] = {
-	{ "tbps", 1000000000000LL }, { "gbps", 1000000000 }, { "mbps", 1000000 },
-	{ "kbps", 1000 }, { "bps", 1 },
-	{ NULL, 0 },
-};
-
-/* tc(8)'s sizes: powers of 1024 */
-static const struct xrl_word size_words[] = {
-	{ "gb", 1LL << 30 }, { "mb", 1 << 20 }, { "kb", 1 << 10 }, { "b", 1 },
-	{ "g", 1LL << 30 }, { "m", 1 << 20 }, { "k", 1 << 10 },
-	{ NULL, 0 },
-};
-
-const struct xrl_word xrl_rate_unit_words[] = {
-	{ "s", XRL_PERIOD_SEC }, { "min", XRL_PERIOD_MIN }, { "h", XRL_PERIOD_HOUR },
-	{ "sec", XRL_PERIOD_SEC }, { "second", XRL_PERIOD_SEC },
-	{ "minute", XRL_PERIOD_MIN }, { "hour", XRL_PERIOD_HOUR },
-	{ NULL, 0 },
-};
-
-int xrl_word_parse(const struct xrl_word *w, const char *s, long long *value)
-{
-	for (; w->name; w++) {
-		if (!strcmp(w->name, s)) {
-			*value = w->value;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *xrl_word_name(const struct xrl_word *w, long long value)
-{
-	for (; w->name; w++)
-		if (w->value == value)
-			return w->name;
-	return "unknown";
-}
-
-void xrl_words_join(const struct xrl_word *w, const char *sep, char *buf, size_t len)
-{
-	size_t l = 0;
-
-	buf[0] = '\0';
-	for (const struct xrl_word *p = w; p->name && l < len; p++) {
-		if (strcmp(xrl_word_name(w, p->value), p->name))
-			continue;	/* an alias */
-		l += snprintf(buf + l, len - l, "%s%s", l ? sep : "", p->name);
-	}
-}
-
-/* ---- which word was meant: exact, a prefix (CLI), or a hint ---- */
-
-/* The names one place accepts: commands, sub-commands, keywords or the words
- * of an enum. ok: may be written here (a prefix matches only these; a hint
- * names only these); key: names with the same key mean the same thing (an
- * enum word and its alias), so both matching a prefix is no ambiguity. */
-#define MAX_NAMES 40
-
-struct names {
-	size_t n;
-	char v[MAX_NAMES][24];
-	bool ok[MAX_NAMES];
-	bool pref[MAX_NAMES];	/* wins a shared prefix */
-	bool late[MAX_NAMES];	/* a prefix means it only when it means no other */
-	long long key[MAX_NAMES];
-};
-
-/* len: of name, up to a space ("rule" of "rule add") */
-static void names_addn(struct names *ns, const char *name, size_t len, bool ok, long long key)
-{
-	for (size_t i = 0; i < ns->n; i++) {
-		if (!strncmp(ns->v[i], name, len) && !ns->v[i][len]) {
-			ns->ok[i] |= ok;
-			return;
-		}
-	}
-	if (ns->n < MAX_NAMES && len < sizeof(ns->v[0])) {
-		memcpy(ns->v[ns->n], name, len);
-		ns->v[ns->n][len] = '\0';
-		ns->ok[ns->n] = ok;
-		ns->pref[ns->n] = false;
-		ns->late[ns->n] = false;
-		ns->key[ns->n++] = key;
-	}
-}
-
-static void names_add(struct names *ns, const char *name, bool ok, long long key)
-{
-	names_addn(ns, name, strlen(name), ok, key);
-}
-
-static void names_from_words(struct names *ns, const struct xrl_word *w)
-{
-	ns->n = 0;
-	for (; w->name; w++)
-		names_add(ns, w->name, true, w->value);
-}
-
-enum { NM_UNKNOWN = -1, NM_AMBIGUOUS = -2 };
-
-/* The index of the name s means: the one it equals (ok or not: the caller
- * says why a name is out of place), else, with prefix, the only meaning of
- * the ok names it begins. */
-static int names_match(const struct names *ns, const char *s, bool prefix)
-{
-	size_t sl = strlen(s);
-	int hit = NM_UNKNOWN, pref = NM_UNKNOWN;
-	bool ambiguous = false, late_too = true, prefs = false;
-
-	for (size_t i = 0; i < ns->n; i++)
-		if (!strcmp(ns->v[i], s))
-			return i;
-	if (!prefix || !sl)
-		return NM_UNKNOWN;
-	/* a prefix that some earlier name begins never means a late one: a
-	 * keyword added later does not change what a shortened line meant */
-	for (size_t i = 0; i < ns->n; i++) {
-		if (ns->ok[i] && !ns->late[i] && !strncmp(ns->v[i], s, sl)) {
-			late_too = false;
-			break;
-		}
-	}
-	for (size_t i = 0; i < ns->n; i++) {
-		if (!ns->ok[i] || strncmp(ns->v[i], s, sl) || (ns->late[i] && !late_too))
-			continue;
-		if (ns->pref[i] && pref >= 0 && ns->key[pref] != ns->key[i])
-			prefs = true;	/* two preferred: no winner */
-		if (ns->pref[i] && pref < 0)
-			pref = i;
-		if (hit >= 0 && ns->key[hit] != ns->key[i])
-			ambiguous = true;
-		if (hit < 0)
-			hit = i;
-	}
-	if (ambiguous)
-		return pref >= 0 && !prefs ? pref : NM_AMBIGUOUS;
-	return hit;
-}
-
-int xrl_word_match(const struct xrl_word *w, const char *s, bool prefix, long long *value)
-{
-	struct names ns;
-	int k;
-
-	names_from_words(&ns, w);
-	k = names_match(&ns, s, prefix);
-	if (k < 0)
-		return k == NM_AMBIGUOUS ? -ENOTUNIQ : -EINVAL;
-	*value = ns.key[k];
-	return 0;
-}
-
-/* The ok names that s begins: "status, stats, show" (for NM_AMBIGUOUS). */
-static void names_prefixed(const struct names *ns, const char *s, char *buf, size_t len)
-{
-	size_t sl = strlen(s), l = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < ns->n && l < len; i++)
-		if (ns->ok[i] && !strncmp(ns->v[i], s, sl))
-			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", ns->v[i]);
-}
-
-int xrl_edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	int d[33][33];
-
-	if (la > 32 || lb > 32)
-		return 99;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			int cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
-
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;	/* a transposition */
-			d[i][j] = v;
-		}
-	}
-	return d[la][lb];
-}
-
-/* "; did you mean 'burst'?" when ok names are close to s (one edit for
- * short words, two for longer ones), else "". */
-static void names_hint(const struct names *ns, const char *s, char *buf, size_t len)
-{
-	int best = 3, dist[MAX_NAMES];
-	size_t l = 0, sl = strlen(s);
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < ns->n; i++) {
-		size_t nl = strlen(ns->v[i]);
-		int max = (sl > nl ? sl : nl) <= 4 ? 1 : 2;
-
-		dist[i] = ns->ok[i] ? xrl_edit_distance(s, ns->v[i]) : 99;
-		if (dist[i] > max)
-			dist[i] = 99;
-		if (dist[i] < best)
-			best = dist[i];
-	}
-	if (best > 2)
-		return;
-	l = snprintf(buf, len, "; did you mean ");
-	for (size_t i = 0, k = 0; i < ns->n && l < len; i++)
-		if (dist[i] == best)
-			l += snprintf(buf + l, len - l, "%s'%s'", k++ ? " or " : "", ns->v[i]);
-	if (l < len)
-		snprintf(buf + l, len - l, "?");
-}
-
-/* ---- values ---- */
-
-int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns)
-{
-	const char *slash = strchr(s, '/');
-	long long period;
-	char num[32];
-	size_t len;
-
-	if (!slash || (len = slash - s) == 0 || len >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, len);
-	num[len] = '\0';
-	if (xrl_dec_parse(num, 0, ~0ULL, count) ||
-	    xrl_word_parse(xrl_rate_unit_words, slash + 1, &period))
-		return -EINVAL;
-	*period_ns = period;
-	return 0;
-}
-
-void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len)
-{
-	snprintf(buf, len, "%llu/%s", (unsigned long long)count,
-		 xrl_word_name(xrl_rate_unit_words, period_ns));
-}
-
-/* "N<unit>" of a words table (largest unit first): 0 and *v = N * unit. */
-static int unit_parse(const struct xrl_word *w, const char *s, __u64 *v)
-{
-	size_t n = strspn(s, "0123456789");
-	long long unit;
-	char num[24];
-	__u64 x;
-
-	if (!n || n >= sizeof(num) || xrl_word_parse(w, s + n, &unit))
-		return -EINVAL;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	if (xrl_dec_parse(num, 1, ~0ULL, &x) || x > ~0ULL / unit)
-		return -EINVAL;
-	*v = x * unit;
-	return 0;
-}
-
-/* The largest unit of a table that divides v: "10mbit", "2mbps", "64kb". */
-static void unit_format(const struct xrl_word *w, __u64 v, char *buf, size_t len)
-{
-	for (; w->name; w++)
-		if (v && v % w->value == 0)
-			break;
-	snprintf(buf, len, "%llu%s", (unsigned long long)(w->name ? v / w->value : v),
-		 w->name ? w->name : "");
-}
-
-int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit)
-{
-	if (!unit_parse(bit_rate_words, s, count)) {
-		*unit = XRL_UNIT_BITS;
-		return 0;
-	}
-	if (!unit_parse(byte_rate_words, s, count)) {
-		*unit = XRL_UNIT_BYTES;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-int xrl_size_parse(const char *s, __u64 *bytes)
-{
-	return unit_parse(size_words, s, bytes);
-}
-
-void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (r->unit == XRL_UNIT_BITS)
-		unit_format(bit_rate_words, r->rate_count, buf, len);
-	else if (r->unit == XRL_UNIT_BYTES)
-		unit_format(byte_rate_words, r->rate_count, buf, len);
-	else
-		xrl_rate_format(r->rate_count, r->rate_period_ns, buf, len);
-}
-
-void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	const char *w = xrl_word_name(xrl_proto_words, r->proto);
-
-	if (!r->ep)
-		snprintf(buf, len, "-");
-	else if (strcmp(w, "unknown"))
-		snprintf(buf, len, "%s", w);
-	else
-		snprintf(buf, len, "%u", r->proto);
-}
-
-void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (!r->ep || (r->dport_lo == 0 && r->dport_hi == 65535))
-		snprintf(buf, len, "-");
-	else if (r->dport_lo == r->dport_hi)
-		snprintf(buf, len, "%u", r->dport_lo);
-	else
-		snprintf(buf, len, "%u-%u", r->dport_lo, r->dport_hi);
-}
-
-void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len)
-{
-	if (r->algo != XRL_ALGO_GCRA || r->action != XRL_ACT_LIMIT)
-		snprintf(buf, len, "-");
-	else if (r->unit == XRL_UNIT_PACKETS)
-		snprintf(buf, len, "%u", r->burst);
-	else
-		unit_format(size_words, r->burst, buf, len);
-}
-
-/* buf += printf(...), never past len */
-#define ADD(...) do { if (l < len) l += snprintf(buf + l, len - l, __VA_ARGS__); } while (0)
-
-size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len)
-{
-	const struct xrl_rule *r = &e->r;
-	char pfx[64], v[64];
-	size_t l = 0;
-
-	buf[0] = '\0';
-	xrl_prefix_format(e, pfx, sizeof(pfx));
-	ADD("rule add %s", pfx);
-	if (r->action == XRL_ACT_LIMIT) {
-		xrl_rule_rate_format(r, v, sizeof(v));
-		ADD(" rate %s", v);
-		xrl_rule_burst_format(r, v, sizeof(v));
-		if (strcmp(v, "-"))
-			ADD(" burst %s", v);
-		ADD(" per /%u", r->key_len);
-	}
-	ADD(" action %s", xrl_word_name(xrl_action_words, r->action));
-	if (r->id)	/* 0: assigned at commit (a rule of the pins has one) */
-		ADD(" id %u", r->id);
-	if (r->action != XRL_ACT_ALLOW)	/* an allow rule passes, daemon or not */
-		ADD(" on-failure %s", xrl_word_name(xrl_on_failure_words, r->on_failure));
-	if (r->action == XRL_ACT_LIMIT)
-		ADD(" algo %s", xrl_word_name(xrl_algo_words, r->algo));
-	if (r->dry_run)
-		ADD(" dry-run");
-	if (r->ep) {
-		xrl_rule_proto_format(r, v, sizeof(v));
-		ADD(" proto %s", v);
-		xrl_rule_ports_format(r, v, sizeof(v));
-		if (strcmp(v, "-"))
-			ADD(" dport %s", v);
-		if (r->syn)
-			ADD(" syn");
-	}
-	if (r->scope != XRL_SCOPE_HOST)
-		ADD(" scope %s", xrl_word_name(xrl_scope_words, r->scope));
-	if (r->action == XRL_ACT_LIMIT && r->agg_rate_count) {
-		xrl_rate_format(r->agg_rate_count, r->agg_rate_period_ns, v, sizeof(v));
-		ADD(" aggregate %s burst %u", v, r->agg_burst);
-	}
-	if (r->action == XRL_ACT_LIMIT && r->nk_rate_count) {
-		xrl_rate_format(r->nk_rate_count, r->nk_rate_period_ns, v, sizeof(v));
-		ADD(" new-keys %s", v);
-	}
-	return l;
-}
-#undef ADD
-
-__attribute__((format(printf, 3, 4)))
-static int perr(struct xrl_parse_err *e, int argi, const char *fmt, ...)
-{
-	va_list ap;
-
-	e->argi = argi;
-	va_start(ap, fmt);
-	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
-		xrl_utf8_trim(e->msg);
-	va_end(ap);
-	return -EINVAL;
-}
-
-/* The table ends with an all-zero row. */
-static bool is_end(const struct xrl_param *p)
-{
-	return !p || (!p->name && !p->meta && !p->words);
-}
 
 static const char *what(const struct xrl_param *p)
 {
 	return p->what ? p->what : p->name ? p->name : p->meta;
 }
 
-/* An int or a __u32 into a field of 1, 2 or 4 bytes. */
+/* An int, a __u32 or a long into a field of 1, 2, 4 or 8 bytes. */
 static void store(void *field, unsigned size, __u64 v)
 {
 	switch (size) {
 	case 1: *(__u8 *)field = v; break;
 	case 2: *(__u16 *)field = v; break;
+	case 8: *(long *)field = v; break;
 	default: *(__u32 *)field = v; break;
 	}
 }
@@ -487,7 +40,7 @@ static void store(void *field, unsigned size, __u64 v)
 
 /* The commands' first words ("rule" once); ok: those with a command written
  * where. */
-static void first_words(struct names *ns, unsigned where)
+static void first_words(struct xrl_names *ns, unsigned where)
 {
 	ns->n = 0;
 	for (size_t i = 0; i < xrl_ncommands; i++) {
@@ -495,7 +48,7 @@ static void first_words(struct names *ns, unsigned where)
 
 		size_t len = sp ? (size_t)(sp - name) : strlen(name);
 
-		names_addn(ns, name, len, xrl_commands[i].where & where, ns->n);
+		xrl_names_addn(ns, name, len, xrl_commands[i].where & where, ns->n);
 		/* a preferred command's first word wins ("r" is rule's) */
 		for (size_t k = 0; xrl_commands[i].preferred && k < ns->n; k++)
 			if (!strncmp(ns->v[k], name, len) && !ns->v[k][len])
@@ -511,18 +64,18 @@ static int command_word(const char *s, unsigned where, bool prefix, char *word, 
 			bool *ok, int i, struct xrl_parse_err *e)
 {
 	char list[160];
-	struct names ns;
+	struct xrl_names ns;
 	int k;
 
 	first_words(&ns, where);
-	k = names_match(&ns, s, prefix);
-	if (k == NM_AMBIGUOUS) {
-		names_prefixed(&ns, s, list, sizeof(list));
-		return perr(e, i, "ambiguous command '%s' (%s)", s, list);
+	k = xrl_names_match(&ns, s, prefix);
+	if (k == XRL_NM_AMBIGUOUS) {
+		xrl_names_prefixed(&ns, s, list, sizeof(list));
+		return xrl_parse_fail(e, i, "ambiguous command '%s' (%s)", s, list);
 	}
 	if (k < 0) {
-		names_hint(&ns, s, list, sizeof(list));
-		return perr(e, i, "unknown command '%s'%s", s, list);
+		xrl_names_hint(&ns, s, list, sizeof(list));
+		return xrl_parse_fail(e, i, "unknown command '%s'%s", s, list);
 	}
 	snprintf(word, len, "%s", ns.v[k]);
 	*ok = ns.ok[k];
@@ -545,20 +98,20 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		*(bool *)field = true;
 		return 0;
 	case XRL_ARG_WORD: {
-		struct names ns;
+		struct xrl_names ns;
 		char hint[96];
 		int k;
 
-		names_from_words(&ns, p->words);
-		k = names_match(&ns, s, prefix);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&ns, s, list, sizeof(list));
-			return perr(e, i, "ambiguous %s '%s' (%s)", what(p), s, list);
+		xrl_names_from_words(&ns, p->words);
+		k = xrl_names_match(&ns, s, prefix);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&ns, s, list, sizeof(list));
+			return xrl_parse_fail(e, i, "ambiguous %s '%s' (%s)", what(p), s, list);
 		}
 		if (k < 0) {
 			xrl_words_join(p->words, ", ", list, sizeof(list));
-			names_hint(&ns, s, hint, sizeof(hint));
-			return perr(e, i, "invalid %s '%s' (%s)%s", what(p), s, list, hint);
+			xrl_names_hint(&ns, s, hint, sizeof(hint));
+			return xrl_parse_fail(e, i, "invalid %s '%s' (%s)%s", what(p), s, list, hint);
 		}
 		store(field, p->size, ns.key[k]);
 		return 0;
@@ -566,25 +119,28 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 	case XRL_ARG_NUM:
 		if ((why = xrl_dec_parse(s, p->min, p->max, &v))) {
 			if (p->range)
-				return perr(e, i, "invalid %s '%s': %s (%s)", what(p), s, why, p->range);
-			return perr(e, i, "invalid %s '%s': %s (%llu .. %llu)", what(p), s, why,
+				return xrl_parse_fail(e, i, "invalid %s '%s': %s (%s)", what(p), s, why, p->range);
+			return xrl_parse_fail(e, i, "invalid %s '%s': %s (%llu .. %llu)", what(p), s, why,
 				    (unsigned long long)p->min, (unsigned long long)p->max);
 		}
 		store(field, p->size, v);
 		return 0;
 	case XRL_ARG_IFACE:
 		if (strlen(s) >= IF_NAMESIZE)
-			return perr(e, i, "interface name '%s' is too long", s);
+			return xrl_parse_fail(e, i, "interface name '%s' is too long", s);
 		strcpy(field, s);
 		return 0;
 	case XRL_ARG_PREFIX:
 		if (xrl_prefix_parse(s, field))
-			return perr(e, i, "%s", xrl_errmsg());
+			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
-	case XRL_ARG_ADDR:
-		if (xrl_addr_parse(s, &c->family, c->addr))
-			return perr(e, i, "%s", xrl_errmsg());
+	case XRL_ARG_ADDR: {
+		struct xrl_args_addr *a = field;
+
+		if (xrl_addr_parse(s, &a->family, a->addr))
+			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
+	}
 	case XRL_ARG_RATE:
 		c->rule.r.unit = XRL_UNIT_PACKETS;
 		if (!xrl_rate_parse(s, &c->rule.r.rate_count, &c->rule.r.rate_period_ns))
@@ -593,7 +149,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			c->rule.r.rate_period_ns = XRL_PERIOD_SEC;
 			return 0;
 		}
-		return perr(e, i, "invalid rate '%s' (N/s, N/min or N/h; or as tc(8): 10mbit, 2mbps)", s);
+		return xrl_parse_fail(e, i, "invalid rate '%s' (N/s, N/min or N/h; or as tc(8): 10mbit, 2mbps)", s);
 	case XRL_ARG_SIZE:
 		/* 0: the rule check says why not */
 		if (!(why = xrl_dec_parse(s, 0, UINT_MAX, &v))) {
@@ -602,12 +158,12 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		}
 		if (!xrl_size_parse(s, &v) && v <= UINT_MAX) {
 			c->rule.r.burst = v;
-			c->burst_sized = true;
+			c->rule_add.written.burst_sized = true;
 			return 0;
 		}
 		if (!*s || !isalpha((unsigned char)s[strlen(s) - 1]))	/* a number, as before */
-			return perr(e, i, "invalid burst '%s': %s (1 .. 4294967295)", s, why);
-		return perr(e, i, "invalid burst '%s' (1 .. 4294967295; bytes as tc(8): 64kb, 1mb)", s);
+			return xrl_parse_fail(e, i, "invalid burst '%s': %s (1 .. 4294967295)", s, why);
+		return xrl_parse_fail(e, i, "invalid burst '%s' (1 .. 4294967295; bytes as tc(8): 64kb, 1mb)", s);
 	case XRL_ARG_PROTO: {
 		long long pv;
 
@@ -617,7 +173,7 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return 0;
 		}
 		if ((why = xrl_dec_parse(s, 0, 255, &v)))
-			return perr(e, i, "invalid proto '%s' (tcp, udp, icmp, icmpv6 or a protocol number 0 .. 255)", s);
+			return xrl_parse_fail(e, i, "invalid proto '%s' (tcp, udp, icmp, icmpv6 or a protocol number 0 .. 255)", s);
 		c->rule.r.proto = v;
 		return 0;
 	}
@@ -633,48 +189,48 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		if (dash ? (size_t)(dash - s) >= sizeof(lo) || xrl_dec_parse(lo, 0, 65535, &v) ||
 			   xrl_dec_parse(dash + 1, 0, 65535, &hi) || hi < v
 			 : (why = xrl_dec_parse(s, 0, 65535, &v)) != NULL)
-			return perr(e, i, "invalid dport '%s' (N or N-M, 0 .. 65535, N <= M)", s);
+			return xrl_parse_fail(e, i, "invalid dport '%s' (N or N-M, 0 .. 65535, N <= M)", s);
 		c->rule.r.dport_lo = v;
 		c->rule.r.dport_hi = dash ? hi : v;
-		c->ports_given = true;
+		c->rule_add.written.dport = true;
 		return 0;
 	}
 	case XRL_ARG_RATE_AT:
 		if (xrl_rate_parse(s, (__u64 *)field, (__u64 *)field + 1))
-			return perr(e, i, "invalid %s rate '%s' (N/s, N/min or N/h)", what(p), s);
+			return xrl_parse_fail(e, i, "invalid %s rate '%s' (N/s, N/min or N/h)", what(p), s);
 		return 0;
 	case XRL_ARG_KEYLEN:
 		if (s[0] != '/')
-			return perr(e, i, "invalid key length '%s' (/LEN)", s);
+			return xrl_parse_fail(e, i, "invalid key length '%s' (/LEN)", s);
 		if ((why = xrl_dec_parse(s + 1, 0, 128, &v)))
-			return perr(e, i, "invalid key length '%s': %s (/LEN)", s, why);
+			return xrl_parse_fail(e, i, "invalid key length '%s': %s (/LEN)", s, why);
 		if (!v)	/* 0 would mean "default" internally */
-			return perr(e, i, "key length /0 is shorter than the prefix or not useful: use a rule for the prefix instead");
+			return xrl_parse_fail(e, i, "key length /0 is shorter than the prefix or not useful: use a rule for the prefix instead");
 		c->rule.r.key_len = v;
 		return 0;
 	case XRL_ARG_RULE_REF:
 		if (!strpbrk(s, ".:/")) {
 			if ((why = xrl_dec_parse(s, 1, UINT_MAX, &v)))
-				return perr(e, i, "invalid rule id '%s': %s", s, why);
-			c->del_id = v;
+				return xrl_parse_fail(e, i, "invalid rule id '%s': %s", s, why);
+			*(__u32 *)field = v;
 			return 0;
 		}
 		if (xrl_prefix_parse(s, &c->rule))
-			return perr(e, i, "%s", xrl_errmsg());
+			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
 	case XRL_ARG_STRING:
 	case XRL_ARG_FILE:
 		if (strlen(s) >= p->size)
-			return perr(e, i, "%s '%s' is too long", what(p), s);
+			return xrl_parse_fail(e, i, "%s '%s' is too long", what(p), s);
 		strcpy(field, s);
 		return 0;
 	case XRL_ARG_TOPIC:	/* help's: commands of the CLI */
 		if (strlen(s) >= p->size)
-			return perr(e, i, "%s '%s' is too long", what(p), s);
+			return xrl_parse_fail(e, i, "%s '%s' is too long", what(p), s);
 		if (command_word(s, XRL_IN_CLI, prefix, field, p->size, &ok, i, e))
 			return -EINVAL;
 		if (!ok)
-			return perr(e, i, "unknown command '%s' (it belongs in xdp-rl.conf)", s);
+			return xrl_parse_fail(e, i, "unknown command '%s' (it belongs in xdp-rl.conf)", s);
 		return 0;
 	case XRL_ARG_HOSTPORT: {
 		struct sockaddr_storage ss;
@@ -682,13 +238,13 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		socklen_t sl;
 
 		if ((strcmp(s, "off") && xrl_hostport_sockaddr(s, &ss, &sl, why, sizeof(why))) ||
-		    strlen(s) >= sizeof(c->hostport))
-			return perr(e, i, "invalid %s address '%s' (%s)", what(p), s, why);
-		strcpy(c->hostport, s);
+		    strlen(s) >= p->size)
+			return xrl_parse_fail(e, i, "invalid %s address '%s' (%s)", what(p), s, why);
+		strcpy(field, s);
 		return 0;
 	}
 	}
-	return perr(e, i, "internal error: argument type %d", p->type);
+	return xrl_parse_fail(e, i, "internal error: argument type %d", p->type);
 }
 
 /* Has the command keywords added later (struct xrl_param.late)? */
@@ -697,7 +253,7 @@ static void keyword_list(const struct xrl_param *params, char *buf, size_t len)
 	size_t l = 0;
 
 	buf[0] = '\0';
-	for (const struct xrl_param *p = params; !is_end(p); p++)
+	for (const struct xrl_param *p = params; !xrl_param_end(p); p++)
 		if (p->name && l < len)
 			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", p->name);
 }
@@ -712,26 +268,26 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 	const struct xrl_param *ps = cmd->params, *p;
 	int at[XRL_MAX_PARAMS], np = 0, err, k;
 	char list[128], hint[96];
-	struct names kws = { 0 };
+	struct xrl_names kws = { 0 };
 
-	for (p = ps; !is_end(p) && np < XRL_MAX_PARAMS; p++) {
+	for (p = ps; !xrl_param_end(p) && np < XRL_MAX_PARAMS; p++) {
 		at[np++] = -1;
 		if (p->name) {
-			names_add(&kws, p->name, true, p - ps);
+			xrl_names_add(&kws, p->name, true, p - ps);
 			kws.late[kws.n - 1] = p->late;
 		}
 	}
 	/* positional */
-	for (p = ps; !is_end(p) && !p->name; p++) {
-		if (i < argc && p->need != XRL_REQUIRED && names_match(&kws, argv[i], prefix) >= 0)
+	for (p = ps; !xrl_param_end(p) && !p->name; p++) {
+		if (i < argc && p->need != XRL_REQUIRED && xrl_names_match(&kws, argv[i], prefix) >= 0)
 			break;
 		if (i >= argc) {
 			if (p->need != XRL_REQUIRED)
 				break;
 			if (p->meta)
-				return perr(e, argc, "missing %s", p->meta);
+				return xrl_parse_fail(e, argc, "missing %s", p->meta);
 			xrl_words_join(p->words, ", ", list, sizeof(list));
-			return perr(e, argc, "missing %s (%s)", what(p), list);
+			return xrl_parse_fail(e, argc, "missing %s (%s)", what(p), list);
 		}
 		at[p - ps] = i;
 		if ((err = parse_value(p, argv, i++, prefix, c, e)))
@@ -740,22 +296,22 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 	/* keywords */
 	keyword_list(ps, list, sizeof(list));
 	for (; i < argc; i++) {
-		k = names_match(&kws, argv[i], prefix);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&kws, argv[i], list, sizeof(list));
-			return perr(e, i, "ambiguous argument '%s' (%s)", argv[i], list);
+		k = xrl_names_match(&kws, argv[i], prefix);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&kws, argv[i], list, sizeof(list));
+			return xrl_parse_fail(e, i, "ambiguous argument '%s' (%s)", argv[i], list);
 		}
 		if (k < 0) {
-			names_hint(&kws, argv[i], hint, sizeof(hint));
+			xrl_names_hint(&kws, argv[i], hint, sizeof(hint));
 			if (list[0])
-				return perr(e, i, "unknown argument '%s' (%s)%s", argv[i], list, hint);
-			return perr(e, i, "unknown argument '%s'", argv[i]);
+				return xrl_parse_fail(e, i, "unknown argument '%s' (%s)%s", argv[i], list, hint);
+			return xrl_parse_fail(e, i, "unknown argument '%s'", argv[i]);
 		}
 		p = ps + kws.key[k];
 		if (at[p - ps] >= 0)
-			return perr(e, i, "'%s' given twice", p->name);
+			return xrl_parse_fail(e, i, "'%s' given twice", p->name);
 		if (p->type != XRL_ARG_FLAG && ++i >= argc)
-			return perr(e, i - 1, "missing value after '%s'", p->name);
+			return xrl_parse_fail(e, i - 1, "missing value after '%s'", p->name);
 		at[p - ps] = i;
 		if ((err = parse_value(p, argv, i, prefix, c, e)))
 			return err;
@@ -763,561 +319,16 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 		    (prefix ? !strncmp(p->then->name, argv[i + 1], strlen(argv[i + 1]))
 			    : !strcmp(p->then->name, argv[i + 1]))) {
 			if ((i += 2) >= argc)
-				return perr(e, i - 1, "missing value after '%s %s'", p->name,
+				return xrl_parse_fail(e, i - 1, "missing value after '%s %s'", p->name,
 					    p->then->name);
 			if ((err = parse_value(p->then, argv, i, prefix, c, e)))
 				return err;
 		}
 	}
-	for (p = ps; !is_end(p); p++)
+	for (p = ps; !xrl_param_end(p); p++)
 		if (p->name && p->need == XRL_REQUIRED && at[p - ps] < 0)
-			return perr(e, argc, "missing '%s %s'", p->name, p->meta);
+			return xrl_parse_fail(e, argc, "missing '%s %s'", p->name, p->meta);
 	return cmd->check ? cmd->check(c, at, e) : 0;
-}
-
-/* ---- checks of what no single word says ---- */
-
-enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
-       RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
-       RA_AGGREGATE, RA_NEWKEYS };
-
-/* An endpoint rule's words: proto first, dport and syn with it. */
-static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	struct xrl_rule *r = &c->rule.r;
-
-	if (at[RA_PROTO] < 0 && (at[RA_DPORT] >= 0 || at[RA_SYN] >= 0))
-		return perr(e, at[RA_DPORT] >= 0 ? at[RA_DPORT] - 1 : at[RA_SYN],
-			    "'%s' makes an endpoint rule: it needs 'proto tcp' (or udp for dport)",
-			    at[RA_DPORT] >= 0 ? "dport" : "syn");
-	if (at[RA_DPORT] >= 0 && r->proto != 6 && r->proto != 17)
-		return perr(e, at[RA_DPORT] - 1, "'dport' needs proto tcp or udp: other protocols have no ports");
-	if (at[RA_SYN] >= 0 && r->proto != 6)
-		return perr(e, at[RA_SYN], "'syn' needs proto tcp");
-	if (r->ep && at[RA_DPORT] < 0) {
-		r->dport_lo = 0;	/* every port: not "dport 0" */
-		r->dport_hi = 65535;
-	}
-	return 0;
-}
-
-/* What a window algorithm or a byte rate says about burst (issue 9). */
-static int check_rule_units(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	struct xrl_rule *r = &c->rule.r;
-
-	if (r->action != XRL_ACT_LIMIT) {
-		if (at[RA_ALGO] >= 0)
-			return perr(e, at[RA_ALGO] - 1, "'algo' means nothing with action %s: the rule is never metered (leave it out)",
-				    xrl_word_name(xrl_action_words, r->action));
-		return 0;
-	}
-	if (r->algo != XRL_ALGO_GCRA && at[RA_BURST] >= 0)
-		return perr(e, at[RA_BURST] - 1, "'burst' belongs to the token bucket: %s admits rate per window, no more (leave out burst, or use algo token-bucket)",
-			    xrl_word_name(xrl_algo_words, r->algo));
-	if (c->burst_sized && r->unit == XRL_UNIT_PACKETS)
-		return perr(e, at[RA_BURST], "burst in bytes needs a byte rate (rate 10mbit, rate 2mbps); a packet rate's burst is a number of packets");
-	return 0;
-}
-
-static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	static const int field_at[] = {
-		[XRL_FIELD_ACTION] = RA_ACTION, [XRL_FIELD_KEYLEN] = RA_PER,
-		[XRL_FIELD_RATE] = RA_RATE, [XRL_FIELD_BURST] = RA_BURST,
-		[XRL_FIELD_AGGREGATE] = RA_AGGREGATE, [XRL_FIELD_NEWKEYS] = RA_NEWKEYS,
-	};
-	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
-	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
-						      "new-keys" };
-	struct xrl_rule *r = &c->rule.r;
-	enum xrl_rule_field bad;
-	int argi = INT_MAX, k = -1;
-
-	/* allow and deny are never metered: a rate, burst or key length with
-	 * them would be silently dropped; blame the first one written */
-	for (size_t j = 0; r->action != XRL_ACT_LIMIT && j < 5; j++) {
-		if (at[unmetered[j]] >= 0 && at[unmetered[j]] < argi) {
-			argi = at[unmetered[j]];
-			k = j;
-		}
-	}
-	if (k >= 0)
-		return perr(e, argi - 1, "'%s' means nothing with action %s: %s rule is never metered (leave out rate, burst and per, or use action limit)",
-			    unmetered_name[k], xrl_word_name(xrl_action_words, r->action),
-			    r->action == XRL_ACT_ALLOW ? "an allow" : "a deny");
-	/* an allow rule passes whether the daemon heartbeats or not */
-	if (r->action == XRL_ACT_ALLOW && at[RA_ON_FAILURE] >= 0)
-		return perr(e, at[RA_ON_FAILURE] - 1, "'on-failure' means nothing with action allow: an allow rule always passes, daemon or not (leave it out)");
-	/* only a limit rule has a rate to share across the fleet */
-	if (r->action != XRL_ACT_LIMIT && r->scope == XRL_SCOPE_FLEET)
-		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' means nothing with action %s: only a limit rule has a rate to share across hosts (leave out scope)",
-			    xrl_word_name(xrl_action_words, r->action));
-	/* the fleet bucket in Redis is a GCRA of packets of source keys: a
-	 * window algorithm, a byte rate or an endpoint rule has no fleet
-	 * counterpart (README, "Fleet-wide limits") */
-	if (r->scope == XRL_SCOPE_FLEET && r->algo != XRL_ALGO_GCRA)
-		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' takes a token bucket: the fleet bucket in Redis is a GCRA (leave out algo, or scope)");
-	if (r->scope == XRL_SCOPE_FLEET && r->unit != XRL_UNIT_PACKETS)
-		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' counts packets: the fleet bucket's clock is in microseconds, too coarse for a byte rate (use N/s, or leave out scope)");
-	if (r->scope == XRL_SCOPE_FLEET && at[RA_PROTO] >= 0)
-		return perr(e, at[RA_SCOPE] - 1, "'scope fleet' takes a source rule: endpoint rules (proto) are metered per host (leave out scope, or proto)");
-	/* 0/s would read as "none" (the default) */
-	if (at[RA_AGGREGATE] >= 0 && !r->agg_rate_count)
-		return perr(e, at[RA_AGGREGATE], "aggregate rate must be at least 1");
-	if (at[RA_NEWKEYS] >= 0 && !r->nk_rate_count)
-		return perr(e, at[RA_NEWKEYS], "new-keys rate must be at least 1");
-	if (r->action == XRL_ACT_LIMIT) {
-		if (at[RA_RATE] < 0)
-			return perr(e, INT_MAX, "missing 'rate N/s|N/min|N/h'");
-		if (at[RA_BURST] < 0 && r->algo == XRL_ALGO_GCRA)
-			return perr(e, INT_MAX, "missing 'burst N'");
-	}
-	if (check_rule_endpoint(c, at, e) || check_rule_units(c, at, e))
-		return -EINVAL;
-	if (!xrl_rule_check(&c->rule, &bad))
-		return 0;
-	/* blame the word that set the field; a default one, the prefix */
-	argi = at[field_at[bad]];
-	return perr(e, argi >= 0 ? argi : at[RA_PREFIX], "%s", xrl_errmsg());
-}
-
-enum { RD_REF, RD_ID };
-
-static int check_rule_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	if (at[RD_REF] >= 0 && at[RD_ID] >= 0)
-		return perr(e, at[RD_ID] - 1, "the rule is named twice (ID, PREFIX or id ID: one of them)");
-	if (at[RD_REF] < 0 && at[RD_ID] < 0)
-		return perr(e, INT_MAX, "missing ID|PREFIX (or id ID)");
-	return 0;
-}
-
-static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	(void)e;
-	if (at[0] < 0)
-		c->sample_ms = 250;
-	return 0;
-}
-
-enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
-
-static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	if (at[TOP_COUNT] < 0)
-		c->count = c->watch ? 20 : 10;
-	if (at[TOP_SAMPLE] < 0)
-		c->sample_ms = 1000;
-	return 0;
-}
-
-/* ---- the table ---- */
-
-#define F(field) .off = offsetof(struct xrl_cmd, field), \
-		 .size = sizeof(((struct xrl_cmd *)0)->field)
-#define END {}
-
-static const struct xrl_param p_attach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
-	  .help = "the interface to attach to" },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
-	  .help = "the XDP mode (default: native where the driver has it)" },
-	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(keys),
-	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
-	END,
-};
-
-static const struct xrl_param p_detach[] = {
-	{ "dev", XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
-	  .help = "the interface to detach from" },
-	{ "purge", XRL_ARG_FLAG, F(purge),
-	  .help = "then remove the pins (rules, buckets, counters) if nothing is attached" },
-	END,
-};
-
-static const struct xrl_param p_agg_burst = {
-	"burst", XRL_ARG_NUM, "N", .min = 1, .max = UINT_MAX, .range = "1 .. 4294967295",
-	F(rule.r.agg_burst), .what = "aggregate burst",
-	.help = "the aggregate's burst in packets (default: one second of its rate)",
-};
-
-static const struct xrl_param p_rule_add[] = {
-	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
-			.help = "the sources: ADDR/LEN, IPv4 or IPv6 (a bare address: one host)" },
-	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF,
-		      .help = "packets per key per s, min or h; bytes: 10mbit, 2mbps (tc's units)" },
-	[RA_BURST] = { "burst", XRL_ARG_SIZE, "N", .need = XRL_REQUIRED_IF,
-		       .help = "bucket size in packets (bytes for a byte rate: 64kb); token bucket only" },
-	[RA_PER] = { "per", XRL_ARG_KEYLEN, "/LEN",
-		     .help = "key length in bits of the source (default /32, IPv6 /64)" },
-	[RA_ACTION] = { "action", XRL_ARG_WORD, NULL, xrl_action_words, F(rule.r.action),
-			.help = "limit (default), or always pass (allow) or drop (deny)" },
-	[RA_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(rule.r.id),
-		    .help = "the rule's id, 1 .. 4294967295 (default: the next free one)" },
-	[RA_ON_FAILURE] = { "on-failure", XRL_ARG_WORD, NULL, xrl_on_failure_words,
-			    F(rule.r.on_failure),
-			    .help = "no heartbeat: pass (open, default) or drop (closed)" },
-	[RA_ALGO] = { "algo", XRL_ARG_WORD, NULL, xrl_algo_words, F(rule.r.algo),
-		      .what = "algorithm", .late = true,	/* "a" stays action */
-		      .help = "the meter (default token-bucket; windows take no burst)" },
-	[RA_DRY_RUN] = { "dry-run", XRL_ARG_FLAG, F(rule.r.dry_run), .late = true,
-			 .help = "meter and count would-drops, pass everything" },
-	[RA_PROTO] = { "proto", XRL_ARG_PROTO, "tcp|udp|icmp|icmpv6|N", .late = true,
-		       .help = "an endpoint rule: this L4 protocol only (N: its number)" },
-	[RA_DPORT] = { "dport", XRL_ARG_PORTS, "N|N-M", .late = true,
-		       .help = "an endpoint rule: these destination ports only (tcp, udp)" },
-	[RA_SYN] = { "syn", XRL_ARG_FLAG, F(rule.r.syn), .late = true,
-		     .help = "an endpoint rule: TCP SYNs without ACK only" },
-	[RA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope), .late = true,
-		       .help = "the limit holds per host (default) or across the fleet (Redis)" },
-	[RA_AGGREGATE] = { "aggregate", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.agg_rate_count),
-			   .then = &p_agg_burst, .late = true,
-			   .help = "one more bucket for all keys together, in packets per s, min or h" },
-	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
-			 .late = true,
-			 .help = "new buckets per s, min or h (default: from the table size)" },
-	END,
-};
-
-static const struct xrl_param p_rule_del[] = {
-	[RD_REF] = { NULL, XRL_ARG_RULE_REF, "ID|PREFIX", .need = XRL_REQUIRED_IF,
-		     .help = "the rule's id, or the prefix of its source rule" },
-	[RD_ID] = { "id", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(del_id),
-		    .need = XRL_ALTERNATIVE, .what = "rule id",
-		    .help = "the rule of this id (an endpoint rule: only by id)" },
-	END,
-};
-
-static const struct xrl_param p_rule_list[] = {
-	{ "config", XRL_ARG_FLAG, F(list_config),
-	  .help = "as xdp-rl.conf lines: what a config file reads back" },
-	END,
-};
-
-static const struct xrl_param p_status[] = {
-	{ "sample", XRL_ARG_NUM, "MS", .min = 0, .max = 60000, .range = "milliseconds, 0 .. 60000",
-	  F(sample_ms),
-	  .help = "the run-time figure over MS milliseconds now (default 250; 0: none)" },
-	END,
-};
-
-static const struct xrl_param p_mode_set[] = {
-	{ NULL, XRL_ARG_WORD, NULL, xrl_mode_words, F(mode), .need = XRL_REQUIRED, .what = "mode",
-	  .help = "meter and drop, meter and pass, pass all, or drop all that rules meter" },
-	END,
-};
-
-static const struct xrl_param p_show[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
-	  .help = "a source address, IPv4 or IPv6" },
-	END,
-};
-
-static const struct xrl_param p_top[] = {
-	[TOP_COUNT] = { "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
-			.help = "how many keys, 1 .. 1000000 (default 10)" },
-	[TOP_SAMPLE] = { "sample", XRL_ARG_NUM, "MS", .min = 10, .max = 60000,
-			 .range = "milliseconds, 10 .. 60000", F(sample_ms),
-			 .help = "the sample in milliseconds, 10 .. 60000 (default 1000)" },
-	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(watch),
-			.help = "a live full screen, a sample at a time, until q" },
-	END,
-};
-
-static const struct xrl_param p_key_list[] = {
-	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(key_rule), .what = "rule id",
-	  .help = "the keys of this rule only" },
-	{ "limited", XRL_ARG_FLAG, F(limited),
-	  .help = "only the keys without a token now" },
-	END,
-};
-
-static const struct xrl_param p_key_addr[] = {
-	{ NULL, XRL_ARG_ADDR, "ADDR", .need = XRL_REQUIRED,
-	  .help = "a source address: the key of its rule" },
-	END,
-};
-
-static const struct xrl_param p_events[] = {
-	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 1000000, F(count),
-	  .help = "stop after N events, 1 .. 1000000" },
-	{ "timeout", XRL_ARG_NUM, "SEC", .min = 1, .max = 86400, F(timeout_s),
-	  .help = "stop after SEC seconds, 1 .. 86400" },
-	END,
-};
-
-static const struct xrl_param p_help[] = {
-	{ NULL, XRL_ARG_TOPIC, "COMMAND", F(topic), .what = "command",
-	  .help = "a command or its first word" },
-	END,
-};
-
-static const struct xrl_param p_replay[] = {
-	{ NULL, XRL_ARG_FILE, "FILE", F(capture), .need = XRL_REQUIRED, .what = "capture file",
-	  .help = "a pcap or pcapng capture (Ethernet, Linux cooked or raw IP)" },
-	{ "config", XRL_ARG_FILE, "FILE", F(config), .what = "configuration file",
-	  .help = "the rules of this xdp-rl.conf (default: the pinned rules)" },
-	END,
-};
-
-static const struct xrl_param p_interface[] = {
-	{ NULL, XRL_ARG_IFACE, "IFACE", F(ifname), .need = XRL_REQUIRED,
-	  .help = "an interface the daemon attaches to" },
-	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(xdp_mode), .what = "XDP mode",
-	  .help = "the XDP mode (default: native where the driver has it)" },
-	END,
-};
-
-static const struct xrl_param p_heartbeat[] = {
-	{ NULL, XRL_ARG_NUM, "MS", .min = 10, .max = 3600000, .range = "milliseconds, 10 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "heartbeat",
-	  .help = "milliseconds between heartbeats, 10 .. 3600000" },
-	END,
-};
-
-static const struct xrl_param p_watchdog[] = {
-	{ NULL, XRL_ARG_NUM, "MS", .min = 0, .max = 3600000, .range = "milliseconds, 0 .. 3600000",
-	  F(ms), .need = XRL_REQUIRED, .what = "watchdog",
-	  .help = "milliseconds without a heartbeat, 0 .. 3600000 (0: never)" },
-	END,
-};
-
-static const struct xrl_param p_metrics[] = {
-	{ NULL, XRL_ARG_HOSTPORT, "ADDR:PORT|off", .need = XRL_REQUIRED, .what = "metrics",
-	  .help = "the address to listen on, or off: no metrics server" },
-	END,
-};
-
-static const struct xrl_param p_fleet_redis[] = {
-	{ NULL, XRL_ARG_STRING, "HOST:PORT[,HOST:PORT...]", F(fleet_redis), .need = XRL_REQUIRED,
-	  .what = "Redis address",
-	  .help = "the Redis server, or the seeds of a cluster" },
-	{ "cluster", XRL_ARG_FLAG, F(fleet_cluster),
-	  .help = "the addresses are a Redis Cluster's" },
-	{ "sync", XRL_ARG_NUM, "MS", .min = 10, .max = 10000, .range = "milliseconds, 10 .. 10000",
-	  F(fleet_sync_ms), .help = "milliseconds between syncs, 10 .. 10000" },
-	{ "timeout", XRL_ARG_NUM, "MS", .min = 1, .max = 1000, .range = "milliseconds, 1 .. 1000",
-	  F(fleet_timeout_ms), .help = "a call's deadline in milliseconds, 1 .. 1000" },
-	{ "hosts", XRL_ARG_NUM, "N", .min = 1, .max = 65536, .range = "hosts, 1 .. 65536",
-	  F(fleet_hosts), .help = "the hosts a closed rule assumes before its first sync (default 2)" },
-	END,
-};
-
-static const struct xrl_param p_fleet_host[] = {
-	{ NULL, XRL_ARG_STRING, "NAME", F(fleet_host), .need = XRL_REQUIRED, .what = "host name",
-	  .help = "this host's name in the fleet's keys" },
-	END,
-};
-
-
-/* What a parameter takes, as help shows it: its meta ("N/s"), or its words
- * joined ("tcp|udp"), or nothing. */
-static void param_value(const struct xrl_param *p, char *val, size_t len)
-{
-	if (p->meta)
-		snprintf(val, len, "%s", p->meta);
-	else if (p->words)
-		xrl_words_join(p->words, "|", val, len);
-	else
-		val[0] = '\0';
-}
-
-static const struct xrl_param p_fleet_auth[] = {
-	{ NULL, XRL_ARG_FILE, "FILE", F(fleet_auth), .need = XRL_REQUIRED,
-	  .what = "credentials file",
-	  .help = "PASSWORD or USER PASSWORD on one line, readable by root only" },
-	END,
-};
-
-#define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
-
-const struct xrl_command xrl_commands[] = {
-	{ "attach", XRL_CMD_ATTACH, XRL_IN_CLI, p_attach, NULL,
-	  "load (or reuse) the program and its maps and attach to IFACE" },
-	{ "detach", XRL_CMD_DETACH, XRL_IN_CLI, p_detach, NULL,
-	  "detach from IFACE (refused while xdp-rld serves it); purge: remove the pins once nothing is attached" },
-	{ "purge", XRL_CMD_PURGE, XRL_IN_CLI, NULL, NULL,
-	  "remove the pins (rules, buckets, counters); refused while attached anywhere" },
-	{ "upgrade", XRL_CMD_UPGRADE, XRL_IN_CLI, NULL, NULL,
-	  "this build's program takes over the running one's maps and links, state kept" },
-	{ "status", XRL_CMD_STATUS, XRL_IN_CLI, p_status, check_status,
-	  "program, mode, rules, keys, the daemon's heartbeat, run time per packet now, interfaces",
-	  .preferred = true },
-	{ "rule add", XRL_CMD_RULE_ADD, BOTH, p_rule_add, check_rule_add,
-	  "add a rule: a bucket of burst refilled at rate for each key under PREFIX",
-	  .preferred = true },	/* "r" was rule's before replay came */
-	{ "rule del", XRL_CMD_RULE_DEL, XRL_IN_CLI, p_rule_del, check_rule_del,
-	  "remove one rule" },
-	{ "rule list", XRL_CMD_RULE_LIST, XRL_IN_CLI, p_rule_list, NULL,
-	  "list the rules; config: as rule add lines of xdp-rl.conf, every setting written out" },
-	{ "rule flush", XRL_CMD_RULE_FLUSH, XRL_IN_CLI, NULL, NULL,
-	  "remove every rule" },
-	{ "mode", XRL_CMD_MODE_SHOW, XRL_IN_CLI, NULL, NULL,
-	  "the data path's mode" },
-	{ "mode set", XRL_CMD_MODE_SET, BOTH, p_mode_set, NULL,
-	  "switch the data path's mode" },
-	{ "stats", XRL_CMD_STATS, XRL_IN_CLI, NULL, NULL,
-	  "what each rule passed and dropped; global counters" },
-	{ "show", XRL_CMD_SHOW, XRL_IN_CLI, p_show, NULL,
-	  "the rule and the bucket of ADDR" },
-	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
-	  "the N keys dropping most over a sample of MS (default 10, 1000 ms); watch: live" },
-	{ "key list", XRL_CMD_KEY_LIST, XRL_IN_CLI, p_key_list, NULL,
-	  "the tracked keys (of rule ID; limited: without a token now)" },
-	{ "key reset", XRL_CMD_KEY_RESET, XRL_IN_CLI, p_key_addr, NULL,
-	  "forgive the key of ADDR: its bucket full again" },
-	{ "key del", XRL_CMD_KEY_DEL, XRL_IN_CLI, p_key_addr, NULL,
-	  "forget the key of ADDR: delete its bucket" },
-	{ "events", XRL_CMD_EVENTS, XRL_IN_CLI, p_events, NULL,
-	  "follow keys becoming limited and no longer limited; stop after N or SEC" },
-	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
-	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
-	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
-	  "the commands (all of them, or those of COMMAND) and what they take" },
-	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
-	  "attach to IFACE (as often as needed)" },
-	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,
-	  "ms between the daemon's heartbeats (default 1000)" },
-	{ "watchdog", XRL_CMD_WATCHDOG, XRL_IN_CONFIG, p_watchdog, NULL,
-	  "ms without a heartbeat before rules follow on-failure (default 5000; 0: never)" },
-	{ "metrics", XRL_CMD_METRICS, XRL_IN_CONFIG, p_metrics, NULL,
-	  "where to serve Prometheus metrics (default 127.0.0.1:9437)" },
-	{ "fleet redis", XRL_CMD_FLEET_REDIS, XRL_IN_CONFIG, p_fleet_redis, NULL,
-	  "share scope fleet rules through Redis (cluster: a Redis Cluster); sync, timeout in ms" },
-	{ "fleet host", XRL_CMD_FLEET_HOST, XRL_IN_CONFIG, p_fleet_host, NULL,
-	  "this host's name in the fleet (default: the hostname)" },
-	{ "fleet auth", XRL_CMD_FLEET_AUTH, XRL_IN_CONFIG, p_fleet_auth, NULL,
-	  "Redis credentials: FILE holds PASSWORD or USER PASSWORD on one line" },
-};
-
-const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);
-
-/* ---- the synopsis ---- */
-
-bool xrl_param_end(const struct xrl_param *p)
-{
-	return is_end(p);
-}
-
-void xrl_cmd_synopsis(const struct xrl_command *cmd, char *buf, size_t len)
-{
-	size_t l = snprintf(buf, len, "%s", cmd->name);
-
-	for (const struct xrl_param *p = cmd->params; !is_end(p) && l < len; p++) {
-		char val[128];
-		bool opt = p->need == XRL_OPTIONAL;
-
-		if (p->need == XRL_ALTERNATIVE)
-			continue;	/* shown beside its positional */
-		param_value(p, val, sizeof(val));
-		if (p->type == XRL_ARG_FLAG)
-			l += snprintf(buf + l, len - l, " %s%s%s", opt ? "[" : "", p->name, opt ? "]" : "");
-		else if (p->name && p->then)	/* "[aggregate RATE [burst N]]" */
-			l += snprintf(buf + l, len - l, " %s%s %s [%s %s]%s", opt ? "[" : "", p->name,
-				      val, p->then->name, p->then->meta, opt ? "]" : "");
-		else if (p->name)
-			l += snprintf(buf + l, len - l, " %s%s %s%s", opt ? "[" : "", p->name, val,
-				      opt ? "]" : "");
-		else
-			l += snprintf(buf + l, len - l, " %s%s", opt ? "[" : "", val);
-		if (!p->name) {	/* "ID|PREFIX|id ID" */
-			for (const struct xrl_param *q = p + 1; !is_end(q) && l < len; q++)
-				if (q->need == XRL_ALTERNATIVE)
-					l += snprintf(buf + l, len - l, "|%s %s", q->name, q->meta);
-			if (opt && l < len)
-				l += snprintf(buf + l, len - l, "]");
-		}
-	}
-}
-
-/* One line of a parameter: "rate N/s|N/min|N/h" and its help beside it,
- * or under it when the words are too long for the column. */
-#define HELP_COL 30
-
-static void param_help(FILE *f, const struct xrl_param *p, const char *indent)
-{
-	char val[128], kw[192];
-
-	param_value(p, val, sizeof(val));
-	if (p->type == XRL_ARG_FLAG)
-		snprintf(kw, sizeof(kw), "%s%s", indent, p->name);
-	else if (p->name)
-		snprintf(kw, sizeof(kw), "%s%s %s", indent, p->name, val);
-	else
-		snprintf(kw, sizeof(kw), "%s%s", indent, val);
-	if (strlen(kw) < HELP_COL)
-		fprintf(f, "    %-*s %s\n", HELP_COL, kw, p->help ? p->help : "");
-	else
-		fprintf(f, "    %s\n    %-*s %s\n", kw, HELP_COL, "", p->help ? p->help : "");
-}
-
-int xrl_cmd_help(FILE *f, const struct xrl_command *cmd)
-{
-	bool optional = false;
-	char syn[512];
-	size_t l;
-
-	/* the required words in the synopsis, the optional ones below it */
-	l = snprintf(syn, sizeof(syn), "%s", cmd->name);
-	for (const struct xrl_param *p = cmd->params; p && !is_end(p); p++) {
-		if (p->need == XRL_ALTERNATIVE) {	/* "ID|PREFIX|id ID" */
-			l += snprintf(syn + l, sizeof(syn) - l, "|%s %s", p->name, p->meta);
-			if (l >= sizeof(syn))
-				break;
-			continue;
-		}
-		if (p->need == XRL_OPTIONAL) {
-			optional = true;
-			continue;
-		}
-		if (p->name)
-			l += snprintf(syn + l, sizeof(syn) - l, " %s %s", p->name,
-				      p->meta ? p->meta : "WORD");
-		else if (p->meta)
-			l += snprintf(syn + l, sizeof(syn) - l, " %s", p->meta);
-		else {
-			char val[128];
-
-			xrl_words_join(p->words, "|", val, sizeof(val));
-			l += snprintf(syn + l, sizeof(syn) - l, " %s", val);
-		}
-		if (l >= sizeof(syn))
-			break;
-	}
-	fprintf(f, "  %s%s\n    %s\n", syn, optional ? " [KEYWORD VALUE]..." : "", cmd->help);
-	for (const struct xrl_param *p = cmd->params; p && !is_end(p); p++) {
-		param_help(f, p, "");
-		if (p->then)
-			param_help(f, p->then, "  ");
-	}
-	return 0;
-}
-
-bool xrl_cmd_in_topic(const struct xrl_command *cmd, const char *topic)
-{
-	size_t tl = strlen(topic);
-
-	return !strncmp(cmd->name, topic, tl) && (!cmd->name[tl] || cmd->name[tl] == ' ');
-}
-
-int xrl_usage(FILE *f, unsigned where, const char *topic)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < xrl_ncommands; i++) {
-		const struct xrl_command *cmd = &xrl_commands[i];
-		char syn[512];
-
-		if (!(cmd->where & where))
-			continue;
-		if (topic && !xrl_cmd_in_topic(cmd, topic))
-			continue;
-		xrl_cmd_synopsis(cmd, syn, sizeof(syn));
-		fprintf(f, "  %s\n", syn);
-		n++;
-	}
-	return n ? 0 : -ENOENT;
 }
 
 /* ---- the parser ---- */
@@ -1349,14 +360,14 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 	const struct xrl_command *cmd = NULL, *single = NULL;
 	bool cli = where == XRL_IN_CLI, ok;
 	char w0[24], list[160], hint[96];
-	struct names subs = { 0 };
+	struct xrl_names subs = { 0 };
 	int words = 1, err, k;
 	size_t wl;
 
 	memset(c, 0, sizeof(*c));
 	memset(e, 0, sizeof(*e));
 	if (argc < 1)
-		return perr(e, 0, "missing command");
+		return xrl_parse_fail(e, 0, "missing command");
 	if (command_word(argv[0], where, cli, w0, sizeof(w0), &ok, 0, e))
 		return -EINVAL;
 	/* the command that is w0 alone ("mode"), the sub-commands of w0 ("set") */
@@ -1369,27 +380,27 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		if (!name[wl])
 			single = &xrl_commands[i];
 		else if (name[wl] == ' ')
-			names_add(&subs, name + wl + 1, xrl_commands[i].where & where, i);
+			xrl_names_add(&subs, name + wl + 1, xrl_commands[i].where & where, i);
 	}
 	if (subs.n && cli)
-		names_add(&subs, "help", true, -1);
+		xrl_names_add(&subs, "help", true, -1);
 	/* after a group's word comes its sub-command ("mode" alone is one) */
 	if (subs.n && argc >= 2) {
-		k = names_match(&subs, argv[1], cli);
-		if (k == NM_AMBIGUOUS) {
-			names_prefixed(&subs, argv[1], list, sizeof(list));
-			return perr(e, 1, "ambiguous %s command '%s' (%s)", w0, argv[1], list);
+		k = xrl_names_match(&subs, argv[1], cli);
+		if (k == XRL_NM_AMBIGUOUS) {
+			xrl_names_prefixed(&subs, argv[1], list, sizeof(list));
+			return xrl_parse_fail(e, 1, "ambiguous %s command '%s' (%s)", w0, argv[1], list);
 		}
 		if (k < 0) {
 			command_list(where, w0, list, sizeof(list));
-			names_hint(&subs, argv[1], hint, sizeof(hint));
-			return perr(e, 1, "unknown %s command '%s' (%s)%s", w0, argv[1], list, hint);
+			xrl_names_hint(&subs, argv[1], hint, sizeof(hint));
+			return xrl_parse_fail(e, 1, "unknown %s command '%s' (%s)%s", w0, argv[1], list, hint);
 		}
 		if (subs.key[k] < 0) {	/* "rule help" */
 			c->kind = XRL_CMD_HELP;
-			snprintf(c->topic, sizeof(c->topic), "%s", w0);
+			snprintf(c->help.topic, sizeof(c->help.topic), "%s", w0);
 			if (argc > 2)
-				return perr(e, 2, "unexpected '%s' after help", argv[2]);
+				return xrl_parse_fail(e, 2, "unexpected '%s' after help", argv[2]);
 			return 0;
 		}
 		cmd = &xrl_commands[subs.key[k]];
@@ -1398,22 +409,22 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 		cmd = single;
 	} else {
 		command_list(where, w0, list, sizeof(list));
-		return perr(e, 1, "missing %s command (%s)", w0, list);
+		return xrl_parse_fail(e, 1, "missing %s command (%s)", w0, list);
 	}
 	if (!(cmd->where & where)) {
 		if (where == XRL_IN_CONFIG) {
 			command_list(XRL_IN_CONFIG, NULL, list, sizeof(list));
-			return perr(e, 0, "'%s' is not a configuration command (%s)",
+			return xrl_parse_fail(e, 0, "'%s' is not a configuration command (%s)",
 				    cmd->name, list);
 		}
-		return perr(e, 0, "unknown command '%s' (it belongs in xdp-rl.conf)", cmd->name);
+		return xrl_parse_fail(e, 0, "unknown command '%s' (it belongs in xdp-rl.conf)", cmd->name);
 	}
 	/* "rule add help": the usage of that command */
 	if (cli && argc > words && !strcmp(argv[words], "help")) {
 		c->kind = XRL_CMD_HELP;
-		snprintf(c->topic, sizeof(c->topic), "%s", cmd->name);
+		snprintf(c->help.topic, sizeof(c->help.topic), "%s", cmd->name);
 		if (argc > words + 1)
-			return perr(e, words + 1, "unexpected '%s' after help", argv[words + 1]);
+			return xrl_parse_fail(e, words + 1, "unexpected '%s' after help", argv[words + 1]);
 		return 0;
 	}
 	c->kind = cmd->kind;

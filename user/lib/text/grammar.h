@@ -1,21 +1,29 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The xdp-rl grammar: one table (grammar.c) describes every command of
- * xdp-rlctl and of the configuration file, its arguments and keywords, and
- * every enum word. Parsing, error hints, the usage text and `help` all read
- * it; a test checks the man page and the README against it.
+ * The xdp-rl grammar: one table (commands.c) describes every command of
+ * xdp-rlctl and of the configuration file, its arguments and keywords; the
+ * enum words are the vocabulary's (model/words.h). Parsing (grammar.c),
+ * error hints, the usage text and `help` (usage.c) all read it; a test
+ * checks the man page and the README against it.
  *
- * Adding a keyword: a row in the table (and a field in struct xrl_cmd for its
- * value), then the code that acts on it. Adding a command: its kind below,
- * its row, and its handler in the program that runs it.
+ * Adding a keyword: a row in the table (and a field in its command's
+ * member of struct xrl_cmd for its value), then the code that acts on it.
+ * Adding a command: its kind below, its row, its arguments' struct, and its
+ * handler in the program that runs it.
  */
 #ifndef XRL_GRAMMAR_H
 #define XRL_GRAMMAR_H
 
 #include <limits.h>
 #include <stdio.h>
-#include "libxrl.h"
+#include <net/if.h>
+#include "base/strict.h"
+#include "model/addr.h"
+#include "model/fleet_settings.h"
+#include "model/rule.h"
+#include "model/units.h"
 #include "model/words.h"
+#include "text/rulefmt.h"
 
 enum xrl_cmd_kind {
 	XRL_CMD_ATTACH,
@@ -53,65 +61,113 @@ enum xrl_cmd_kind {
 #define XRL_IN_CONFIG	2u
 
 
-/* What a command's words parse into. */
-struct xrl_cmd {
-	enum xrl_cmd_kind kind;
-	/* attach, detach, interface */
+/* What each command's words parse into: one struct per command (or per
+ * commands that take the same words), in a union by kind. */
+struct xrl_args_attach {	/* attach; interface (no keys) */
 	char ifname[IF_NAMESIZE];
 	int xdp_mode;		/* enum xrl_xdp_mode */
 	__u32 keys;
+};
+
+struct xrl_args_detach {
+	char ifname[IF_NAMESIZE];
 	bool purge;
-	/* rule add; rule del by prefix */
-	struct xrl_rule_entry rule;
-	/* rule del by id */
-	__u32 del_id;
-	/* mode set */
+};
+
+struct xrl_args_status {
+	__u32 sample_ms;	/* the run-time figure's sample; 0: none */
+};
+
+struct xrl_args_rule_add {
+	/* what the words say that the values cannot (burst from the check) */
+	struct xrl_rule_written written;
+};
+
+struct xrl_args_rule_del {
+	__u32 id;		/* by id; 0: by the prefix in xrl_cmd.rule */
+};
+
+struct xrl_args_rule_list {
+	bool config;		/* as xdp-rl.conf lines */
+};
+
+struct xrl_args_mode_set {
 	int mode;		/* enum xrl_mode */
-	/* show, key reset, key del */
+};
+
+struct xrl_args_addr {		/* show, key reset, key del */
 	int family;
 	__u8 addr[16];
-	/* top; events */
+};
+
+struct xrl_args_top {
 	__u32 count;
 	__u32 sample_ms;	/* the drop rates' sample */
 	bool watch;		/* the live full-screen view */
-	/* key list */
-	__u32 key_rule;		/* only this rule's keys; 0: all */
+};
+
+struct xrl_args_key_list {
+	__u32 rule;		/* only this rule's keys; 0: all */
 	bool limited;		/* only keys without a token now */
-	/* events */
+};
+
+struct xrl_args_events {
+	__u32 count;
 	__u32 timeout_s;
-	/* heartbeat, watchdog */
-	__u32 ms;
-	/* metrics */
-	char hostport[80];
-	/* fleet redis, fleet host, fleet auth */
-	char fleet_redis[256];	/* HOST:PORT[,HOST:PORT...] */
-	bool fleet_cluster;
-	__u32 fleet_sync_ms, fleet_timeout_ms;	/* 0: not given */
-	__u32 fleet_hosts;	/* 0: not given */
-	char fleet_host[64];
-	char fleet_auth[PATH_MAX];
-	/* help */
+};
+
+struct xrl_args_help {
 	char topic[32];
-	/* replay: the capture, and a configuration file ("": the pins' rules) */
+};
+
+struct xrl_args_replay {
 	char capture[PATH_MAX];
-	char config[PATH_MAX];
-	/* rule add: burst was written with a size unit (64kb) */
-	bool burst_sized;
-	bool ports_given;	/* dport */
-	bool list_config;	/* rule list config: as xdp-rl.conf lines */
+	char config[PATH_MAX];	/* a configuration file; "": the pins' rules */
+};
+
+struct xrl_args_ms {		/* heartbeat, watchdog */
+	__u32 ms;
+};
+
+struct xrl_args_metrics {
+	char hostport[80];	/* ADDR:PORT or off */
+};
+
+struct xrl_cmd {
+	enum xrl_cmd_kind kind;
+	/* rule add: the rule; rule del: the prefix of the rule it removes */
+	struct xrl_rule_entry rule;
+	union {
+		struct xrl_args_attach attach;		/* and interface */
+		struct xrl_args_detach detach;
+		struct xrl_args_status status;
+		struct xrl_args_rule_add rule_add;
+		struct xrl_args_rule_del rule_del;
+		struct xrl_args_rule_list rule_list;
+		struct xrl_args_mode_set mode_set;
+		struct xrl_args_addr addr;		/* show, key reset, key del */
+		struct xrl_args_top top;
+		struct xrl_args_key_list key_list;
+		struct xrl_args_events events;
+		struct xrl_args_help help;
+		struct xrl_args_replay replay;
+		struct xrl_args_ms ms;			/* heartbeat, watchdog */
+		struct xrl_args_metrics metrics;
+		struct xrl_fleet_settings fleet;	/* fleet redis, host, auth */
+	};
 };
 
 /* How the words after a keyword (or in a position) are read. */
 enum xrl_arg {
 	XRL_ARG_FLAG,		/* the keyword alone: a bool */
 	XRL_ARG_WORD,		/* one of .words: an int */
-	XRL_ARG_NUM,		/* decimal in [min, max]: a __u32 */
+	XRL_ARG_NUM,		/* decimal in [min, max]: a __u8 .. long, by its size */
 	XRL_ARG_IFACE,		/* an interface name */
 	XRL_ARG_PREFIX,		/* the rule's prefix */
-	XRL_ARG_ADDR,		/* family and address */
+	XRL_ARG_ADDR,		/* family and address: a struct xrl_args_addr */
 	XRL_ARG_RATE,		/* N/unit: the rule's rate */
 	XRL_ARG_KEYLEN,		/* /LEN: the rule's key length */
-	XRL_ARG_RULE_REF,	/* a rule id or a prefix */
+	XRL_ARG_RULE_REF,	/* a rule id (a __u32) or a prefix (the rule) */
 	XRL_ARG_HOSTPORT,	/* ADDR:PORT or off */
 	XRL_ARG_STRING,		/* any word that fits the field (size) */
 	XRL_ARG_TOPIC,		/* a command word (a prefix on the CLI): help's */
@@ -138,7 +194,7 @@ struct xrl_param {
 	const struct xrl_word *words;
 	__u64 min, max;		/* XRL_ARG_NUM */
 	const char *range;	/* the range in messages; NULL: "min .. max" */
-	size_t off;		/* offsetof(struct xrl_cmd, field) */
+	size_t off;		/* offsetof(struct xrl_cmd, member.field): in its command's member */
 	unsigned short size;	/* and its size, for WORD, NUM and STRING */
 	enum xrl_need need;
 	const char *what;	/* its name in messages; NULL: name or meta */
@@ -180,6 +236,10 @@ extern const size_t xrl_ncommands;
 
 /* The end of a params table (an all-zero row). */
 bool xrl_param_end(const struct xrl_param *p);
+/* A command check's error: e filled (the word argi to blame, the message),
+ * -EINVAL returned. */
+__attribute__((format(printf, 3, 4)))
+int xrl_parse_fail(struct xrl_parse_err *e, int argi, const char *fmt, ...);
 
 /*
  * Parse one command written where (XRL_IN_CLI or XRL_IN_CONFIG); argv[0] is
@@ -209,10 +269,6 @@ int xrl_usage(FILE *f, unsigned where, const char *topic);
  * each keyword with its value, unit and default ("rule add help"). */
 int xrl_cmd_help(FILE *f, const struct xrl_command *cmd);
 
-/* The edit distance (insertions, deletions, substitutions, transpositions)
- * that "did you mean" ranks candidates by. */
-int xrl_edit_distance(const char *a, const char *b);
-
 #define XRL_MAX_WORDS 32
 
 /* Split a line into words in place; '#' starts a comment. cols (max + 1
@@ -222,25 +278,5 @@ int xrl_split_words(char *line, char **argv, int *cols, int max);
 /* xrl_cmd_parse() of one line of text. */
 int xrl_cmd_parse_line(const char *line, unsigned where, struct xrl_cmd *c,
 		       struct xrl_parse_err *e);
-
-/* "100/s", "5/min", "1/h" */
-int xrl_rate_parse(const char *s, __u64 *count, __u64 *period_ns);
-void xrl_rate_format(__u64 count, __u64 period_ns, char *buf, size_t len);
-/* tc(8)'s rates: "10mbit" (bits/s), "2mbps" (bytes/s): *unit XRL_UNIT_BITS
- * or XRL_UNIT_BYTES, *count in that unit per second. */
-int xrl_byte_rate_parse(const char *s, __u64 *count, __u8 *unit);
-/* tc(8)'s sizes: "64kb" = 65536 bytes (b, k/kb, m/mb, g/gb) */
-int xrl_size_parse(const char *s, __u64 *bytes);
-/* A rule's rate and burst as the grammar reads them back ("-": none). */
-void xrl_rule_rate_format(const struct xrl_rule *r, char *buf, size_t len);
-void xrl_rule_burst_format(const struct xrl_rule *r, char *buf, size_t len);
-/* An endpoint rule's "tcp", "udp", "icmp", "icmpv6" or "N", and its
- * "22", "1000-2000" or "-" (every port). */
-void xrl_rule_proto_format(const struct xrl_rule *r, char *buf, size_t len);
-void xrl_rule_ports_format(const struct xrl_rule *r, char *buf, size_t len);
-/* A rule as a line of xdp-rl.conf ("rule add PREFIX rate ... id N ..."),
- * every setting written out: the line parses back into the same rule. The
- * length it needed (>= len: cut). */
-size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t len);
 
 #endif
