@@ -2,7 +2,7 @@
 # End-to-end: packets that would slip past a rule, with the
 # real stack answering (or not): tiny first fragments of a SYN, generic
 # mode's GRO aggregates, tunnels.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 SYNFRAG="$TOP/tests/tools/synfrag.py"
 
