@@ -186,7 +186,7 @@ fuzz-parsers: $(FUZZ_TARGETS)
 # Without root and without installing anything: the grammar, the config
 # checker and the metering maths.
 check: $(CHECKS)
-	$(Q)XRL_OUT=$(OUTPUT) tests/check.sh
+	$(Q)XRL_OUT=$(OUTPUT) tests/run.sh --check
 
 # The README's test command: install what is missing, build, run every test
 # (make check's suites first).
