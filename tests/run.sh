@@ -33,7 +33,7 @@
 # closes with "N passed, N failed[, N skipped]"; a suite that ends without
 # that line, or exits non-zero with no failure counted, counts one failure.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 usage() {
 	sed -n '5,14s/^# \{0,1\}//p' "$0"
@@ -102,12 +102,12 @@ suite_of_path() {
 # ---- what to run ----
 CHOSEN=()
 choose() {	# NAME: the suites it stands for, or false
-	local s n k r c p found=1 want=$1
+	local s n found=1 want=$1
 	want=${want%.sh}
 	want=${want#tests/}
 	[[ $want == test_* ]] && want="e2e/$want"
 	for s in "${SUITES[@]}"; do
-		read -r n k r c p <<<"$s"
+		n=${s%% *}
 		if [[ $n == "$want" || ($want == e2e && $n == e2e/*) ]]; then
 			CHOSEN+=("$s")
 			found=0
@@ -118,9 +118,11 @@ choose() {	# NAME: the suites it stands for, or false
 
 if ((${#NAMES[@]})); then
 	for n in "${NAMES[@]}"; do
-		if [[ -f $n && ! -d $n ]] && ! choose "$n"; then
+		if choose "$n"; then
+			:
+		elif [[ -f $n ]]; then
 			CHOSEN+=("$(suite_of_path "$n")")
-		elif ! choose "$n"; then
+		else
 			echo "Error: no suite '$n' (suites: $(for s in "${SUITES[@]}"; do
 				printf '%s ' "${s%% *}"; done)e2e)" >&2
 			exit 2
@@ -128,7 +130,7 @@ if ((${#NAMES[@]})); then
 	done
 else
 	for s in "${SUITES[@]}"; do
-		read -r n k r c p <<<"$s"
+		read -r _ _ _ c _ <<<"$s"
 		((c || (!CHECK_ONLY && IS_ROOT))) && CHOSEN+=("$s")
 	done
 	((!CHECK_ONLY && !IS_ROOT && !LIST)) &&
@@ -271,7 +273,7 @@ suite() {
 export XRL_RUN="${XRL_RUN:-xrl}t$$-"
 ROOT_RAN=0
 for s in "${CHOSEN[@]}"; do
-	read -r n k r c p <<<"$s"
+	read -r _ _ r _ _ <<<"$s"
 	((r && IS_ROOT && !CHECK_ONLY)) && ROOT_RAN=1
 done
 if ((ROOT_RAN && !LIST)); then

@@ -23,9 +23,9 @@ RLD_BIN="$OUT/xdp-rld"
 XFLOOD="$OUT/xrl-flood"
 FLOOD="$OUT/udpflood"
 lab_init "" || exit 1
-RUN_ID=$LAB_ID
-TMPD=$LAB_TMP
-BPFFS=$LAB_BPFFS
+# for the test files that source this one
+# shellcheck disable=SC2034
+RUN_ID=$LAB_ID TMPD=$LAB_TMP BPFFS=$LAB_BPFFS
 PIN=$LAB_PIN
 BG_PIDS=()	# daemons and servers a test started
 
@@ -59,7 +59,7 @@ lab_up() {
 lab_up_veth() {
 	local i s=()
 	for i in 1 2 3 4 5 6 7 8 9; do
-		s+=(-s 198.18.0.$i/24 -s 2001:db8:1::$i/64)
+		s+=(-s "198.18.0.$i/24" -s "2001:db8:1::$i/64")
 	done
 	lab_build "${s[@]}" -d 198.18.0.254/24 -d 2001:db8:1::fe/64 ||
 		{ fail "cannot build the lab"; return 1; }
@@ -117,7 +117,7 @@ start_rld() {
 	shift
 	nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" "$@" >>"$log" 2>&1 &
 	RLD_PID=$!
-	BG_PIDS+=($RLD_PID)
+	BG_PIDS+=("$RLD_PID")
 }
 
 # wait_log FILE REGEX [SECONDS]: until a line matches (default 10 s)
