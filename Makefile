@@ -62,7 +62,7 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
+.PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
 # the BPF objects, reached only through their skeletons, are kept; every
 # other file is a target of its own, so a missing object (a source moved
 # or added) is built, not skipped as an unneeded intermediate
@@ -207,6 +207,10 @@ fuzz-parsers: $(FUZZ_TARGETS)
 # checker and the metering maths.
 check: $(CHECKS)
 	$(Q)XRL_OUT=$(OUTPUT) tests/run.sh --check
+
+# shellcheck on the shell scripts (.ci/run's lint stage)
+lint:
+	$(Q).ci/run lint
 
 # The README's test command: install what is missing, build, run every test
 # (make check's suites first).

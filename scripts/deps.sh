@@ -13,6 +13,7 @@ PKGS=(
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
 	redis-server redis-tools libhiredis-dev
+	shellcheck
 )
 
 missing=()
