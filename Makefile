@@ -63,10 +63,11 @@ TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microben
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
 .PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
-# the BPF objects, reached only through their skeletons, are kept; every
-# other file is a target of its own, so a missing object (a source moved
-# or added) is built, not skipped as an unneeded intermediate
-.SECONDARY: $(addprefix $(OUTPUT)/,$(notdir $(patsubst %.c,%.o,$(wildcard bpf/*.bpf.c tests/*/*.bpf.c))))
+# the BPF objects and their skeletons, reached through pattern rules, are
+# kept; every other file is a target of its own, so a missing object (a
+# source moved or added) is built, not skipped as an unneeded intermediate
+BPF_SRCS  := $(notdir $(wildcard bpf/*.bpf.c tests/*/*.bpf.c))
+.SECONDARY: $(addprefix $(OUTPUT)/,$(BPF_SRCS:.bpf.c=.bpf.o) $(BPF_SRCS:.bpf.c=.skel.h))
 # a recipe that fails leaves no half-written target behind
 .DELETE_ON_ERROR:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
