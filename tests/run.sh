@@ -6,7 +6,7 @@
 #
 #   -t GLOB   only the tests whose name matches GLOB (several -t: any of
 #             them), in every suite chosen; a suite with no such test is
-#             not started
+#             not started, and a GLOB that matches nothing is an error
 #   --check   the suites that need no root and touch nothing (make check);
 #             also what runs without root
 #   -l        list the tests of the chosen suites instead of running them
@@ -213,20 +213,42 @@ run_suite() {
 }
 
 # suite NAME KIND ROOT CHECK PATH: run one suite, the tests -t chose
+STARTED=0	# suites started (or skipped for want of root)
+ROOT_STARTED=0	# suites started that need root
+LEFT_OUT=()	# scripts that -t left out
 suite() {
-	local name=$1 kind=$2 root=$3 path=$5 n
+	local name=$1 kind=$2 root=$3 path=$5 n any
 	local -a args=()
-	if ((root && (!IS_ROOT || CHECK_ONLY))); then
-		echo "== $name"
-		echo "skip $name: needs root"
-		SKIPPED=$((SKIPPED + 1))
-		return
+	local noroot=$((root && (!IS_ROOT || CHECK_ONLY)))
+	# a shell file's names are read from it: no root needed
+	if ((${#GLOBS[@]})) && [[ $kind == shell ]]; then
+		names shell "$path"
+		any=0
+		while IFS= read -r n; do
+			matches "$n" && { any=1; break; }
+		done <<<"$LISTING"
+		((any)) || return 0
+	fi
+	if ((noroot)); then
+		if ((LIST)) && [[ $kind == shell ]]; then
+			:
+		elif ((LIST)); then
+			echo "$name (needs root)"
+			return
+		else
+			echo "== $name"
+			echo "skip $name: needs root"
+			SKIPPED=$((SKIPPED + 1))
+			STARTED=$((STARTED + 1))
+			return
+		fi
 	fi
 	if [[ $kind != script && ! -e $path ]]; then
 		echo "== $name"
 		echo "  $path is not built (make all)"
 		echo "FAIL $name"
 		FAILED=$((FAILED + 1))
+		STARTED=$((STARTED + 1))
 		return
 	fi
 	if ((LIST)); then
@@ -239,7 +261,7 @@ suite() {
 		fi
 		return
 	fi
-	if ((${#GLOBS[@]})); then
+	if ((${#GLOBS[@]})) && [[ $kind != shell ]]; then
 		if ! names "$kind" "$path"; then
 			if [[ $kind == binary ]]; then
 				# it ran whole while asked for its list: count that run
@@ -247,18 +269,24 @@ suite() {
 				echo "  ($path does not list its tests (-l): it ran whole)"
 				sed 's/^/  /' <<<"$LISTING"
 				tally "$name" 0 "$LISTING"
+				STARTED=$((STARTED + 1))
+				((root)) && ROOT_STARTED=1
+			else
+				LEFT_OUT+=("$name")
 			fi
 			return
 		fi
-		local any=0
+		any=0
 		while IFS= read -r n; do
 			matches "$n" && { any=1; break; }
 		done <<<"$LISTING"
 		((any)) || return 0
-		for n in "${GLOBS[@]}"; do
-			args+=(-t "$n")
-		done
 	fi
+	for n in "${GLOBS[@]}"; do
+		args+=(-t "$n")
+	done
+	STARTED=$((STARTED + 1))
+	((root)) && ROOT_STARTED=1
 	case $kind in
 	binary) run_suite "$name" "$path" "${args[@]}" ;;
 	shell) run_suite "$name" bash "$path" ;;
@@ -271,12 +299,12 @@ suite() {
 # leftover check counts only what this run made: another job's namespaces,
 # or a container's veth on the same host, never fail the run.
 export XRL_RUN="${XRL_RUN:-xrl}t$$-"
-ROOT_RAN=0
+ROOT_CHOSEN=0
 for s in "${CHOSEN[@]}"; do
 	read -r _ _ r _ _ <<<"$s"
-	((r && IS_ROOT && !CHECK_ONLY)) && ROOT_RAN=1
+	((r && IS_ROOT && !CHECK_ONLY)) && ROOT_CHOSEN=1
 done
-if ((ROOT_RAN && !LIST)); then
+if ((ROOT_CHOSEN && !LIST)); then
 	veths_before=$(ip -o link show type veth 2>/dev/null | awk -F': ' '{print $2}' | sort)
 	pins_before=$(ls -d /sys/fs/bpf/xdp-rl* 2>/dev/null)
 fi
@@ -317,8 +345,14 @@ for s in "${CHOSEN[@]}"; do
 	suite $s
 done
 ((LIST)) && exit 0
-((ROOT_RAN)) && run_suite leftovers leftovers
+((ROOT_STARTED)) && run_suite leftovers leftovers
 
 echo
+((${#LEFT_OUT[@]})) && echo "(not run, having no test names for -t: ${LEFT_OUT[*]})"
+if ((${#GLOBS[@]} && !STARTED)); then
+	# a mistyped name must not pass for a run
+	echo "Error: no test matches -t ${GLOBS[*]}"
+	exit 1
+fi
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 ((FAILED == 0))

@@ -55,8 +55,11 @@ test_runner_t_leaves_unmatched_suites_unstarted() {
 	check_eq "only the binary's list and its one test" "$RAN" "fake_bin -l|fake_bin -t beta_two|"
 	[[ $OUT == *"== $FIX/test_alpha.sh"* ]] && fail "the shell file was started: $OUT"
 	runner -t nosuch "$FIX/test_alpha.sh" "$FIX/fake_bin"
-	check_eq "no test matches: nothing run" "$(last_line)" "0 passed, 0 failed, 0 skipped"
-	check_eq "no test matches: exit" "$RC" 0
+	check_eq "no test matches: says so" "$(last_line)" "Error: no test matches -t nosuch"
+	check_eq "no test matches: a failed run" "$RC" 1
+	check_eq "no test matches: nothing run" "$RAN" "fake_bin -l|"
+	runner -t 'delta*' "$FIX/no_summary.sh"
+	check_match "a script left out says so" "$OUT" "not run, having no test names for -t: $FIX/no_summary.sh"
 }
 
 test_runner_suite_without_summary() {
@@ -101,6 +104,10 @@ test_runner_check_is_root_free() {
 	runner --check bpf e2e/test_cli
 	check_match "a root suite under --check is skipped" "$OUT" $'\nskip bpf: needs root\n'
 	check_eq "closing line" "$(last_line)" "0 passed, 0 failed, 2 skipped"
+	# an e2e file's names are read without root: only a match is skipped
+	runner --check -t test_errors e2e/test_cli e2e/test_daemon
+	check_eq "-t: the file with the test skipped, not the other" "$(grep -c '^skip' <<<"$OUT")" 1
+	check_eq "-t: closing line" "$(last_line)" "0 passed, 0 failed, 1 skipped"
 }
 
 test_runner_unknown_suite() {
