@@ -97,11 +97,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # the skeleton and the version header are generated: made before any
 # object compiles, and, through the .d files, rebuild only their users.
 # An object without its .d file (deleted, or built before there were any)
-# is rebuilt, so that it gets one.
+# is rebuilt, so that it gets one; clang writes the .d after the object,
+# hence the touch.
 $(OUTPUT)/%.o: user/%.c $(OUTPUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@ && touch $@
 
 # rewritten when VERSION changes only, so that nothing else rebuilds
 $(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
@@ -155,7 +156,7 @@ XFUZZ_OBJS := $(OUTPUT)/tests/fuzz/fuzz.o $(OUTPUT)/tests/fuzz/model.o
 $(OUTPUT)/tests/fuzz/%.o: tests/fuzz/%.c $(OUTPUT)/tests/fuzz/%.d | $(SKEL) $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/fuzz -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/fuzz -c $< -o $@ && touch $@
 
 $(OUTPUT)/xrl-fuzz: $(XFUZZ_OBJS) $(LIBXRL)
 	$(call msg,TEST,$@)
@@ -195,11 +196,14 @@ FUZZ_TIME   ?= 300
 $(FUZZ_OUT)/%.o: user/%.c $(FUZZ_OUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@ && touch $@
 
+# the targets' .d files in a folder of their own: tests/fuzz/parsers/run.sh
+# runs every $(FUZZ_OUT)/fuzz_*
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/parsers/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
+	$(Q)mkdir -p $(FUZZ_OUT)/deps
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MF $(FUZZ_OUT)/deps/fuzz_$*.d -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
 
 fuzz-parsers: $(FUZZ_TARGETS)
 	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/parsers/run.sh
