@@ -98,11 +98,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # object compiles, and, through the .d files, rebuild only their users.
 # An object without its .d file (deleted, or built before there were any)
 # is rebuilt, so that it gets one; clang writes the .d after the object,
-# hence the touch.
+# hence the touch. The old object goes first: gcc leaves it in place when
+# the compile fails, and .DELETE_ON_ERROR removes only what a recipe changed.
 $(OUTPUT)/%.o: user/%.c $(OUTPUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@ && touch $@
+	$(Q)rm -f $@ && $(CC) $(CFLAGS) -I$(<D) -c $< -o $@ && touch $@
 
 # rewritten when VERSION changes only, so that nothing else rebuilds
 $(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
@@ -156,7 +157,7 @@ XFUZZ_OBJS := $(OUTPUT)/tests/fuzz/fuzz.o $(OUTPUT)/tests/fuzz/model.o
 $(OUTPUT)/tests/fuzz/%.o: tests/fuzz/%.c $(OUTPUT)/tests/fuzz/%.d | $(SKEL) $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/fuzz -c $< -o $@ && touch $@
+	$(Q)rm -f $@ && $(CC) $(CFLAGS) -Itests/fuzz -c $< -o $@ && touch $@
 
 $(OUTPUT)/xrl-fuzz: $(XFUZZ_OBJS) $(LIBXRL)
 	$(call msg,TEST,$@)
@@ -196,7 +197,7 @@ FUZZ_TIME   ?= 300
 $(FUZZ_OUT)/%.o: user/%.c $(FUZZ_OUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@ && touch $@
+	$(Q)rm -f $@ && $(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@ && touch $@
 
 # the targets' .d files in a folder of their own: tests/fuzz/parsers/run.sh
 # runs every $(FUZZ_OUT)/fuzz_*
