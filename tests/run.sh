@@ -256,7 +256,8 @@ suite() {
 			while IFS= read -r n; do
 				matches "$n" && echo "$name $n"
 			done <<<"$LISTING"
-		else
+		elif ((!${#GLOBS[@]})); then
+			# (under -t it would not run)
 			echo "$name (no list: runs whole)"
 		fi
 		return

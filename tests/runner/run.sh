@@ -89,6 +89,10 @@ test_runner_list() {
 	check_eq "listed" "$OUT" "$FIX/test_alpha.sh test_alpha_skip
 $FIX/test_alpha.sh test_alpha_skip_failed"
 	check_eq "nothing run" "$RAN" ""
+	runner -l -t 'delta*' "$FIX/no_summary.sh"
+	check_eq "-l -t: a script, which -t leaves out, is not listed" "$OUT" ""
+	runner -l "$FIX/no_summary.sh"
+	check_eq "-l: a script runs whole" "$OUT" "$FIX/no_summary.sh (no list: runs whole)"
 }
 
 test_runner_check_is_root_free() {
