@@ -20,7 +20,10 @@ LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lel
 
 INCLUDES  := -Iinclude -Iuser/lib -I$(OUTPUT)
 CFLAGS    ?= -O2 -g
-CFLAGS    += $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
+# -MMD -MP: each object's header dependencies, written beside it (.d) and
+# read back below, so that a header's change rebuilds its users only
+DEPFLAGS  := -MMD -MP
+CFLAGS    += $(DEPFLAGS) $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
 # BPF atomics (compare-and-swap) need -mcpu=v3.
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
@@ -45,7 +48,7 @@ TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
 SKEL      := $(OUTPUT)/xdp_rl.skel.h
 # user/lib: libxrl, every map and attach operation, the grammar and the
 # config reader; user/rlctl and user/rld: the two thin programs on top.
-LIB_SRCS  := $(wildcard user/lib/*/*.c)
+LIB_SRCS  := $(sort $(shell find user/lib -name '*.c'))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CLI_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rlctl/*.c))
 RLD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(wildcard user/rld/*.c))
@@ -59,8 +62,14 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
-.SECONDARY:
+.PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
+# the BPF objects and their skeletons, reached through pattern rules, are
+# kept; every other file is a target of its own, so a missing object (a
+# source moved or added) is built, not skipped as an unneeded intermediate
+BPF_SRCS  := $(notdir $(wildcard bpf/*.bpf.c tests/*/*.bpf.c))
+.SECONDARY: $(addprefix $(OUTPUT)/,$(BPF_SRCS:.bpf.c=.bpf.o) $(BPF_SRCS:.bpf.c=.skel.h))
+# a recipe that fails leaves no half-written target behind
+.DELETE_ON_ERROR:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
 deps:
@@ -85,21 +94,30 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$(basename $(basename $(notdir $<)))) > $@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/%.o: user/%.c user/*/*.h user/lib/*/*.h include/*.h $(SKEL) | $(OUTPUT)
+# the skeleton and the version header are generated: made before any
+# object compiles, and, through the .d files, rebuild only their users.
+# An object without its .d file (deleted, or built before there were any)
+# is rebuilt, so that it gets one; clang writes the .d after the object,
+# hence the touch. The old object goes first: gcc leaves it in place when
+# the compile fails, and .DELETE_ON_ERROR removes only what a recipe changed.
+$(OUTPUT)/%.o: user/%.c $(OUTPUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -I$(<D) -c $< -o $@
+	$(Q)rm -f $@ && $(CC) $(CFLAGS) -I$(<D) -c $< -o $@ && touch $@
 
 # rewritten when VERSION changes only, so that nothing else rebuilds
 $(OUTPUT)/xrl_version.h: FORCE | $(OUTPUT)
 	$(Q)echo '#define XRL_VERSION "$(VERSION)"' >$@.tmp && \
 		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
-$(OUTPUT)/lib/base/version.o: $(OUTPUT)/xrl_version.h
+# the list of the library's objects, rewritten when it changes only: a
+# source removed or moved rebuilds the archive without its old object
+$(OUTPUT)/libxrl.objs: FORCE | $(OUTPUT)
+	$(Q)echo '$(LIB_OBJS)' >$@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 
-$(LIBXRL): $(LIB_OBJS)
+$(LIBXRL): $(LIB_OBJS) $(OUTPUT)/libxrl.objs
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(LIB_OBJS)
 
 $(CLI): $(CLI_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
@@ -133,10 +151,17 @@ $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIB
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
-# The differential fuzzer: the program against the reference model.
-$(OUTPUT)/xrl-fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h $(LIBXRL)
+# The differential fuzzer: the program against the reference model. Two
+# objects, as each needs a .d file of its own.
+XFUZZ_OBJS := $(OUTPUT)/tests/fuzz/fuzz.o $(OUTPUT)/tests/fuzz/model.o
+$(OUTPUT)/tests/fuzz/%.o: tests/fuzz/%.c $(OUTPUT)/tests/fuzz/%.d | $(SKEL) $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && $(CC) $(CFLAGS) -Itests/fuzz -c $< -o $@ && touch $@
+
+$(OUTPUT)/xrl-fuzz: $(XFUZZ_OBJS) $(LIBXRL)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/fuzz tests/fuzz/fuzz.c tests/fuzz/model.c $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,BENCH,$@)
@@ -163,22 +188,23 @@ $(OUTPUT)/udpflood: tests/tools/udpflood.c | $(OUTPUT)
 # their own in .output/fuzz; `make fuzz-parsers FUZZ_TIME=S` runs each
 # target S seconds (300 by default) from tests/fuzz/parsers/corpus.
 FUZZ_OUT    := $(OUTPUT)/fuzz
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+FUZZ_CFLAGS := $(DEPFLAGS) -g -O1 -std=gnu11 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	       -Iinclude -Iuser/lib -I$(OUTPUT) $(LIBBPF_CFLAGS)
 FUZZ_TARGETS := $(patsubst tests/fuzz/parsers/%.c,$(FUZZ_OUT)/%,$(wildcard tests/fuzz/parsers/fuzz_*.c))
 FUZZ_LIB_OBJS := $(patsubst user/%.c,$(FUZZ_OUT)/%.o,$(LIB_SRCS))
 FUZZ_TIME   ?= 300
 
-$(FUZZ_OUT)/%.o: user/%.c user/*/*.h user/lib/*/*.h include/*.h $(SKEL)
+$(FUZZ_OUT)/%.o: user/%.c $(FUZZ_OUT)/%.d | $(SKEL) $(OUTPUT)/xrl_version.h
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@
+	$(Q)rm -f $@ && $(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(<D) -c $< -o $@ && touch $@
 
+# the targets' .d files in a folder of their own: tests/fuzz/parsers/run.sh
+# runs every $(FUZZ_OUT)/fuzz_*
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/parsers/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
-
-$(FUZZ_OUT)/lib/base/version.o: $(OUTPUT)/xrl_version.h
+	$(Q)mkdir -p $(FUZZ_OUT)/deps
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MF $(FUZZ_OUT)/deps/fuzz_$*.d -fsanitize=fuzzer $< $(FUZZ_LIB_OBJS) $(LIBBPF_LIBS) -lpcap -lhiredis -lm -o $@
 
 fuzz-parsers: $(FUZZ_TARGETS)
 	$(Q)FUZZ_TIME=$(FUZZ_TIME) tests/fuzz/parsers/run.sh
@@ -186,7 +212,11 @@ fuzz-parsers: $(FUZZ_TARGETS)
 # Without root and without installing anything: the grammar, the config
 # checker and the metering maths.
 check: $(CHECKS)
-	$(Q)XRL_OUT=$(OUTPUT) tests/check.sh
+	$(Q)XRL_OUT=$(OUTPUT) tests/run.sh --check
+
+# shellcheck on the shell scripts (.ci/run's lint stage)
+lint:
+	$(Q).ci/run lint
 
 # The README's test command: install what is missing, build, run every test
 # (make check's suites first).
@@ -254,3 +284,10 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
+
+# the header dependencies of every object and binary built so far (the
+# sanitizer tree's only in its own build); an object's .d file is a target
+# with no recipe, so that its absence is no error but rebuilds the object
+OBJ_DEPS := $(patsubst %.o,%.d,$(LIB_OBJS) $(CLI_OBJS) $(RLD_OBJS) $(XFUZZ_OBJS) $(FUZZ_LIB_OBJS))
+$(OBJ_DEPS): ;
+-include $(shell find $(OUTPUT) $(if $(SAN_FLAGS),,-path $(OUTPUT)/san -prune -o) -name '*.d' -print 2>/dev/null)

@@ -25,6 +25,7 @@ TEST=(
 	tcpdump systemd
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
+	shellcheck
 )
 
 set_name=${1:-test}

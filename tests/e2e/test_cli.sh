@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: xdp-rlctl on a veth lab, a bounded flood, counters checked.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 FRAME=106	# the frames flood() sends: 14 + 20 + 8 + 64 bytes of payload
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: xdp-rld — configuration, live reload, watchdog and failure
 # policy, metrics scraped by a real Prometheus, interfaces that come and go.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/rld.log"
 CONF="$TMPD/rules.conf"

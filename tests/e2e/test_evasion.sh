@@ -2,7 +2,7 @@
 # End-to-end: packets that would slip past a rule, with the
 # real stack answering (or not): tiny first fragments of a SYN, generic
 # mode's GRO aggregates, tunnels.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 SYNFRAG="$TOP/tests/tools/synfrag.py"
 
@@ -113,16 +113,16 @@ test_gro_generic_segments() {
 # vxlan_up: a VXLAN tunnel over the lab's veth (VNI 42, UDP 4789), vx0 in
 # each namespace: inner 198.51.100.1 in $SRC, 198.51.100.254 in $DST
 vxlan_up() {
-	local ns local remote inner peer mac peermac dev
+	local ns laddr remote inner peer mac peermac dev
 	for ns in "$SRC" "$DST"; do
 		if [[ $ns == "$SRC" ]]; then
-			local=198.18.0.1 remote=198.18.0.254 inner=198.51.100.1 peer=198.51.100.254
+			laddr=198.18.0.1 remote=198.18.0.254 inner=198.51.100.1 peer=198.51.100.254
 			mac=02:00:00:00:42:01 peermac=02:00:00:00:42:fe dev=s0
 		else
-			local=198.18.0.254 remote=198.18.0.1 inner=198.51.100.254 peer=198.51.100.1
+			laddr=198.18.0.254 remote=198.18.0.1 inner=198.51.100.254 peer=198.51.100.1
 			mac=02:00:00:00:42:fe peermac=02:00:00:00:42:01 dev=d0
 		fi
-		ip -n "$ns" link add vx0 address $mac type vxlan id 42 local $local remote $remote \
+		ip -n "$ns" link add vx0 address $mac type vxlan id 42 local $laddr remote $remote \
 			dstport 4789 dev $dev || return 1
 		ip -n "$ns" addr add $inner/24 dev vx0 || return 1
 		ip -n "$ns" link set vx0 up || return 1

@@ -3,7 +3,7 @@
 # after a pause ends it; `xdp-rlctl events` shows both (text and JSON), the
 # daemon logs them at a bounded rate and counts them, each reader on a ring
 # of its own.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/rld.log"
 CONF="$TMPD/rules.conf"

@@ -9,7 +9,7 @@
 #
 # Redis is the real redis-server, started and stopped by the tests; every
 # process a test starts is killed on its way out, failure included.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 source "$TOP/tests/lib/fleet_lab.sh"
 REDIS_CLI=$(command -v redis-cli)

@@ -4,7 +4,7 @@
 # two million sources that must not evict a real source's bucket nor mint
 # buckets beyond the new-key budget, and what stats, status and the metrics
 # export about them.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 trap cleanup EXIT
 

@@ -3,7 +3,7 @@
 # (native XDP on a veth, any program, takes segmentation offload from its
 # peer; README, Performance), once, on stderr; generic mode, which keeps
 # the rate, says nothing; mode auto picks native on a veth, and says it.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 peer_tso() { nsenter --net="/run/netns/$SRC" ethtool -k s0 | awk '/^tcp-segmentation-offload:/ { print $2 }'; }
 

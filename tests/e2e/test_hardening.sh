@@ -2,7 +2,7 @@
 # End-to-end: fault injection, as an attacker and as a clumsy operator
 # would: what stalls the daemon, what is accepted that must be refused, what
 # a key reset leaves limited.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/rld.log"
 CONF="$TMPD/rules.conf"

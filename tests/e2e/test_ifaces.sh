@@ -10,7 +10,7 @@
 #
 # The "other XDP program" is xdp-ref's XDP_PASS (tests/tools/xdp_ref.c),
 # attached only to the lab's own d0 or d1, inside $DST.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/rld.log"
 CONF="$TMPD/rules.conf"

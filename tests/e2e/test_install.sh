@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make install: binaries, man pages, the systemd unit, the alerting rules, the example config.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 test_make_install() {
 	local root="$TMPD/root" f

@@ -2,7 +2,7 @@
 # End-to-end: keys as objects (key list, reset, del), top's drop rates, the
 # live top watch through a pseudo-terminal (tmux), and per-interface counters
 # in stats.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 # A tmux server of our own, removed at the end whatever happens.
 TMUX_SOCK="xrl$$"

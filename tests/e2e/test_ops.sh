@@ -3,7 +3,7 @@
 # reload says what it changed, metrics name the build, the config and the
 # interfaces, systemd hears readiness and the watchdog, the unit and the man
 # pages install and render as they should.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/ops.log"
 CONF="$TMPD/rules.conf"

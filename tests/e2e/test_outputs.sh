@@ -6,7 +6,7 @@
 # unprivileged users are told "permission denied"; help, completion and
 # rule del say what they mean; the metrics and sizes the docs give are the
 # daemon's and the kernel's (tests/docs/run.sh holds the rest, root-free).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 EV="$TMPD/events.out"
 GEN="$TOP/tests/tools/pcapgen.py"

@@ -3,7 +3,7 @@
 # another user owns or may write, or whose parents let another user swap it,
 # is refused; the metrics server keeps answering scrapes while slow clients
 # hold connections; the daemon runs with only the capabilities it needs.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 # A world-writable bpffs (as any bpffs root: mode 1777) that the user
 # nobody can reach, in this run's temp dir

@@ -4,7 +4,7 @@
 # that another user could write are refused; the metrics server answers
 # scrapes from an address that slow clients crowd; a reader without
 # CAP_SYS_ADMIN is not refused while rules are committed.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 # crowd N SECONDS FROM...: N connections from each address FROM to the
 # metrics port in $DST, every other one sending nothing, the others a byte

@@ -10,7 +10,7 @@
 #    by the snaplen, frames too short to run, an oversize frame, pcapng and
 #    nanosecond pcap, Linux cooked captures, a refused link type, and a
 #    capture longer than an hour whose bucket refills
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 GEN="$TOP/tests/tools/pcapgen.py"
 

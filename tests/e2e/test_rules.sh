@@ -2,7 +2,7 @@
 # End-to-end: rules that say more (issue 9): the algorithms, byte rates and
 # per-rule dry-run, on the wire through a veth pair, and in every view of a
 # rule (rule list, stats, show, top, the metrics, the configuration file).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 CONF="$TMPD/rules.conf"
 LOG="$TMPD/rld.log"

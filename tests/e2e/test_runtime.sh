@@ -3,7 +3,7 @@
 # kernel's BPF run-time statistics enabled (a BPF_STATS_RUN_TIME fd, not the
 # global sysctl); the metrics carry the program's runs and run time, `status`
 # shows ns per packet, and once the daemon is gone the kernel stops counting.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 LOG="$TMPD/runtime.log"
 CONF="$TMPD/rules.conf"

@@ -7,7 +7,7 @@
 # --check and by the reload, naming the limit, with the rules in force kept.
 # The times are printed, not asserted; what is asserted is the watchdog's
 # verdict, the peak memory, and counts.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 UNIT_WATCHDOG_USEC=30000000	# packaging/xdp-rld.service: WatchdogSec=30s
 N_EP=16383

@@ -4,7 +4,7 @@
 # tables do not have says how to get out, and that way works; only attach
 # allocates the bucket tables; `ip netns exec`, whose bpffs would vanish
 # with the command, is refused with the way to do it.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 # add_veth IFACE PEER: one more veth pair, both ends in $DST
 add_veth() {

@@ -5,7 +5,7 @@
 # packet goes uncounted. A build with another map layout version, or with a
 # map that differs although the version agrees, is refused before it
 # touches anything.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/e2e.sh"
 
 NEW_VERSION="9.9.9-upgrade-test"
 

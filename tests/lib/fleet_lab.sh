@@ -64,6 +64,7 @@ fleet_redis_start() {
 	nsenter --net="/run/netns/$FLEET_RNS" redis-server --bind $FLEET_RADDR --port "$port" \
 		--save '' --appendonly no --requirepass "$FLEET_PASS" --dir "$LAB_TMP/redis-$port" \
 		--logfile "$LAB_TMP/redis-$port.log" "$@" </dev/null >/dev/null 2>&1 &
+	# shellcheck disable=SC2034 # for the scripts that source this one
 	FLEET_REDIS_PID=$!
 	for ((i = 0; i < 100; i++)); do
 		REDISCLI_AUTH=$FLEET_PASS nsenter --net="/run/netns/$FLEET_RNS" \

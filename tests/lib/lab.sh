@@ -35,6 +35,7 @@ lab_init() {
 	DST="$LAB_ID-dst"
 	LAB_TMP=$(mktemp -d "/tmp/$LAB_ID.XXXXXX") || return 1
 	LAB_BPFFS="$LAB_TMP/bpffs"
+	# shellcheck disable=SC2034 # for the scripts that source this one
 	LAB_PIN="$LAB_BPFFS/xdp-rl"
 	mkdir -p "$LAB_BPFFS"
 	mount -t bpf bpf "$LAB_BPFFS" || { echo "Error: cannot mount a bpffs at $LAB_BPFFS" >&2; return 1; }
@@ -49,8 +50,15 @@ lab_ns() {
 	ip -n "$1" link set lo up
 }
 
-# IPv6 addresses skip duplicate address detection: usable at once
-nodad() { [[ $1 == *:* ]] && echo nodad; }
+# addr_add NS DEV ADDR/LEN: an IPv6 address skips duplicate address
+# detection, so that it is usable at once
+addr_add() {
+	if [[ $3 == *:* ]]; then
+		ip -n "$1" addr add "$3" dev "$2" nodad
+	else
+		ip -n "$1" addr add "$3" dev "$2"
+	fi
+}
 
 lab_build() {
 	local queues=1 a i OPTIND=1 opt
@@ -80,11 +88,11 @@ lab_build() {
 	# frames redirected into d0 need its NAPI: an XDP program, or GRO
 	in_dst ethtool -K d0 gro on >/dev/null
 	for a in "${saddrs[@]}"; do
-		ip -n "$SRC" addr add "$a" dev s0 $(nodad "$a") || return 1
+		addr_add "$SRC" s0 "$a" || return 1
 		ip -n "$DST" neigh add "${a%/*}" lladdr $SRC_MAC dev d0 nud permanent || return 1
 	done
 	for a in "${daddrs[@]}"; do
-		ip -n "$DST" addr add "$a" dev d0 $(nodad "$a") || return 1
+		addr_add "$DST" d0 "$a" || return 1
 		ip -n "$SRC" neigh add "${a%/*}" lladdr $DST_MAC dev s0 nud permanent || return 1
 	done
 }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Shared helpers of the end-to-end tests, on the lab of tests/lib/lab.sh:
+# Shared helpers of the end-to-end tests: the harness of tests/lib/harness.sh
+# (run_test, fail, check_eq, check_match, skip, summary) on the lab of
+# tests/lib/lab.sh:
 #
 #   ns $SRC                                   ns $DST
 #   s0 198.18.0.1-.9/24, 2001:db8:1::X/64 --- d0  198.18.0.254, 2001:db8:1::fe
@@ -7,10 +9,11 @@
 #
 # The pins go to the lab's private bpffs, so a real deployment under
 # /sys/fs/bpf/xdp-rl is never touched. Everything is removed on exit,
-# failure included.
+# failure included. Each test starts and ends with the lab down.
 set -u
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$TOP/tests/lib/harness.sh"
 source "$TOP/tests/lib/lab.sh"
 # the build under test: .output, or XRL_OUT (.output/san: make test SANITIZE=1)
 OUT=${XRL_OUT:-.output}
@@ -20,15 +23,11 @@ RLD_BIN="$OUT/xdp-rld"
 XFLOOD="$OUT/xrl-flood"
 FLOOD="$OUT/udpflood"
 lab_init "" || exit 1
-RUN_ID=$LAB_ID
-TMPD=$LAB_TMP
-BPFFS=$LAB_BPFFS
+# for the test files that source this one
+# shellcheck disable=SC2034
+RUN_ID=$LAB_ID TMPD=$LAB_TMP BPFFS=$LAB_BPFFS
 PIN=$LAB_PIN
 BG_PIDS=()	# daemons and servers a test started
-
-TESTS_PASSED=0
-TESTS_FAILED=0
-CUR_FAILED=0
 
 kill_bg() {
 	local p
@@ -46,44 +45,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ---- assertions ----
-fail() {
-	CUR_FAILED=$((CUR_FAILED + 1))
-	echo "    FAIL: $*" >&2
-}
-
-check_eq() {	# DESC ACTUAL EXPECTED
-	[[ "$2" == "$3" ]] || fail "$1: got '$2', expected '$3'"
-}
-
-check_match() {	# DESC TEXT REGEX
-	[[ "$2" =~ $3 ]] || fail "$1: '$2' does not match /$3/"
-}
-
-run_test() {	# FUNCTION
-	selected "$1" || return 0
-	CUR_FAILED=0
-	lab_down	# whatever an aborted test left
-	"$1"
-	lab_down
-	if ((CUR_FAILED)); then
-		TESTS_FAILED=$((TESTS_FAILED + 1))
-		echo "FAIL $1"
-	else
-		TESTS_PASSED=$((TESTS_PASSED + 1))
-		echo "ok   $1"
-	fi
-}
-
-# only TEST...: run just these tests of the file (ONLY="a b" bash test_x.sh)
-selected() {
-	[[ -z "${ONLY:-}" || " $ONLY " == *" $1 "* ]]
-}
-
-summary() {
-	echo "$TESTS_PASSED passed, $TESTS_FAILED failed"
-	((TESTS_FAILED == 0))
-}
+# before and after each test (tests/lib/harness.sh): whatever it left goes
+harness_reset() { lab_down; }
 
 # ---- the lab ----
 new_ns() { lab_ns "$@"; }
@@ -96,7 +59,7 @@ lab_up() {
 lab_up_veth() {
 	local i s=()
 	for i in 1 2 3 4 5 6 7 8 9; do
-		s+=(-s 198.18.0.$i/24 -s 2001:db8:1::$i/64)
+		s+=(-s "198.18.0.$i/24" -s "2001:db8:1::$i/64")
 	done
 	lab_build "${s[@]}" -d 198.18.0.254/24 -d 2001:db8:1::fe/64 ||
 		{ fail "cannot build the lab"; return 1; }
@@ -154,7 +117,7 @@ start_rld() {
 	shift
 	nsenter --net="/run/netns/$DST" "$RLD_BIN" --pin-dir "$PIN" "$@" >>"$log" 2>&1 &
 	RLD_PID=$!
-	BG_PIDS+=($RLD_PID)
+	BG_PIDS+=("$RLD_PID")
 }
 
 # wait_log FILE REGEX [SECONDS]: until a line matches (default 10 s)
