@@ -21,7 +21,7 @@ no circle of calls between files (a circle inside one layer is a room that
 should be one file or a missing layer below), and no two library sources
 with the same name (the archive keeps one member per name).
 
-Usage: layers.py [--tree DIR] [--objects DIR]
+Usage: layers.py [--tree DIR] [--objects DIR]  (DIR: the build, .output)
 Without --objects (or when it holds no objects) only the includes are read.
 Prints "ok   NAME" / "FAIL NAME" per check and "N passed, N failed".
 """
@@ -165,16 +165,17 @@ def read_includes(tree, files):
 def read_calls(objdir, tree):
     """file -> set of files whose functions or data it uses, from nm."""
     objs = []
-    for d, _, files in os.walk(objdir):
-        for f in files:
-            if f.endswith(".o"):
-                objs.append(os.path.join(d, f))
+    for part in ("lib", "rlctl", "rld"):
+        for d, _, files in os.walk(os.path.join(objdir, part)):
+            for f in files:
+                if f.endswith(".o"):
+                    objs.append(os.path.join(d, f))
     if not objs:
         return None
     defined, undefined = {}, {}
     for o in objs:
         rel = os.path.relpath(o, objdir)[:-2] + ".c"
-        src = os.path.join("user/lib", rel)
+        src = os.path.join("user", rel)
         if not os.path.exists(os.path.join(tree, src)):
             continue  # an object of a source that is gone
         res = subprocess.run(["nm", o], capture_output=True, text=True, check=True)
@@ -194,7 +195,8 @@ def read_calls(objdir, tree):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree", default=".")
-    ap.add_argument("--objects", default=None, help="the library's objects (.output/lib)")
+    ap.add_argument("--objects", default=None,
+                    help="the build's objects (.output): lib/, rlctl/, rld/ below it")
     a = ap.parse_args()
     tree = a.tree
     r = Result()
@@ -233,7 +235,7 @@ def main():
 
     calls = read_calls(a.objects, tree) if a.objects and os.path.isdir(a.objects) else None
     if calls is None:
-        print("skip calls: no library objects given (--objects .output/lib)")
+        print("skip calls: no objects given (--objects .output)")
     else:
         bad = []
         for src, dsts in sorted(calls.items()):

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=${XRL_OUT:-.output}
 
-out=$(python3 tests/layers/layers.py --tree . --objects "$OUT/lib")
+out=$(python3 tests/layers/layers.py --tree . --objects "$OUT")
 rc=$?
 echo "$out"
 read -r passed _ failed _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* xdp-rlctl's parts: what main.c offers the command files. */
+/* xdp-rlctl's parts: what common.c offers main.c and the command files,
+ * and the command files' entry points main.c dispatches to. */
 #ifndef XRL_RLCTL_H
 #define XRL_RLCTL_H
 
@@ -26,6 +27,8 @@ void p_err(const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void p_note(const char *fmt, ...);
 void print_warnings(void);
+/* The library's log sink: warnings held until print_warnings(). */
+void cli_log(enum xrl_log_level level, const char *msg);
 void usage(FILE *f);
 
 /* Readers take no lock; writers return with it held, do their map and pin
