@@ -556,7 +556,7 @@ if [[ $PARTS == *" dns "* ]]; then
 	cp "$DNS_RESULTS" "$OUT/dns_runs.jsonl"
 fi
 
-# Accuracy of each algorithm (issue 9): one polite address per algorithm,
+# Accuracy of each algorithm: one polite address per algorithm,
 # each under its own /32 rule of 100/s (the token bucket with burst 100),
 # flooded at the same time by paced socket senders from $GEN.
 #   steady: 400 packets/s for 4 s;

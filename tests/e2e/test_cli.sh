@@ -116,7 +116,7 @@ test_mode_dry_run() {
 	flood 198.18.0.4 198.18.0.254 200 >/dev/null
 	local s
 	s=$(ctl -j stats)
-	# would-drops apart from real drops (issue 9; they were in dropped_packets)
+	# would-drops apart from real drops (they are not in dropped_packets)
 	check_eq "would-drop counted" "$(jget "$s" '.rules[0].would_drop_packets')" 150
 	check_eq "not as dropped" "$(jget "$s" '.rules[0].dropped_packets')" 0
 	check_eq "nothing dropped" "$(jget "$s" '.global.dropped_packets["dry-run"]')" 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: rules that say more (issue 9): the algorithms, byte rates and
+# End-to-end: rules that say more: the algorithms, byte rates and
 # per-rule dry-run, on the wire through a veth pair, and in every view of a
 # rule (rule list, stats, show, top, the metrics, the configuration file).
 source "$(dirname "$0")/../lib/e2e.sh"

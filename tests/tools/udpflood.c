@@ -3,8 +3,9 @@
  * udpflood: a small, bounded UDP sender for the end-to-end tests.
  *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS] [-l BYTES] [-t SECONDS]
  * Sends COUNT datagrams from SRC (bound) to DST, paced at PPS when given,
- * stopping early after SECONDS (default 60), and prints how many it sent. The fast generator is tests/tools'
- * next addition (issue 3).
+ * stopping early after SECONDS (default 60), and prints how many it sent.
+ * A socket sender, for paced floods and goodput; the fast generator is
+ * xrl-flood (live frames, xrl_flood.c).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -59,7 +59,7 @@ static const struct pcase cases[] = {
 	{ "rule add 192.0.2.1 action allow", CLI, -1 },
 	{ "rule add 192.0.2.0/24 action deny on-failure open", CLI, -1 },
 	{ "rule add 198.18.0.0/24 rate 10/second burst 1", CLI, -1 },
-	/* issue 9: algorithms, byte rates, per-rule dry-run */
+	/* algorithms, byte rates, per-rule dry-run */
 	{ "rule add 198.18.0.0/24 rate 10/s algo fixed-window", CLI, -1 },
 	{ "rule add 198.18.0.0/24 rate 600/min algo sliding-window per /32", CONF, -1 },
 	{ "rule add 198.18.0.0/24 rate 10/s burst 5 algo token-bucket dry-run", CLI, -1 },
