@@ -55,7 +55,7 @@ DAEMON    := $(OUTPUT)/xdp-rld
 # bash completion, written from the grammar's table by a generator
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
-CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes
+CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_testlib
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
@@ -117,21 +117,26 @@ $(COMPLETION): $(COMPGEN)
 	$(call msg,GEN,$@)
 	$(Q)$(COMPGEN) >$@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
+$(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/lib/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< -o $@
 
-$(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/testlib.h $(LIBXRL)
+# the harness itself (tests/lib/test_testlib.sh)
+$(OUTPUT)/test_testlib: tests/lib/test_testlib.c tests/lib/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< -o $@
 
-$(OUTPUT)/test_classes: tests/unit/test_classes.c tests/testlib.h $(LIBXRL)
+$(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+$(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/lib/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
 # The differential fuzzer: the program against the reference model.
 $(OUTPUT)/xrl-fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h $(LIBXRL)

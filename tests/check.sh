@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 passed=0
 failed=0
 OUT=${XRL_OUT:-.output}
-for t in "$OUT/test_meter" "$OUT/test_grammar" "$OUT/test_classes" tests/docs/run.sh; do
+for t in "$OUT/test_meter" "$OUT/test_grammar" "$OUT/test_classes" tests/lib/test_testlib.sh tests/docs/run.sh; do
 	echo "== $(basename "$t")"
 	out=$("$t" 2>&1)
 	rc=$?

@@ -2838,8 +2838,9 @@ static void test_new_keys_default_keeps_real_source(void)
 	teardown();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tl_init(argc, argv);
 	if (!getenv("XRL_DEBUG"))
 		libbpf_set_print(NULL);
 	RUN(test_ipv4_limit);

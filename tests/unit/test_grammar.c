@@ -1129,8 +1129,9 @@ out:
 	free(readme);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tl_init(argc, argv);
 	RUN(test_parse_table);
 	RUN(test_table_covered);
 	RUN(test_prefixes);
