@@ -134,9 +134,19 @@ $(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/lib/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+# The BPF tests: one file per feature (tests/bpf/t_*.c) and their list,
+# written from the TEST( lines, so that a new test is only its definition.
+PROG_TEST_SRCS := $(sort $(wildcard tests/bpf/t_*.c))
+$(OUTPUT)/test_prog_list.h: $(PROG_TEST_SRCS) | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -n 's/^TEST(\([A-Za-z0-9_]*\)).*/TL_TEST(\1)/p' $(PROG_TEST_SRCS) >$@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/bpf/harness.c $(PROG_TEST_SRCS) tests/bpf/harness.h \
+		     tests/lib/testlib.h tests/bpf/pkt.h $(OUTPUT)/test_prog_list.h $(LIBXRL) \
+		     $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -Itests/bpf tests/bpf/test_prog.c tests/bpf/harness.c \
+		$(PROG_TEST_SRCS) $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
 # The differential fuzzer: the program against the reference model.
 $(OUTPUT)/xrl-fuzz: tests/fuzz/fuzz.c tests/fuzz/model.c tests/fuzz/model.h $(LIBXRL)
