@@ -59,7 +59,7 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes 
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
+.PHONY: all clean check test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
 .SECONDARY:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
 
@@ -226,6 +226,10 @@ microbench:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/microbench
+
+# The verifier's processed-instruction count of each program (needs root).
+verifier-stats: $(OUTPUT)/verifier-stats $(BPF_OBJS)
+	$(Q)$(OUTPUT)/verifier-stats $(BPF_OBJS)
 
 # Side by side with bare XDP_DROP, nftables and iptables, then goodput with
 # iperf3 and a DNS server under a flood (under 10 minutes).

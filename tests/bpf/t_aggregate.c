@@ -35,7 +35,8 @@ TEST(small_burst_high_rate)
 
 	one_cpu();
 	X = instance(false);		/* the real clock */
-	CHECK(!set_rules((const char *const[]){ rule[0], rule[1], rule[2], NULL }), "%s", xrl_errmsg());
+	CHECK(!set_rules((const char *const[]){ rule[0], rule[1], rule[2], NULL }),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* 200 ms, a packet of each every 50 us */
 	t0 = now_s();
 	for (t = t0; t - t0 < 0.2; t = now_s()) {
@@ -71,15 +72,16 @@ TEST(precise_rule_userspace_now)
 
 	one_cpu();
 	X = instance(false);		/* the real clock */
-	CHECK(!RULES("rule add 198.18.0.0/24 rate 100000/s burst 10 id 1"), "%s", xrl_errmsg());
-	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 100000/s burst 10 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "xrl_rules_get: %s", xrl_errmsg());
 	CHECK(v[0].r.precise, "precise");
 	for (int i = 0; i < 50; i++) {
 		struct xrl_bucket b;
 		__u64 now;
 
 		usleep(1000);		/* the bucket full again */
-		CHECK_EQ(run_from(src), PASS);
+		CHECK_EQ(run_from(src), PASS, "a packet from src passes");
 		b = bucket_of(1, src);
 		now = xrl_rule_now_ns(X, &v[0].r);
 		ahead += b.last_ns > now;
@@ -100,33 +102,36 @@ TEST(aggregate)
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 10/s burst 5 id 1"),
-	      "%s", xrl_errmsg());
+	      "the rule set commits: %s", xrl_errmsg());
 	passed += passes_from("198.18.0.", 1, 20);
-	CHECK_EQ(passed, 5);
-	CHECK_EQ(rstats(1).agg_dropped, 15);
+	CHECK_EQ(passed, 5, "the aggregate's burst of 5 passes, no more");
+	CHECK_EQ(rstats(1).agg_dropped, 15, "rule 1: agg dropped");
 	/* once refused, the rule drops before the keys: 5 passed and the
 	 * first refused have a bucket, the 14 after it none */
-	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
-	CHECK_EQ(keys, 6);
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "xrl_keys_tracked_family: %s", xrl_errmsg());
+	CHECK_EQ(keys, 6, "keys with a bucket: 5 passed and the first refused");
 	/* 10/s, burst 5: the aggregate refuses until exactly T0 + 100 ms */
 	xrl_test_clock_set(X, T0 + SEC / 10 - 1);
-	CHECK_EQ(run_from("198.18.0.30"), DROP);
+	CHECK_EQ(run_from("198.18.0.30"), DROP,
+		 "10/s, burst 5: the aggregate refuses until exactly T0 + 100 ms");
 	xrl_test_clock_set(X, T0 + SEC / 10);
-	CHECK_EQ(run_from("198.18.0.31"), PASS);
-	CHECK_EQ(run_from("198.18.0.32"), DROP);
+	CHECK_EQ(run_from("198.18.0.31"), PASS, "a packet from 198.18.0.31 passes");
+	CHECK_EQ(run_from("198.18.0.32"), DROP, "a packet from 198.18.0.32 is dropped");
 	/* a key refused by its own bucket costs the aggregate nothing */
 	xrl_test_clock_set(X, T0 + SEC);	/* full again: 5 */
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.0.1"), PASS,
+		 "a key refused by its own bucket costs the aggregate nothing");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	passed = 0;
 	passed += passes_from("198.18.0.", 2, 19);
-	CHECK_EQ(passed, 3);
+	CHECK_EQ(passed, 3, "the aggregate's 3 others: the refused key cost it nothing");
 	/* the default burst: one second of the rate */
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 7/s id 1"), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 2 aggregate 7/s id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
 	passed = 0;
 	passed += passes_from("198.19.0.", 1, 20);
-	CHECK_EQ(passed, 7);
+	CHECK_EQ(passed, 7, "the default burst: one second of the aggregate rate");
 	teardown();
 }
 
@@ -140,10 +145,10 @@ TEST(aggregate_fresh_late_clock)
 	setup();
 	xrl_test_clock_set(X, 3ULL << 56);	/* time units: 3 << 62 */
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 1 aggregate 10/s burst 5 new-keys 3/s id 1"),
-	      "%s", xrl_errmsg());
+	      "the rule set commits: %s", xrl_errmsg());
 	passed += passes_from("198.18.0.", 1, 10);
-	CHECK_EQ(passed, 5);	/* 3 new keys, then 2 on the aggregate alone */
-	CHECK_EQ(rstats(1).new_keys, 3);
+	CHECK_EQ(passed, 5, "3 new keys, then 2 on the aggregate alone");
+	CHECK_EQ(rstats(1).new_keys, 3, "rule 1: new keys");
 	teardown();
 }
 
@@ -186,7 +191,7 @@ TEST(aggregate_two_cpus)
 		char rule[160];
 
 		snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1000/s burst 100000 aggregate 1/h burst 5000 id %d", round);
-		CHECK(!RULES(rule), "%s", xrl_errmsg());
+		CHECK(!RULES(rule), "the rule set commits: %s", xrl_errmsg());
 		pthread_barrier_init(&start, NULL, 2);
 		for (int i = 0; i < 2; i++) {
 			h[i] = (struct flood_thread){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X),
@@ -201,8 +206,8 @@ TEST(aggregate_two_cpus)
 		st = rstats(round);
 		CHECK(st.passed_packets <= 5000 && st.passed_packets >= 4950,
 		      "round %d: %llu passed", round, (unsigned long long)st.passed_packets);
-		CHECK_EQ(st.passed_packets + st.dropped_packets, 40000);
-		CHECK_EQ(st.agg_dropped, st.dropped_packets);
+		CHECK_EQ(st.passed_packets + st.dropped_packets, 40000, "every packet counted");
+		CHECK_EQ(st.agg_dropped, st.dropped_packets, "every drop is the aggregate's");
 	}
 	teardown();
 }
@@ -220,36 +225,37 @@ TEST(new_keys)
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/s burst 3 new-keys 10/s id 1",
 		     "rule add 198.19.0.0/16 rate 1/s burst 3 new-keys 10/s aggregate 30/s burst 25 id 2"),
-	      "%s", xrl_errmsg());
+	      "the rule set commits: %s", xrl_errmsg());
 	passed += passes_from("198.18.0.", 1, 100);
 	st = rstats(1);
-	CHECK_EQ(passed, 10);
-	CHECK_EQ(st.new_keys, 10);
-	CHECK_EQ(st.nk_refused, 90);
-	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
-	CHECK_EQ(keys, 10);
+	CHECK_EQ(passed, 10, "10 new keys a second pass");
+	CHECK_EQ(st.new_keys, 10, "the new-key budget: 10 buckets");
+	CHECK_EQ(st.nk_refused, 90, "90 new keys refused");
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "xrl_keys_tracked_family: %s", xrl_errmsg());
+	CHECK_EQ(keys, 10, "10 keys in the table");
 	/* a key in the table is metered as ever */
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a key in the table is metered as ever");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	/* with an aggregate: 10 new keys, then 15 more through the aggregate;
 	 * once it refused, the rest never reach the table or the budget */
 	passed = 0;
 	passed += passes_from("198.19.0.", 1, 100);
 	st = rstats(2);
-	CHECK_EQ(passed, 25);
-	CHECK_EQ(st.new_keys, 10);
-	CHECK_EQ(st.nk_refused, 16);
-	CHECK_EQ(st.agg_dropped, 75);
-	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "%s", xrl_errmsg());
-	CHECK_EQ(keys, 20);
-	CHECK_EQ(gstats().keys_inserted, 20);
-	CHECK_EQ(xrl_keys_evicted_estimate(&(struct xrl_global_stats){ .keys_inserted = 20 }, keys), 0);
+	CHECK_EQ(passed, 25, "with an aggregate");
+	CHECK_EQ(st.new_keys, 10, "new keys");
+	CHECK_EQ(st.nk_refused, 16, "nk refused");
+	CHECK_EQ(st.agg_dropped, 75, "agg dropped");
+	CHECK(!xrl_keys_tracked_family(X, 4, &keys), "xrl_keys_tracked_family: %s", xrl_errmsg());
+	CHECK_EQ(keys, 20, "20 keys in the table");
+	CHECK_EQ(gstats().keys_inserted, 20, "global: keys inserted");
+	CHECK_EQ(xrl_keys_evicted_estimate(&(struct xrl_global_stats){ .keys_inserted = 20 }, keys), 0,
+		 "no key evicted");
 	/* a second later: 10 more new keys */
 	xrl_test_clock_set(X, T0 + SEC);
 	passed = 0;
 	passed += passes_from("198.18.1.", 1, 50);
-	CHECK_EQ(passed, 10);
+	CHECK_EQ(passed, 10, "a second later: 10 more new keys");
 	teardown();
 }
 
@@ -263,18 +269,19 @@ TEST(new_keys_default_keeps_real_source)
 
 	one_cpu();
 	setup();	/* a table of 4096 keys */
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.19.255.1"), PASS);
-	CHECK_EQ(run_from("198.19.255.1"), PASS);
-	CHECK_EQ(run_from("198.19.255.1"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.19.255.1"), PASS, "a packet from 198.19.255.1 passes");
+	CHECK_EQ(run_from("198.19.255.1"), PASS, "a packet from 198.19.255.1 passes");
+	CHECK_EQ(run_from("198.19.255.1"), DROP, "a packet from 198.19.255.1 is dropped");
 	for (int i = 0; i < 6000; i++) {
 		snprintf(src, sizeof(src), "198.18.%d.%d", i / 250, i % 250 + 1);
 		passed += run_from(src) == PASS;
 	}
-	CHECK_EQ(passed, 2048 - 1);	/* the real source took one */
-	CHECK_EQ(rstats(1).nk_refused, 6000 - 2047);
+	CHECK_EQ(passed, 2048 - 1, "the real source took one");
+	CHECK_EQ(rstats(1).nk_refused, 6000 - 2047, "rule 1: nk refused");
 	xrl_test_clock_set(X, T0 + 1);	/* past the cache's nanosecond: the bucket */
-	CHECK_EQ(run_from("198.19.255.1"), DROP);
-	CHECK_EQ(bucket_of(1, "198.19.255.1").tat != 0, 1);
+	CHECK_EQ(run_from("198.19.255.1"), DROP, "a packet from 198.19.255.1 is dropped");
+	CHECK_EQ(bucket_of(1, "198.19.255.1").tat != 0, 1, "the real source has its bucket");
 	teardown();
 }

@@ -42,7 +42,7 @@ TEST(concurrency_exact)
 		char rule[128];
 
 		snprintf(rule, sizeof(rule), "rule add 198.18.0.0/15 rate 1/h burst 1000 id %d", round);
-		CHECK(!RULES(rule), "%s", xrl_errmsg());
+		CHECK(!RULES(rule), "the rule set commits: %s", xrl_errmsg());
 		pthread_barrier_init(&start, NULL, 2);
 		for (int i = 0; i < 2; i++) {
 			h[i] = (struct hammer){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X),
@@ -57,8 +57,8 @@ TEST(concurrency_exact)
 		st = rstats(round);
 		CHECK(st.passed_packets == 1000, "round %d: %llu passed", round,
 		      (unsigned long long)st.passed_packets);
-		CHECK_EQ(st.passed_packets + st.dropped_packets, 40000);
-		CHECK_EQ(st.new_keys, 1);
+		CHECK_EQ(st.passed_packets + st.dropped_packets, 40000, "every packet counted");
+		CHECK_EQ(st.new_keys, 1, "one key, one bucket");
 	}
 	if (ncpu < 2)
 		fprintf(stderr, "    note: one CPU online; the threads did not run in parallel\n");
@@ -86,20 +86,25 @@ TEST(algorithms)
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 rate 10/s algo sliding-window id 1",
 		     "rule add 198.18.2.0/24 rate 10/s algo fixed-window id 2",
-		     "rule add 198.18.3.0/24 rate 10/s burst 10 id 3"), "%s", xrl_errmsg());
-	CHECK_EQ(burst_at("198.18.1.1", T0, 15), 10);
-	CHECK_EQ(burst_at("198.18.2.1", T0, 15), 10);
-	CHECK_EQ(burst_at("198.18.3.1", T0, 15), 10);
-	CHECK_EQ(burst_at("198.18.1.1", T0 + SEC + SEC / 2, 15), 5);
-	CHECK_EQ(burst_at("198.18.2.1", T0 + SEC + SEC / 2, 15), 10);
-	CHECK_EQ(burst_at("198.18.3.1", T0 + SEC + SEC / 2, 15), 10);	/* 1.5 s of refill */
+		     "rule add 198.18.3.0/24 rate 10/s burst 10 id 3"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(burst_at("198.18.1.1", T0, 15), 10, "sliding window: 10 in the first window");
+	CHECK_EQ(burst_at("198.18.2.1", T0, 15), 10, "fixed window: 10 in the first window");
+	CHECK_EQ(burst_at("198.18.3.1", T0, 15), 10, "token bucket: its burst of 10");
+	CHECK_EQ(burst_at("198.18.1.1", T0 + SEC + SEC / 2, 15), 5,
+		 "sliding window: half the previous window still counts");
+	CHECK_EQ(burst_at("198.18.2.1", T0 + SEC + SEC / 2, 15), 10,
+		 "fixed window: a fresh window admits 10");
+	CHECK_EQ(burst_at("198.18.3.1", T0 + SEC + SEC / 2, 15), 10, "1.5 s of refill");
 	/* each key its own windows; a lagging clock counts in the newest */
-	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC, 3), 3);
-	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC - 1, 10), 7);
-	CHECK_EQ(burst_at("198.18.1.1", T0 + 10 * SEC, 15), 10);	/* idle: empty again */
-	CHECK_EQ(rstats(1).passed_packets, 25);
-	CHECK_EQ(rstats(1).dropped_packets, 20);
-	CHECK_EQ(rstats(2).new_keys, 2);
+	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC, 3), 3,
+		 "each key its own windows; a lagging clock counts in the newest");
+	CHECK_EQ(burst_at("198.18.2.2", T0 + 2 * SEC - 1, 10), 7,
+		 "a lagging clock counts in the newest window");
+	CHECK_EQ(burst_at("198.18.1.1", T0 + 10 * SEC, 15), 10, "idle: empty again");
+	CHECK_EQ(rstats(1).passed_packets, 25, "rule 1: passed packets");
+	CHECK_EQ(rstats(1).dropped_packets, 20, "rule 1: dropped packets");
+	CHECK_EQ(rstats(2).new_keys, 2, "rule 2: new keys");
 	teardown();
 }
 
@@ -108,12 +113,13 @@ TEST(window_edge)
 {
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 rate 100/min algo sliding-window",
-		     "rule add 198.18.2.0/24 rate 100/min algo fixed-window"), "%s", xrl_errmsg());
+		     "rule add 198.18.2.0/24 rate 100/min algo fixed-window"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* T0 = 1000 s is 16 min 40 s: the minute ends at 1020 s */
 	CHECK_EQ(burst_at("198.18.1.1", 1020 * SEC - SEC, 150) +
-		 burst_at("198.18.1.1", 1020 * SEC + SEC, 150), 100 + 2);	/* floor(100/60) */
+		 burst_at("198.18.1.1", 1020 * SEC + SEC, 150), 100 + 2, "floor(100/60)");
 	CHECK_EQ(burst_at("198.18.2.1", 1020 * SEC - SEC, 150) +
-		 burst_at("198.18.2.1", 1020 * SEC + SEC, 150), 200);
+		 burst_at("198.18.2.1", 1020 * SEC + SEC, 150), 200, "fixed window: 100 in each minute");
 	teardown();
 }
 
@@ -125,20 +131,21 @@ TEST(byte_rates)
 	size_t len = pkt_build(buf, &big);
 	int ok = 0;
 
-	CHECK_EQ(len, 500);
+	CHECK_EQ(len, 500, "a 500-byte frame");
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 rate 80kbit burst 5000 id 1",
 		     "rule add 198.18.2.0/24 rate 10kbps algo fixed-window id 2",
-		     "rule add 198.18.3.0/24 rate 10kbps algo sliding-window id 3"), "%s", xrl_errmsg());
+		     "rule add 198.18.3.0/24 rate 10kbps algo sliding-window id 3"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* token bucket: 5000 bytes of burst, 10000 bytes/s */
 	for (int i = 0; i < 20; i++)
 		ok += run_raw(buf, len) == PASS;
-	CHECK_EQ(ok, 10);
+	CHECK_EQ(ok, 10, "token bucket: 5000 bytes of burst, 10000 bytes/s");
 	xrl_test_clock_set(X, T0 + SEC / 5);	/* 2000 bytes refilled */
 	ok = 0;
 	for (int i = 0; i < 10; i++)
 		ok += run_raw(buf, len) == PASS;
-	CHECK_EQ(ok, 4);
+	CHECK_EQ(ok, 4, "2,000 bytes refilled: 4 frames of 500");
 	for (int k = 2; k <= 3; k++) {
 		char src[32];
 
@@ -150,8 +157,8 @@ TEST(byte_rates)
 		for (int i = 0; i < 40; i++)
 			ok += run_raw(buf, len) == PASS;
 		CHECK(ok == 20, "rule %d: %d of 500-byte frames passed", k, ok);
-		CHECK_EQ(rstats(k).passed_bytes, 10000);
-		CHECK_EQ(rstats(k).dropped_bytes, 10000);
+		CHECK_EQ(rstats(k).passed_bytes, 10000, "rule k: passed bytes");
+		CHECK_EQ(rstats(k).dropped_bytes, 10000, "rule k: dropped bytes");
 	}
 	teardown();
 }
@@ -164,26 +171,29 @@ TEST(rule_dry_run)
 
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 rate 1/h burst 2 id 1 dry-run",
-		     "rule add 198.18.2.0/24 rate 1/h burst 2 id 2"), "%s", xrl_errmsg());
-	CHECK_EQ(burst_at("198.18.1.1", T0, 5), 5);
-	CHECK_EQ(burst_at("198.18.2.1", T0, 5), 2);
+		     "rule add 198.18.2.0/24 rate 1/h burst 2 id 2"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(burst_at("198.18.1.1", T0, 5), 5, "the dry-run rule passes every packet");
+	CHECK_EQ(burst_at("198.18.2.1", T0, 5), 2, "the enforcing rule its burst of 2");
 	a = rstats(1);
 	b = rstats(2);
-	CHECK_EQ(a.passed_packets, 5);
-	CHECK_EQ(a.dropped_packets, 0);
-	CHECK_EQ(a.would_drop_packets, 3);
+	CHECK_EQ(a.passed_packets, 5, "dry-run: 5 passed");
+	CHECK_EQ(a.dropped_packets, 0, "dry-run: nothing dropped");
+	CHECK_EQ(a.would_drop_packets, 3, "dry-run: 3 would-drops");
 	CHECK(a.would_drop_bytes > 0 && a.would_drop_bytes == 3 * (a.passed_bytes / 5), "bytes");
-	CHECK_EQ(b.dropped_packets, 3);
-	CHECK_EQ(b.would_drop_packets, 0);
-	CHECK_EQ(gstats().dropped_packets[XRL_MODE_ENFORCE], 3);
+	CHECK_EQ(b.dropped_packets, 3, "enforcing: 3 dropped");
+	CHECK_EQ(b.would_drop_packets, 0, "enforcing: no would-drop");
+	CHECK_EQ(gstats().dropped_packets[XRL_MODE_ENFORCE], 3, "global: dropped packets");
 	/* the mode: the enforcing rule's drops become would-drops too */
 	xrl_mode_set(X, XRL_MODE_DRY_RUN);
-	CHECK_EQ(burst_at("198.18.2.1", T0, 4), 4);
-	CHECK_EQ(rstats(2).dropped_packets, 3);
-	CHECK_EQ(rstats(2).would_drop_packets, 4);
+	CHECK_EQ(burst_at("198.18.2.1", T0, 4), 4,
+		 "the mode: the enforcing rule's drops become would-drops too");
+	CHECK_EQ(rstats(2).dropped_packets, 3, "rule 2: dropped packets");
+	CHECK_EQ(rstats(2).would_drop_packets, 4, "rule 2: would drop packets");
 	/* fail-closed is the operator's word: a dry-run rule drops too */
 	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
-	CHECK_EQ(burst_at("198.18.1.1", T0, 1), 0);
+	CHECK_EQ(burst_at("198.18.1.1", T0, 1), 0,
+		 "fail-closed is the operator's word: a dry-run rule drops too");
 	teardown();
 }
 
@@ -199,9 +209,10 @@ static void race_round(const char *rule, __u32 id, __u64 t, __u64 want)
 	struct xrl_rule_stats st;
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	CHECK(!RULES(rule), "%s", xrl_errmsg());
+	CHECK(!RULES(rule), "the rule set commits: %s", xrl_errmsg());
 	if (id % 2 == 0) {	/* sliding: fill the previous window first */
-		CHECK_EQ(burst_at("198.18.0.1", t - 60 * SEC, 600), 600);
+		CHECK_EQ(burst_at("198.18.0.1", t - 60 * SEC, 600), 600,
+			 "the previous window filled: 600");
 	}
 	xrl_test_clock_set(X, t);
 	pthread_barrier_init(&start, NULL, 2);

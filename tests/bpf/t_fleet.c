@@ -39,56 +39,59 @@ TEST(fleet_lease_path)
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 4 scope fleet on-failure open id 1",
 		     "rule add 198.18.1.0/24 rate 1/h burst 4 scope fleet on-failure closed id 2"),
-	      "%s", xrl_errmsg());
+	      "the rule set commits: %s", xrl_errmsg());
 	open_r = rule_of(1);
 	closed_r = rule_of(2);
-	CHECK_EQ(open_r.r.scope, XRL_SCOPE_FLEET);
+	CHECK_EQ(open_r.r.scope, XRL_SCOPE_FLEET, "a fleet rule");
 	l = xrl_fleet_leases(X);
 	CHECK(l != NULL, "leases mmap");
 	/* no share written (no daemon): the rule as it is, no candidate */
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+		CHECK_EQ(run_from("198.18.0.1"), PASS,
+			 "no share written (no daemon): the rule as it is, no candidate");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	k = key4(&open_r, "198.18.0.1");
 	CHECK(xrl_fleet_key_get(X, &k, &v) == -ENOENT, "no candidate without a share");
 	/* the share of two hosts: burst 2; its first drop makes a candidate */
 	share(&open_r, 2);
 	share(&closed_r, 2);
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
+	CHECK_EQ(run_from("198.18.0.2"), PASS,
+		 "the share of two hosts: burst 2; its first drop makes a candidate");
+	CHECK_EQ(run_from("198.18.0.2"), PASS, "a packet from 198.18.0.2 passes");
 	k = key4(&open_r, "198.18.0.2");
 	CHECK(xrl_fleet_key_get(X, &k, &v) == -ENOENT, "quiet: no candidate");
-	CHECK_EQ(run_from("198.18.0.2"), DROP);
+	CHECK_EQ(run_from("198.18.0.2"), DROP, "a packet from 198.18.0.2 is dropped");
 	CHECK(!xrl_fleet_key_get(X, &k, &v) && v == XRL_FLEET_PENDING, "candidate");
-	CHECK_EQ(run_from("198.18.0.2"), DROP);	/* pending: still the share */
+	CHECK_EQ(run_from("198.18.0.2"), DROP, "pending: still the share");
 	/* promoted: a lease of 3 tokens until T0 + 1 s */
 	l[5].expires_ns = T0 + SEC;
 	l[5].credit = 3;
 	CHECK(!xrl_fleet_key_put(X, &k, 5), "promote");
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(run_from("198.18.0.2"), DROP);	/* spent */
-	CHECK_EQ(l[5].credit, 0);
+	CHECK_EQ(run_from("198.18.0.2"), PASS, "a packet from 198.18.0.2 passes");
+	CHECK_EQ(run_from("198.18.0.2"), PASS, "a packet from 198.18.0.2 passes");
+	CHECK_EQ(run_from("198.18.0.2"), PASS, "a packet from 198.18.0.2 passes");
+	CHECK_EQ(run_from("198.18.0.2"), DROP, "spent");
+	CHECK_EQ(l[5].credit, 0, "the lease spent");
 	/* the swap: new credit replaces, never adds */
-	CHECK_EQ(__atomic_exchange_n(&l[5].credit, 2, __ATOMIC_ACQ_REL), 0);
-	CHECK_EQ(run_from("198.18.0.2"), PASS);
-	CHECK_EQ(l[5].credit, 1);
+	CHECK_EQ(__atomic_exchange_n(&l[5].credit, 2, __ATOMIC_ACQ_REL), 0,
+		 "the swap: new credit replaces, never adds");
+	CHECK_EQ(run_from("198.18.0.2"), PASS, "a packet from 198.18.0.2 passes");
+	CHECK_EQ(l[5].credit, 1, "one token of the swapped credit spent");
 	/* expired, on-failure open: back to the share (its bucket is empty:
 	 * rate 1/h), credit left untouched */
 	xrl_test_clock_set(X, T0 + SEC);
-	CHECK_EQ(run_from("198.18.0.2"), DROP);
-	CHECK_EQ(l[5].credit, 1);
-	CHECK_EQ(run_from("198.18.0.3"), PASS);	/* another key: its share */
+	CHECK_EQ(run_from("198.18.0.2"), DROP, "expired, on-failure open");
+	CHECK_EQ(l[5].credit, 1, "the credit of an expired lease untouched");
+	CHECK_EQ(run_from("198.18.0.3"), PASS, "another key: its share");
 	/* expired, on-failure closed: dropped, even with credit */
 	k = key4(&closed_r, "198.18.1.1");
 	l[6].expires_ns = T0 + SEC;
 	l[6].credit = 100;
 	CHECK(!xrl_fleet_key_put(X, &k, 6), "promote");
-	CHECK_EQ(run_from("198.18.1.1"), DROP);
-	CHECK_EQ(l[6].credit, 100);
+	CHECK_EQ(run_from("198.18.1.1"), DROP, "a packet from 198.18.1.1 is dropped");
+	CHECK_EQ(l[6].credit, 100, "the credit of an expired lease not spent");
 	l[6].expires_ns = T0 + 2 * SEC;		/* renewed */
-	CHECK_EQ(run_from("198.18.1.1"), PASS);
-	CHECK_EQ(l[6].credit, 99);
+	CHECK_EQ(run_from("198.18.1.1"), PASS, "a packet from 198.18.1.1 passes");
+	CHECK_EQ(l[6].credit, 99, "a renewed lease spends its credit");
 	teardown();
 }

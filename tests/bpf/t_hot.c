@@ -42,28 +42,32 @@ TEST(hot_cache_exact)
 
 		setup();
 		CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 2 id 1",
-			     "rule add 2001:db8::/32 rate 1/s burst 2 id 2"), "%s", xrl_errmsg());
-		CHECK_EQ(run_from(src[f]), PASS);
-		CHECK_EQ(run_from(src[f]), PASS);
-		CHECK_EQ(run_from(src[f]), DROP);	/* the bucket's: fills the cache */
+			     "rule add 2001:db8::/32 rate 1/s burst 2 id 2"),
+		      "the rule set commits: %s", xrl_errmsg());
+		CHECK_EQ(run_from(src[f]), PASS, "a packet from src[f] passes");
+		CHECK_EQ(run_from(src[f]), PASS, "a packet from src[f] passes");
+		CHECK_EQ(run_from(src[f]), DROP, "the bucket's: fills the cache");
 		for (int i = 0; i < 15; i++)
-			CHECK_EQ(run_from(src[f]), DROP);
+			CHECK_EQ(run_from(src[f]), DROP, "a packet from src[f] is dropped");
 		st = rstats(f + 1);
-		CHECK_EQ(st.hot_dropped, 15);
-		CHECK_EQ(st.dropped_packets, 16);
-		CHECK_EQ(st.passed_packets, 2);
+		CHECK_EQ(st.hot_dropped, 15, "15 drops answered by the cache");
+		CHECK_EQ(st.dropped_packets, 16, "every drop counted for the rule");
+		CHECK_EQ(st.passed_packets, 2, "the burst of 2 passed");
 		/* the bucket has 1, the cache 15 pending: libxrl adds them */
-		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 16);
-		CHECK_EQ(run_from(src[f]), DROP);
-		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 17);	/* flushed */
+		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 16,
+			 "the bucket has 1, the cache 15 pending: libxrl adds them");
+		CHECK_EQ(run_from(src[f]), DROP, "a packet from src[f] is dropped");
+		CHECK_EQ(bucket_of(f + 1, src[f]).dropped, 17, "flushed");
 		/* TAT = T0 + 2 s, tolerance 2 s: refused until T0 + 1 s */
 		xrl_test_clock_set(X, T0 + SEC - 1);
-		CHECK_EQ(run_from(src[f]), DROP);
-		CHECK_EQ(rstats(f + 1).hot_dropped, 17);
+		CHECK_EQ(run_from(src[f]), DROP,
+			 "TAT = T0 + 2 s, tolerance 2 s: refused until T0 + 1 s");
+		CHECK_EQ(rstats(f + 1).hot_dropped, 17,
+			 "refused until T0 + 1 s: the cache answers");
 		xrl_test_clock_set(X, T0 + SEC);
-		CHECK_EQ(run_from(src[f]), PASS);
-		CHECK_EQ(run_from(src[f]), DROP);
-		CHECK_EQ(rstats(f + 1).dropped_packets, 19);
+		CHECK_EQ(run_from(src[f]), PASS, "a packet from src[f] passes");
+		CHECK_EQ(run_from(src[f]), DROP, "a packet from src[f] is dropped");
+		CHECK_EQ(rstats(f + 1).dropped_packets, 19, "every drop counted for the rule");
 		teardown();
 	}
 }
@@ -74,14 +78,15 @@ TEST(hot_cache_ipv6_prefix)
 {
 	one_cpu();
 	setup();
-	CHECK(!RULES("rule add 2001:db8::/32 rate 1/s burst 1 id 2"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("2001:db8:1:2::5"), PASS);
-	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP);
-	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP);	/* same /64 */
-	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP);
-	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP);
-	CHECK_EQ(rstats(2).hot_dropped, 2);
-	CHECK_EQ(run_from("2001:db8:1:3::5"), PASS);	/* another /64 */
+	CHECK(!RULES("rule add 2001:db8::/32 rate 1/s burst 1 id 2"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("2001:db8:1:2::5"), PASS, "a packet from 2001:db8:1:2::5 passes");
+	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP, "a packet from 2001:db8:1:2::5 is dropped");
+	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP, "same /64");
+	CHECK_EQ(run_from("2001:db8:1:2::6"), DROP, "a packet from 2001:db8:1:2::6 is dropped");
+	CHECK_EQ(run_from("2001:db8:1:2::5"), DROP, "a packet from 2001:db8:1:2::5 is dropped");
+	CHECK_EQ(rstats(2).hot_dropped, 2, "rule 2: hot dropped");
+	CHECK_EQ(run_from("2001:db8:1:3::5"), PASS, "another /64");
 	teardown();
 }
 
@@ -107,12 +112,13 @@ TEST(hot_cache_thousand_sources)
 	}
 	one_cpu();
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1"), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 1000; i++) {
 			snprintf(src, sizeof(src), "198.%u.%u.%u", 18 + (addr[i] >> 16),
 				 addr[i] >> 8 & 255, addr[i] & 255);
-			CHECK_EQ(run_from(src), round ? DROP : PASS);
+			CHECK_EQ(run_from(src), round ? DROP : PASS, "a packet from src");
 		}
 	}
 	/* round 1 fills, round 2 hits */
@@ -131,45 +137,47 @@ TEST(hot_cache_invalidated)
 
 	one_cpu();
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1 on-failure open"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 1);
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 id 1 on-failure open"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 1, "rule 1: hot dropped");
 	/* a commit that changes the rule: a fresh bucket */
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1 on-failure open"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 1);
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 2 id 1 on-failure open"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 1, "rule 1: hot dropped");
 	/* key reset: a full bucket again */
-	CHECK_EQ(key_reset(1, s), 0);
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 2);
+	CHECK_EQ(key_reset(1, s), 0, "key reset: a full bucket again");
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 2, "rule 1: hot dropped");
 	/* a mode change voids the cache; dry-run never uses it (its drops
 	 * pass, counted as would-drops); back to enforce, the next drop is
 	 * the bucket's, and fills again */
-	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "%s", xrl_errmsg());
-	CHECK_EQ(run_from(s), PASS);	/* dry-run: would drop */
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(rstats(1).hot_dropped, 2);
-	CHECK_EQ(rstats(1).would_drop_packets, 2);
-	CHECK(!xrl_mode_set(X, XRL_MODE_ENFORCE), "%s", xrl_errmsg());
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 3);
+	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "xrl_mode_set: %s", xrl_errmsg());
+	CHECK_EQ(run_from(s), PASS, "dry-run: would drop");
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(rstats(1).hot_dropped, 2, "rule 1: hot dropped");
+	CHECK_EQ(rstats(1).would_drop_packets, 2, "rule 1: would drop packets");
+	CHECK(!xrl_mode_set(X, XRL_MODE_ENFORCE), "xrl_mode_set: %s", xrl_errmsg());
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 3, "rule 1: hot dropped");
 	/* the watchdog fires: on-failure open passes a cached key */
 	xrl_heartbeat(X, 1000, 5 * SEC);	/* at T0 */
-	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP, "the watchdog fires: on-failure open passes a cached key");
 	xrl_test_clock_set(X, T0 + 5 * SEC + 1);
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(rstats(1).failure_passed, 1);
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(rstats(1).failure_passed, 1, "rule 1: failure passed");
 	xrl_heartbeat(X, 1000, 5 * SEC);	/* back: limited again */
-	CHECK_EQ(run_from(s), DROP);
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
 	teardown();
 }
 
@@ -193,36 +201,42 @@ TEST(hot_cache_only_where_exact)
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 dry-run id 1",
 		     "rule add 198.18.2.0/24 rate 1000/s burst 1000 id 3",
 		     "rule add 198.18.2.0/24 proto udp dport 53 rate 1/h burst 1 id 4",
-		     "rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"), "%s", xrl_errmsg());
+		     "rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* a dry-run rule: every packet passes, would-drops counted */
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(rstats(1).would_drop_packets, 3);
-	CHECK_EQ(rstats(1).hot_dropped, 0);
+		CHECK_EQ(run_from("198.18.0.1"), PASS,
+			 "a dry-run rule: every packet passes, would-drops counted");
+	CHECK_EQ(rstats(1).would_drop_packets, 3, "rule 1: would drop packets");
+	CHECK_EQ(rstats(1).hot_dropped, 0, "rule 1: hot dropped");
 	/* an endpoint rule's drop is not the source's: port 80 still passes */
-	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 3), 1);
-	CHECK_EQ(rstats(4).hot_dropped, 1);
-	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 80, 0, false, 3), 3);
-	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_TCP, 53, 0x10, false, 3), 3);
-	CHECK_EQ(rstats(3).passed_packets, 9);
-	CHECK_EQ(rstats(4).hot_dropped, 1);
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 53, 0, false, 3), 1,
+		 "an endpoint rule's drop is not the source's: port 80 still passes");
+	CHECK_EQ(rstats(4).hot_dropped, 1, "rule 4: hot dropped");
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_UDP, 80, 0, false, 3), 3,
+		 "of 3 to UDP/80 from 198.18.2.1, those passed");
+	CHECK_EQ(ep_send("198.18.2.1", IPPROTO_TCP, 53, 0x10, false, 3), 3,
+		 "of 3 ACK to TCP/53 from 198.18.2.1, those passed");
+	CHECK_EQ(rstats(3).passed_packets, 9, "rule 3: passed packets");
+	CHECK_EQ(rstats(4).hot_dropped, 1, "rule 4: hot dropped");
 	/* a byte rule: a large frame refused, a small one still fits (1600
 	 * bytes of burst: three 500-byte frames, then 100 bytes left) */
 	l1 = pkt_build(b1, &big);
 	l2 = pkt_build(b2, &small);
-	CHECK_EQ(l1, 500);
+	CHECK_EQ(l1, 500, "a byte rule: a large frame refused");
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(run_raw(b1, l1), PASS);
-	CHECK_EQ(run_raw(b1, l1), DROP);
-	CHECK_EQ(run_raw(b2, l2), PASS);
-	CHECK_EQ(rstats(5).hot_dropped, 0);
+		CHECK_EQ(run_raw(b1, l1), PASS, "the frame passes");
+	CHECK_EQ(run_raw(b1, l1), DROP, "the frame is dropped");
+	CHECK_EQ(run_raw(b2, l2), PASS, "the frame passes");
+	CHECK_EQ(rstats(5).hot_dropped, 0, "rule 5: hot dropped");
 	/* dry-run mode: a packet rule that would be cached passes */
-	CHECK(!RULES("rule add 198.18.4.0/24 rate 1/h burst 1 id 6"), "%s", xrl_errmsg());
-	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.4.0/24 rate 1/h burst 1 id 6"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK(!xrl_mode_set(X, XRL_MODE_DRY_RUN), "xrl_mode_set: %s", xrl_errmsg());
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(run_from("198.18.4.1"), PASS);
-	CHECK_EQ(rstats(6).hot_dropped, 0);
-	CHECK_EQ(rstats(6).would_drop_packets, 2);
+		CHECK_EQ(run_from("198.18.4.1"), PASS, "a packet from 198.18.4.1 passes");
+	CHECK_EQ(rstats(6).hot_dropped, 0, "rule 6: hot dropped");
+	CHECK_EQ(rstats(6).would_drop_packets, 2, "rule 6: would drop packets");
 	teardown();
 }
 
@@ -240,39 +254,41 @@ TEST(hot_cache_windows)
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 rate 3/s algo fixed-window id 1",
-		     "rule add 198.18.2.0/24 rate 10/s algo sliding-window id 2"), "%s", xrl_errmsg());
+		     "rule add 198.18.2.0/24 rate 10/s algo sliding-window id 2"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* fixed: T0 starts a window; 3 pass, the 4th is the bucket's drop */
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(run_from(s), PASS);
+		CHECK_EQ(run_from(s), PASS,
+			 "fixed: T0 starts a window; 3 pass, the 4th is the bucket's drop");
 	for (int i = 0; i < 10; i++)
-		CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 9);
+		CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 9, "rule 1: hot dropped");
 	xrl_test_clock_set(X, T0 + SEC - 1);
-	CHECK_EQ(run_from(s), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 10);
+	CHECK_EQ(run_from(s), DROP, "a packet from s is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 10, "rule 1: hot dropped");
 	xrl_test_clock_set(X, T0 + SEC);
-	CHECK_EQ(run_from(s), PASS);
-	CHECK_EQ(rstats(1).dropped_packets, 11);
-	CHECK_EQ(bucket_of(1, s).dropped, 11);
+	CHECK_EQ(run_from(s), PASS, "a packet from s passes");
+	CHECK_EQ(rstats(1).dropped_packets, 11, "rule 1: dropped packets");
+	CHECK_EQ(bucket_of(1, s).dropped, 11, "the bucket of rule 1, s: dropped");
 	/* sliding: 10 in the window from T0 + 1 s; half-way through the next
 	 * they weigh 5, so 5 more pass; the 6th is refused until the weight
 	 * falls to 4: T0 + 2.5 s + 1 us */
 	for (int i = 0; i < 10; i++)
-		CHECK_EQ(run_from(s2), PASS);
+		CHECK_EQ(run_from(s2), PASS, "sliding: 10 in the window from T0 + 1 s");
 	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2);
 	for (int i = 0; i < 5; i++)
-		CHECK_EQ(run_from(s2), PASS);
+		CHECK_EQ(run_from(s2), PASS, "a packet from s2 passes");
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(run_from(s2), DROP);
-	CHECK_EQ(rstats(2).hot_dropped, 3);
+		CHECK_EQ(run_from(s2), DROP, "a packet from s2 is dropped");
+	CHECK_EQ(rstats(2).hot_dropped, 3, "rule 2: hot dropped");
 	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2 + 999);
-	CHECK_EQ(run_from(s2), DROP);
-	CHECK_EQ(rstats(2).hot_dropped, 4);
+	CHECK_EQ(run_from(s2), DROP, "a packet from s2 is dropped");
+	CHECK_EQ(rstats(2).hot_dropped, 4, "rule 2: hot dropped");
 	xrl_test_clock_set(X, T0 + 2 * SEC + SEC / 2 + 1000);
-	CHECK_EQ(run_from(s2), PASS);
-	CHECK_EQ(run_from(s2), DROP);
-	CHECK_EQ(rstats(2).passed_packets, 16);
-	CHECK_EQ(rstats(2).dropped_packets, 6);
+	CHECK_EQ(run_from(s2), PASS, "a packet from s2 passes");
+	CHECK_EQ(run_from(s2), DROP, "a packet from s2 is dropped");
+	CHECK_EQ(rstats(2).passed_packets, 16, "rule 2: passed packets");
+	CHECK_EQ(rstats(2).dropped_packets, 6, "rule 2: dropped packets");
 	teardown();
 }
 
@@ -292,38 +308,39 @@ TEST(hot_cache_bytes)
 	one_cpu();
 	setup();
 	/* 1,500 bytes a second, 1,600 of burst */
-	CHECK(!RULES("rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.3.0/24 rate 12kbit burst 1600 id 5"),
+	      "the rule set commits: %s", xrl_errmsg());
 	l1 = pkt_build(b1, &big);
 	l2 = pkt_build(b2, &small);
 	l3 = pkt_build(b3, &huge);
-	CHECK_EQ(l1, 500);
-	CHECK_EQ(l2, 60);
-	CHECK_EQ(l3, 512);
+	CHECK_EQ(l1, 500, "a 500-byte frame");
+	CHECK_EQ(l2, 60, "a 60-byte frame");
+	CHECK_EQ(l3, 512, "a 512-byte frame");
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(run_raw(b1, l1), PASS);
-	CHECK_EQ(run_raw(b1, l1), DROP);	/* the bucket's: cached for >= 500 */
-	CHECK_EQ(run_raw(b1, l1), DROP);
-	CHECK_EQ(run_raw(b3, l3), DROP);
-	CHECK_EQ(rstats(5).hot_dropped, 2);
-	CHECK_EQ(run_raw(b2, l2), PASS);	/* 60 of the 100 left */
-	CHECK_EQ(run_raw(b2, l2), DROP);	/* 40 left: refused, cached for >= 60 */
-	CHECK_EQ(run_raw(b1, l1), DROP);
-	CHECK_EQ(rstats(5).hot_dropped, 3);
+		CHECK_EQ(run_raw(b1, l1), PASS, "the frame passes");
+	CHECK_EQ(run_raw(b1, l1), DROP, "the bucket's: cached for >= 500");
+	CHECK_EQ(run_raw(b1, l1), DROP, "the frame is dropped");
+	CHECK_EQ(run_raw(b3, l3), DROP, "the frame is dropped");
+	CHECK_EQ(rstats(5).hot_dropped, 2, "rule 5: hot dropped");
+	CHECK_EQ(run_raw(b2, l2), PASS, "60 of the 100 left");
+	CHECK_EQ(run_raw(b2, l2), DROP, "40 left: refused, cached for >= 60");
+	CHECK_EQ(run_raw(b1, l1), DROP, "the frame is dropped");
+	CHECK_EQ(rstats(5).hot_dropped, 3, "rule 5: hot dropped");
 	/* 1,560 bytes taken: 500 fit again when 460 have come back, after
 	 * 460 / 1500 s = 306.67 ms; the 60-byte frame's entry replaced the
 	 * 500-byte one, and holds until 20 bytes came back (13.3 ms) */
 	xrl_test_clock_set(X, T0 + 13 * 1000000);
-	CHECK_EQ(run_raw(b1, l1), DROP);	/* cached, >= 60 */
-	CHECK_EQ(rstats(5).hot_dropped, 4);
+	CHECK_EQ(run_raw(b1, l1), DROP, "cached, >= 60");
+	CHECK_EQ(rstats(5).hot_dropped, 4, "rule 5: hot dropped");
 	xrl_test_clock_set(X, T0 + 14 * 1000000);
-	CHECK_EQ(run_raw(b1, l1), DROP);	/* the bucket's again: >= 500 */
-	CHECK_EQ(rstats(5).hot_dropped, 4);
+	CHECK_EQ(run_raw(b1, l1), DROP, "the bucket's again: >= 500");
+	CHECK_EQ(rstats(5).hot_dropped, 4, "rule 5: hot dropped");
 	xrl_test_clock_set(X, T0 + 306 * 1000000);
-	CHECK_EQ(run_raw(b1, l1), DROP);
-	CHECK_EQ(rstats(5).hot_dropped, 5);
+	CHECK_EQ(run_raw(b1, l1), DROP, "the frame is dropped");
+	CHECK_EQ(rstats(5).hot_dropped, 5, "rule 5: hot dropped");
 	xrl_test_clock_set(X, T0 + 307 * 1000000);
-	CHECK_EQ(run_raw(b1, l1), PASS);
-	CHECK_EQ(rstats(5).dropped_packets, 8);
+	CHECK_EQ(run_raw(b1, l1), PASS, "the frame passes");
+	CHECK_EQ(rstats(5).dropped_packets, 8, "rule 5: dropped packets");
 	teardown();
 }
 
@@ -347,24 +364,32 @@ TEST(hot_cache_endpoint)
 			     "rule add 198.18.2.0/24 proto udp dport 53 rate 1/s burst 2 id 3",
 			     "rule add 2001:db8::/32 proto udp dport 53 rate 1/s burst 2 id 4",
 			     "rule add 0.0.0.0/0 proto tcp syn rate 1/h burst 1 id 5",
-			     "rule add ::/0 proto tcp syn rate 1/h burst 1 id 6"), "%s", xrl_errmsg());
-		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 10), 2);
-		CHECK_EQ(rstats(3 + f).hot_dropped, 7);
-		CHECK_EQ(rstats(3 + f).dropped_packets, 8);
-		CHECK_EQ(rstats(1 + f).passed_packets, 10);	/* the source rule's */
+			     "rule add ::/0 proto tcp syn rate 1/h burst 1 id 6"),
+		      "the rule set commits: %s", xrl_errmsg());
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 10), 2,
+			 "the endpoint rule's burst of 2");
+		CHECK_EQ(rstats(3 + f).hot_dropped, 7, "7 drops answered by the cache");
+		CHECK_EQ(rstats(3 + f).dropped_packets, 8,
+			 "every drop counted for the endpoint rule");
+		CHECK_EQ(rstats(1 + f).passed_packets, 10, "the source rule's");
 		/* another class (a SYN, its own rule), another port, another source */
-		CHECK_EQ(ep_send(src[f], IPPROTO_TCP, 80, 0x02, false, 3), 1);
-		CHECK_EQ(rstats(5 + f).hot_dropped, 1);
-		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 54, 0, false, 3), 3);
-		CHECK_EQ(ep_send(other, IPPROTO_UDP, 53, 0, false, 3), 2);
-		CHECK_EQ(rstats(3 + f).hot_dropped, 7);
+		CHECK_EQ(ep_send(src[f], IPPROTO_TCP, 80, 0x02, false, 3), 1,
+			 "another class (a SYN, its own rule), another port, another source");
+		CHECK_EQ(rstats(5 + f).hot_dropped, 1, "the SYN rule's drop cached");
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 54, 0, false, 3), 3,
+			 "of 3 to UDP/54 from src[f], those passed");
+		CHECK_EQ(ep_send(other, IPPROTO_UDP, 53, 0, false, 3), 2,
+			 "of 3 to UDP/53 from other, those passed");
+		CHECK_EQ(rstats(3 + f).hot_dropped, 7, "another port or source: no cached drop");
 		/* refused until TAT + T - L = T0 + 2 s + 1 s - 2 s */
 		xrl_test_clock_set(X, T0 + SEC - 1);
-		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 1), 0);
-		CHECK_EQ(rstats(3 + f).hot_dropped, 8);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 1), 0,
+			 "refused until TAT + T - L = T0 + 2 s + 1 s - 2 s");
+		CHECK_EQ(rstats(3 + f).hot_dropped, 8, "one more drop answered by the cache");
 		xrl_test_clock_set(X, T0 + SEC);
-		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 2), 1);
-		CHECK_EQ(bucket_of(3 + f, src[f]).dropped, 10);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 2), 1,
+			 "of 2 to UDP/53 from src[f], those passed");
+		CHECK_EQ(bucket_of(3 + f, src[f]).dropped, 10, "every drop in the key's bucket");
 		teardown();
 	}
 }
@@ -384,21 +409,23 @@ TEST(hot_cache_endpoint_two_classes)
 	setup();
 	CHECK(!RULES("rule add 198.18.2.0/24 proto udp dport 53-54 rate 1/s burst 2 id 3",
 		     "rule add 198.18.9.0/24 proto udp dport 54 rate 1/s burst 2 id 4"),
-	      "%s", xrl_errmsg());
-	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
-	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 2), 2);
-	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 5), 0);	/* 1 + 4 cached */
-	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 5), 0);	/* 1 + 4 cached */
-	CHECK_EQ(rstats(3).hot_dropped, 8);
-	CHECK_EQ(rstats(3).dropped_packets, 10);
-	CHECK_EQ(bucket_of(3, src).dropped, 10);
-	CHECK_EQ(events_read(ev), 1);
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev),
+	      "xrl_events_open: %s", xrl_errmsg());
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 2), 2, "the burst of 2 passes");
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 53, 0, false, 5), 0, "1 + 4 cached");
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 5), 0, "1 + 4 cached");
+	CHECK_EQ(rstats(3).hot_dropped, 8, "rule 3: hot dropped");
+	CHECK_EQ(rstats(3).dropped_packets, 10, "rule 3: dropped packets");
+	CHECK_EQ(bucket_of(3, src).dropped, 10, "every drop in the key's bucket");
+	CHECK_EQ(events_read(ev), 1, "one limited event");
 	xrl_test_clock_set(X, T0 + 10 * SEC);
-	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 1), 1);
-	CHECK_EQ(events_read(ev), 1);
-	CHECK_EQ(evs[0].kind, XRL_EV_UNLIMITED);
-	CHECK_EQ(evs[0].dropped, 10);	/* every drop of the key so far */
-	CHECK_EQ(bucket_of(3, src).dropped, 10);
+	CHECK_EQ(ep_send(src, IPPROTO_UDP, 54, 0, false, 1), 1,
+		 "the key passes again on its other class");
+	CHECK_EQ(events_read(ev), 1, "one unlimited event");
+	CHECK_EQ(evs[0].kind, XRL_EV_UNLIMITED, "the event is unlimited");
+	CHECK_EQ(evs[0].dropped, 10, "every drop of the key so far");
+	CHECK_EQ(bucket_of(3, src).dropped, 10, "the bucket holds every drop");
 	xrl_events_close(ev);
 	teardown();
 }
@@ -424,26 +451,26 @@ TEST(hot_cache_reset_evicted_key)
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1 new-keys 100000000/s id 1"),
-	      "%s", xrl_errmsg());
-	CHECK_EQ(run_from(src), PASS);
-	CHECK_EQ(run_from(src), DROP);		/* the bucket's: cached for an hour */
-	CHECK_EQ(run_from(src), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 1);
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from(src), PASS, "a packet from src passes");
+	CHECK_EQ(run_from(src), DROP, "the bucket's: cached for an hour");
+	CHECK_EQ(run_from(src), DROP, "a packet from src is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 1, "rule 1: hot dropped");
 	for (int i = 0; i < 8 * 4096; i++) {	/* other sources fill the table */
 		snprintf(a, sizeof(a), "198.19.%d.%d", i / 250, i % 250 + 1);
 		run_from(a);
 		run_from(a);		/* referenced: the LRU's active list */
 	}
-	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "xrl_rules_get: %s", xrl_errmsg());
 	xrl_addr_parse(src, &family, addr);
 	xrl_key_of(&k, &v[0].r, family, addr);
 	if (xrl_bucket_get(X, &k, &b) == 0) {
 		fprintf(stderr, "    note: the key was not evicted: nothing shown\n");
 	} else {
 		err = xrl_bucket_reset(X, &v[0].r, &k);
-		CHECK_EQ(err, -ENOENT);
+		CHECK_EQ(err, -ENOENT, "an evicted key has nothing to reset");
 		/* the whole path: a new bucket, full; reset or not */
-		CHECK_EQ(run_from(src), PASS);
+		CHECK_EQ(run_from(src), PASS, "the whole path: a new bucket, full; reset or not");
 	}
 	free(v);
 	teardown();
@@ -470,23 +497,23 @@ TEST(hot_cache_evicted_window_key)
 	one_cpu();
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h algo fixed-window new-keys 100000000/s id 1"),
-	      "%s", xrl_errmsg());
-	CHECK_EQ(run_from(src), PASS);
-	CHECK_EQ(run_from(src), DROP);		/* cached until the hour ends */
-	CHECK_EQ(run_from(src), DROP);
-	CHECK_EQ(rstats(1).hot_dropped, 1);
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from(src), PASS, "a packet from src passes");
+	CHECK_EQ(run_from(src), DROP, "cached until the hour ends");
+	CHECK_EQ(run_from(src), DROP, "a packet from src is dropped");
+	CHECK_EQ(rstats(1).hot_dropped, 1, "rule 1: hot dropped");
 	for (int i = 0; i < 8 * 4096; i++) {
 		snprintf(a, sizeof(a), "198.19.%d.%d", i / 250, i % 250 + 1);
 		run_from(a);
 		run_from(a);
 	}
-	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "%s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "xrl_rules_get: %s", xrl_errmsg());
 	xrl_addr_parse(src, &family, addr);
 	xrl_key_of(&k, &v[0].r, family, addr);
 	if (xrl_bucket_get(X, &k, &b) == 0)
 		fprintf(stderr, "    note: the key was not evicted: nothing shown\n");
 	else
-		CHECK_EQ(run_from(src), PASS);	/* the whole path's verdict */
+		CHECK_EQ(run_from(src), PASS, "the whole path's verdict");
 	free(v);
 	teardown();
 }
@@ -510,19 +537,21 @@ TEST(hot_cache_event_counts)
 		SKIP("one CPU online: needs two");
 	on_cpu(0);
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 5 id 1"), "%s", xrl_errmsg());
-	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 10/s burst 5 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK(!xrl_events_open(X, XRL_EVENTS_RLD, collect, NULL, &ev),
+	      "xrl_events_open: %s", xrl_errmsg());
 	for (int i = 0; i < 5; i++)
-		CHECK_EQ(run_from("198.18.0.1"), PASS);
+		CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
 	for (int i = 0; i < 20; i++)
-		CHECK_EQ(run_from("198.18.0.1"), DROP);	/* 1 by the bucket, 19 cached */
-	CHECK_EQ(rstats(1).hot_dropped, 19);
+		CHECK_EQ(run_from("198.18.0.1"), DROP, "1 by the bucket, 19 cached");
+	CHECK_EQ(rstats(1).hot_dropped, 19, "rule 1: hot dropped");
 	on_cpu(1);
 	xrl_test_clock_set(X, T0 + SEC);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(events_read(ev), 2);
-	CHECK_EQ(evs[1].kind, XRL_EV_UNLIMITED);
-	CHECK_EQ(evs[1].dropped, 20);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(events_read(ev), 2, "limited, then unlimited");
+	CHECK_EQ(evs[1].kind, XRL_EV_UNLIMITED, "the second event is unlimited");
+	CHECK_EQ(evs[1].dropped, 20, "the drops cached on the other CPU counted");
 	xrl_events_close(ev);
 	teardown();
 	on_cpu(0);

@@ -372,8 +372,8 @@ TEST(parser_table)
 	size_t n = 0, nrows = sizeof(rows) / sizeof(rows[0]), runs = 0, failed = 0;
 
 	setup();
-	CHECK(!set_rules(table_rules), "%s", xrl_errmsg());
-	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
+	CHECK(!set_rules(table_rules), "the rule set commits: %s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &v, &n), "xrl_rules_get: %s", xrl_errmsg());
 	for (size_t i = 0; i < NIDS; i++) {
 		slots[i] = ~0u;
 		for (size_t j = 0; j < n; j++)

@@ -11,16 +11,16 @@ TEST(allow_deny)
 
 	setup();
 	CHECK(!RULES("rule add 198.18.1.0/24 action allow", "rule add 198.18.2.0/24 action deny"),
-	      "%s", xrl_errmsg());
+	      "the rule set commits: %s", xrl_errmsg());
 	for (int i = 0; i < 50; i++) {
 		pass += run_from("198.18.1.1") == PASS;
 		drop += run_from("198.18.2.1") == DROP;
 	}
-	CHECK_EQ(pass, 50);
-	CHECK_EQ(drop, 50);
-	CHECK_EQ(rstats(1).passed_packets, 50);
-	CHECK_EQ(rstats(2).dropped_packets, 50);
-	CHECK_EQ(rstats(1).new_keys + rstats(2).new_keys, 0);	/* never metered */
+	CHECK_EQ(pass, 50, "every packet of the allowed source passes");
+	CHECK_EQ(drop, 50, "every packet of the denied source is dropped");
+	CHECK_EQ(rstats(1).passed_packets, 50, "rule 1: passed packets");
+	CHECK_EQ(rstats(2).dropped_packets, 50, "rule 2: dropped packets");
+	CHECK_EQ(rstats(1).new_keys + rstats(2).new_keys, 0, "never metered");
 	teardown();
 }
 
@@ -31,8 +31,9 @@ TEST(modes)
 	int v[4];
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 2", "rule add 198.18.1.0/24 action allow"),
-	      "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 2",
+	      "rule add 198.18.1.0/24 action allow"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* enforce */
 	for (int i = 0; i < 4; i++)
 		v[i] = run_from("198.18.0.1");
@@ -40,34 +41,38 @@ TEST(modes)
 	/* dry-run: metered and counted, everything passes */
 	xrl_mode_set(X, XRL_MODE_DRY_RUN);
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(run_from("198.18.0.2"), PASS);
+		CHECK_EQ(run_from("198.18.0.2"), PASS,
+			 "dry-run: metered and counted, everything passes");
 	/* two would-drops, counted apart from the two real drops */
-	CHECK_EQ(rstats(1).dropped_packets, 2);
-	CHECK_EQ(rstats(1).would_drop_packets, 2);
-	CHECK_EQ(rstats(1).new_keys, 2);
+	CHECK_EQ(rstats(1).dropped_packets, 2,
+		 "two would-drops, counted apart from the two real drops");
+	CHECK_EQ(rstats(1).would_drop_packets, 2, "rule 1: would drop packets");
+	CHECK_EQ(rstats(1).new_keys, 2, "rule 1: new keys");
 	/* fail-open: everything passes, nothing metered */
 	xrl_mode_set(X, XRL_MODE_FAIL_OPEN);
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(run_from("198.18.0.3"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);		/* even an exhausted key */
-	CHECK_EQ(rstats(1).new_keys, 2);
+		CHECK_EQ(run_from("198.18.0.3"), PASS,
+			 "fail-open: everything passes, nothing metered");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "even an exhausted key");
+	CHECK_EQ(rstats(1).new_keys, 2, "rule 1: new keys");
 	/* fail-closed: only allow rules (and non-IP) pass */
 	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
-	CHECK_EQ(run_from("198.18.0.4"), DROP);
-	CHECK_EQ(run_from("198.18.1.1"), PASS);
-	CHECK_EQ(run_from("198.18.9.1"), DROP);		/* unmatched */
-	CHECK_EQ(run(&arp), PASS);
+	CHECK_EQ(run_from("198.18.0.4"), DROP, "fail-closed: only allow rules (and non-IP) pass");
+	CHECK_EQ(run_from("198.18.1.1"), PASS, "a packet from 198.18.1.1 passes");
+	CHECK_EQ(run_from("198.18.9.1"), DROP, "unmatched");
+	CHECK_EQ(run(&arp), PASS, "the frame passes");
 	g = gstats();
-	CHECK_EQ(g.passed_packets[XRL_MODE_ENFORCE], 2);
-	CHECK_EQ(g.dropped_packets[XRL_MODE_ENFORCE], 2);
-	CHECK_EQ(g.passed_packets[XRL_MODE_DRY_RUN], 4);
-	CHECK_EQ(g.dropped_packets[XRL_MODE_DRY_RUN], 0);
-	CHECK_EQ(g.passed_packets[XRL_MODE_FAIL_OPEN], 5);
-	CHECK_EQ(g.passed_packets[XRL_MODE_FAIL_CLOSED], 2);
-	CHECK_EQ(g.dropped_packets[XRL_MODE_FAIL_CLOSED], 2);
+	CHECK_EQ(g.passed_packets[XRL_MODE_ENFORCE], 2, "enforce: 2 passed");
+	CHECK_EQ(g.dropped_packets[XRL_MODE_ENFORCE], 2, "enforce: 2 dropped");
+	CHECK_EQ(g.passed_packets[XRL_MODE_DRY_RUN], 4, "dry-run: every packet passed");
+	CHECK_EQ(g.dropped_packets[XRL_MODE_DRY_RUN], 0, "dry-run: nothing dropped");
+	CHECK_EQ(g.passed_packets[XRL_MODE_FAIL_OPEN], 5, "fail-open: every packet passed");
+	CHECK_EQ(g.passed_packets[XRL_MODE_FAIL_CLOSED], 2,
+		 "fail-closed: the allow rule and ARP passed");
+	CHECK_EQ(g.dropped_packets[XRL_MODE_FAIL_CLOSED], 2, "fail-closed: the others dropped");
 	/* back to enforce: the bucket state was kept */
 	xrl_mode_set(X, XRL_MODE_ENFORCE);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "back to enforce: the bucket state was kept");
 	teardown();
 }
 
@@ -77,52 +82,58 @@ TEST(most_specific_prefix)
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1",
 		     "rule add 198.18.1.0/24 action allow",
 		     "rule add 198.18.1.128/25 action deny",
-		     "rule add 198.18.1.77/32 rate 1/h burst 2"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.1.5"), PASS);
-	CHECK_EQ(run_from("198.18.1.5"), PASS);		/* allow */
-	CHECK_EQ(run_from("198.18.1.200"), DROP);		/* deny /25 */
-	CHECK_EQ(run_from("198.18.2.1"), PASS);		/* /15 limit */
-	CHECK_EQ(run_from("198.18.2.1"), DROP);
-	CHECK_EQ(run_from("198.18.1.77"), PASS);		/* /32 limit, burst 2 */
-	CHECK_EQ(run_from("198.18.1.77"), PASS);
-	CHECK_EQ(run_from("198.18.1.77"), DROP);
-	CHECK_EQ(run_from("198.20.0.1"), PASS);		/* unmatched */
-	CHECK_EQ(gstats().unmatched_packets, 1);
+		     "rule add 198.18.1.77/32 rate 1/h burst 2"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.1.5"), PASS, "a packet from 198.18.1.5 passes");
+	CHECK_EQ(run_from("198.18.1.5"), PASS, "allow");
+	CHECK_EQ(run_from("198.18.1.200"), DROP, "deny /25");
+	CHECK_EQ(run_from("198.18.2.1"), PASS, "/15 limit");
+	CHECK_EQ(run_from("198.18.2.1"), DROP, "a packet from 198.18.2.1 is dropped");
+	CHECK_EQ(run_from("198.18.1.77"), PASS, "/32 limit, burst 2");
+	CHECK_EQ(run_from("198.18.1.77"), PASS, "a packet from 198.18.1.77 passes");
+	CHECK_EQ(run_from("198.18.1.77"), DROP, "a packet from 198.18.1.77 is dropped");
+	CHECK_EQ(run_from("198.20.0.1"), PASS, "unmatched");
+	CHECK_EQ(gstats().unmatched_packets, 1, "global: unmatched packets");
 	teardown();
 }
 
 TEST(rule_change_next_packet)
 {
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	/* a changed rule meters with a fresh bucket from the next packet on */
-	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 3"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/h burst 3"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	/* changed to deny, then removed */
-	CHECK(!RULES("rule add 198.18.0.0/15 action deny"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.9"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/15 action deny"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.9"), DROP, "a packet from 198.18.0.9 is dropped");
 	CHECK(!set_rules((const char *const[]){ NULL }), "empty set");
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(gstats().unmatched_packets, 1);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(gstats().unmatched_packets, 1, "global: unmatched packets");
 	teardown();
 }
 
 TEST(unchanged_rule_keeps_bucket)
 {
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1 id 1",
-		     "rule add 198.19.0.0/16 rate 1/h burst 1 id 2"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), DROP);		/* still limited */
-	CHECK_EQ(rstats(1).dropped_packets, 2);		/* counters kept too */
-	CHECK_EQ(run_from("198.19.0.1"), PASS);
+		     "rule add 198.19.0.0/16 rate 1/h burst 1 id 2"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "still limited");
+	CHECK_EQ(rstats(1).dropped_packets, 2, "counters kept too");
+	CHECK_EQ(run_from("198.19.0.1"), PASS, "a packet from 198.19.0.1 passes");
 	teardown();
 }
 
@@ -139,50 +150,53 @@ TEST(watchdog_policies)
 	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 1 on-failure open",
 		     "rule add 198.18.1.0/24 rate 1/h burst 1 on-failure closed",
 		     "rule add 198.18.2.0/24 action allow",
-		     "rule add 198.18.3.0/24 action deny"), "%s", xrl_errmsg());
+		     "rule add 198.18.3.0/24 action deny"),
+	      "the rule set commits: %s", xrl_errmsg());
 	/* the grammar refuses on-failure with allow (it means nothing there);
 	 * the data path must pass an allow rule whatever the field holds */
 	CHECK(!xrl_rules_get(X, &v, &n) && n == 4, "rules");
 	for (size_t i = 0; i < n; i++)
 		if (v[i].r.action == XRL_ACT_ALLOW)
 			v[i].r.on_failure = XRL_FAIL_CLOSED;
-	CHECK(!xrl_rules_commit(X, v, n), "%s", xrl_errmsg());
+	CHECK(!xrl_rules_commit(X, v, n), "xrl_rules_commit: %s", xrl_errmsg());
 	free(v);
 	xrl_heartbeat(X, 1000, 5 * SEC);	/* heartbeat at T0, watchdog 5 s */
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);	/* enforced */
-	CHECK_EQ(run_from("198.18.1.1"), PASS);
-	CHECK_EQ(run_from("198.18.1.2"), PASS);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "enforced");
+	CHECK_EQ(run_from("198.18.1.1"), PASS, "a packet from 198.18.1.1 passes");
+	CHECK_EQ(run_from("198.18.1.2"), PASS, "a packet from 198.18.1.2 passes");
 	/* not yet: exactly the watchdog time */
 	xrl_test_clock_set(X, T0 + 5 * SEC);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
-	CHECK_EQ(run_from("198.18.1.3"), PASS);	/* a new key, metered */
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "not yet: exactly the watchdog time");
+	CHECK_EQ(run_from("198.18.1.3"), PASS, "a new key, metered");
 	/* past it: each rule's policy */
 	xrl_test_clock_set(X, T0 + 5 * SEC + 1);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);	/* open */
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.1.4"), DROP);	/* closed, even a new key */
-	CHECK_EQ(run_from("198.18.2.1"), PASS);	/* allow always passes */
-	CHECK_EQ(run_from("198.18.3.1"), PASS);	/* deny, open by default */
-	CHECK_EQ(rstats(1).failure_passed, 2);
-	CHECK_EQ(rstats(2).failure_dropped, 1);
-	CHECK_EQ(rstats(4).failure_passed, 1);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "open");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.1.4"), DROP, "closed, even a new key");
+	CHECK_EQ(run_from("198.18.2.1"), PASS, "allow always passes");
+	CHECK_EQ(run_from("198.18.3.1"), PASS, "deny, open by default");
+	CHECK_EQ(rstats(1).failure_passed, 2, "rule 1: failure passed");
+	CHECK_EQ(rstats(2).failure_dropped, 1, "rule 2: failure dropped");
+	CHECK_EQ(rstats(4).failure_passed, 1, "rule 4: failure passed");
 	/* a new heartbeat: enforcement again, with the buckets it had */
 	xrl_heartbeat(X, 1000, 5 * SEC);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
-	CHECK_EQ(run_from("198.18.1.1"), DROP);
-	CHECK_EQ(run_from("198.18.3.1"), DROP);
+	CHECK_EQ(run_from("198.18.0.1"), DROP,
+		 "a new heartbeat: enforcement again, with the buckets it had");
+	CHECK_EQ(run_from("198.18.1.1"), DROP, "a packet from 198.18.1.1 is dropped");
+	CHECK_EQ(run_from("198.18.3.1"), DROP, "a packet from 198.18.3.1 is dropped");
 	/* watchdog 0: a heartbeat however old never fires */
 	xrl_heartbeat(X, 1000, 0);
 	xrl_test_clock_set(X, T0 + 3600 * SEC);
-	CHECK_EQ(run_from("198.18.1.4"), PASS);
-	CHECK_EQ(run_from("198.18.1.4"), DROP);
+	CHECK_EQ(run_from("198.18.1.4"), PASS, "watchdog 0: a heartbeat however old never fires");
+	CHECK_EQ(run_from("198.18.1.4"), DROP, "a packet from 198.18.1.4 is dropped");
 	CHECK(c->watchdog_ns == 0, "disarmed");
 	/* the operator's fail-closed comes before the watchdog */
 	xrl_heartbeat(X, 1000, 1);
 	xrl_test_clock_set(X, T0 + 7200 * SEC);
 	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);
-	CHECK_EQ(run_from("198.18.0.9"), DROP);
+	CHECK_EQ(run_from("198.18.0.9"), DROP,
+		 "the operator's fail-closed comes before the watchdog");
 	teardown();
 }
 
@@ -193,17 +207,18 @@ TEST(commit_all_or_nothing)
 	size_t n = 0;
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1"), "%s", xrl_errmsg());
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 1"),
+	      "the rule set commits: %s", xrl_errmsg());
 	CHECK(RULES("rule add 198.19.0.0/16 rate 1/h burst 1",
 		    "rule add 198.19.0.0/16 rate 2/h burst 1") != 0, "duplicate refused");
 	CHECK(RULES("rule add 198.19.0.0/16 rate 1/h burst 1 id 5",
 		    "rule add 198.20.0.0/16 rate 1/h burst 1 id 5") != 0, "duplicate id refused");
 	CHECK(!xrl_rules_get(X, &v, &n), "get");
-	CHECK_EQ(n, 1);
+	CHECK_EQ(n, 1, "only the first rule set published");
 	free(v);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.19.0.1"), PASS);
-	CHECK_EQ(gstats().unmatched_packets, 1);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.19.0.1"), PASS, "a packet from 198.19.0.1 passes");
+	CHECK_EQ(gstats().unmatched_packets, 1, "global: unmatched packets");
 	teardown();
 }
 
@@ -242,27 +257,28 @@ TEST(no_rule_set)
 
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/16 action deny", "rule add 2001:db8::/32 action deny"),
-	      "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	fd4 = prog_map_fd("xrl_rules4");
 	fd6 = prog_map_fd("xrl_rules6");
 	CHECK(fd4 >= 0 && fd6 >= 0, "outer maps found");
 	CHECK(!bpf_map_delete_elem(fd4, &zero), "delete: %s", strerror(errno));
 	CHECK(!bpf_map_delete_elem(fd6, &zero), "delete: %s", strerror(errno));
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("2001:db8::1"), PASS);
-	CHECK_EQ(gstats().unmatched_packets, 2);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("2001:db8::1"), PASS, "a packet from 2001:db8::1 passes");
+	CHECK_EQ(gstats().unmatched_packets, 2, "global: unmatched packets");
 	xrl_mode_set(X, XRL_MODE_FAIL_CLOSED);		/* unmatched, failing closed */
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	xrl_mode_set(X, XRL_MODE_ENFORCE);
-	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
-	CHECK_EQ(n, 0);
+	CHECK(!xrl_rules_get(X, &v, &n), "xrl_rules_get: %s", xrl_errmsg());
+	CHECK_EQ(n, 0, "no rule left");
 	free(v);
-	CHECK_EQ(xrl_rule_match(X, 4, a, &m), -ENOENT);
-	CHECK(!RULES("rule add 198.18.0.0/16 action deny"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
-	CHECK_EQ(run_from("2001:db8::1"), PASS);	/* an empty IPv6 set */
-	CHECK_EQ(gstats().unmatched_packets, 4);
+	CHECK_EQ(xrl_rule_match(X, 4, a, &m), -ENOENT, "no rule matches after the delete");
+	CHECK(!RULES("rule add 198.18.0.0/16 action deny"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
+	CHECK_EQ(run_from("2001:db8::1"), PASS, "an empty IPv6 set");
+	CHECK_EQ(gstats().unmatched_packets, 4, "global: unmatched packets");
 	if (fd4 >= 0)
 		close(fd4);
 	if (fd6 >= 0)
@@ -351,7 +367,7 @@ TEST(rule_swap_atomic)
 	struct timespec t0, now;
 
 	setup();
-	CHECK(!set_rules(swap_a), "%s", xrl_errmsg());
+	CHECK(!set_rules(swap_a), "the rule set commits: %s", xrl_errmsg());
 	for (int i = 0; i < np; i++) {
 		p[i] = (struct swap_probe){ .cpu = i % ncpu, .prog_fd = xrl_prog_fd(X), .stop = &stop };
 		pthread_create(&t[i], NULL, swap_probe, &p[i]);
@@ -374,7 +390,7 @@ TEST(rule_swap_atomic)
 	CHECK(cerr == 0, "%d commits failed: %s", cerr, xrl_errmsg());
 	CHECK(err == 0, "%lu test runs failed", err);
 	CHECK(bad == 0, "%lu packets saw a half-built or empty rule set", bad);
-	CHECK_EQ(gstats().unmatched_packets, 0);
+	CHECK_EQ(gstats().unmatched_packets, 0, "global: unmatched packets");
 	CHECK(a_seen && b_seen, "both sets were seen (A %lu, B %lu)", a_seen, b_seen);
 	teardown();
 }
@@ -393,8 +409,9 @@ static void check_rule1_unchanged(const char *what, const struct xrl_bucket *b0)
 	      (unsigned long long)st.passed_packets, (unsigned long long)st.dropped_packets,
 	      (unsigned long long)st.new_keys);
 	CHECK(b.tat == b0->tat && b.dropped == b0->dropped, "%s: bucket changed", what);
-	CHECK(!xrl_rules_get(X, &v, &n), "%s", xrl_errmsg());
-	CHECK(n == 1 && v[0].r.id == 1 && v[0].r.burst == 2, "%s: rule set changed (%zu rules)", what, n);
+	CHECK(!xrl_rules_get(X, &v, &n), "xrl_rules_get: %s", xrl_errmsg());
+	CHECK(n == 1 && v[0].r.id == 1 && v[0].r.burst == 2,
+	      "%s: rule set changed (%zu rules)", what, n);
 	free(v);
 }
 
@@ -429,10 +446,11 @@ TEST(failed_commit_keeps_state)
 	int fd, err;
 
 	setup();
-	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 2 id 1"), "%s", xrl_errmsg());
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), PASS);
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 2 id 1"),
+	      "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "a packet from 198.18.0.1 passes");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "a packet from 198.18.0.1 is dropped");
 	b0 = bucket_of(1, "198.18.0.1");
 	CHECK(b0.tat != 0, "rule 1 has a bucket");
 	check_rule1_unchanged("before", &b0);
@@ -469,9 +487,9 @@ TEST(failed_commit_keeps_state)
 	check_rule1_unchanged("late failure", &b0);
 
 	/* and the rule still meters with the bucket it had */
-	CHECK_EQ(run_from("198.18.0.1"), DROP);
-	CHECK_EQ(rstats(1).dropped_packets, 2);
-	CHECK_EQ(gstats().unmatched_packets, 0);
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "and the rule still meters with the bucket it had");
+	CHECK_EQ(rstats(1).dropped_packets, 2, "rule 1: dropped packets");
+	CHECK_EQ(gstats().unmatched_packets, 0, "global: unmatched packets");
 	teardown();
 }
 
@@ -490,11 +508,11 @@ TEST(rule_limit)
 	CHECK(xrl_rules_validate(v, XRL_MAX_RULES + 1, &bad) == -ENOSPC, "one too many refused");
 	CHECK(strstr(xrl_errmsg(), "too many rules") && strstr(xrl_errmsg(), "16384"),
 	      "message: %s", xrl_errmsg());
-	CHECK_EQ(bad, XRL_MAX_RULES);
-	CHECK(!xrl_rules_validate(v, XRL_MAX_RULES, &bad), "%s", xrl_errmsg());
-	CHECK(!xrl_rules_commit(X, v, XRL_MAX_RULES), "%s", xrl_errmsg());
-	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
-	CHECK_EQ(n, XRL_MAX_RULES);
+	CHECK_EQ(bad, XRL_MAX_RULES, "the first entry past the limit named");
+	CHECK(!xrl_rules_validate(v, XRL_MAX_RULES, &bad), "xrl_rules_validate: %s", xrl_errmsg());
+	CHECK(!xrl_rules_commit(X, v, XRL_MAX_RULES), "xrl_rules_commit: %s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "xrl_rules_get: %s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES, "every rule of a full set published");
 	for (size_t i = 0; i < n; i++) {
 		if (got[i].r.slot < 2 * XRL_MAX_RULES)
 			slots[got[i].r.slot] = 1;
@@ -502,13 +520,13 @@ TEST(rule_limit)
 			out++;
 	}
 	free(got);
-	CHECK_EQ(run_from("198.19.0.0"), DROP);		/* v[0] */
-	CHECK_EQ(run_from("2001:db8::1"), DROP);	/* v[1] */
+	CHECK_EQ(run_from("198.19.0.0"), DROP, "v[0]");
+	CHECK_EQ(run_from("2001:db8::1"), DROP, "v[1]");
 
 	/* every rule changed: none may take a slot the published set holds */
-	CHECK(!xrl_rules_commit(X, w, XRL_MAX_RULES), "%s", xrl_errmsg());
-	CHECK(!xrl_rules_get(X, &got, &n), "%s", xrl_errmsg());
-	CHECK_EQ(n, XRL_MAX_RULES);
+	CHECK(!xrl_rules_commit(X, w, XRL_MAX_RULES), "xrl_rules_commit: %s", xrl_errmsg());
+	CHECK(!xrl_rules_get(X, &got, &n), "xrl_rules_get: %s", xrl_errmsg());
+	CHECK_EQ(n, XRL_MAX_RULES, "every rule of the changed set published");
 	for (size_t i = 0; i < n; i++) {
 		if (got[i].r.slot >= 2 * XRL_MAX_RULES)
 			out++;
@@ -516,10 +534,10 @@ TEST(rule_limit)
 			clash++;
 	}
 	free(got);
-	CHECK_EQ(out, 0);
-	CHECK_EQ(clash, 0);
-	CHECK_EQ(run_from("198.19.0.0"), PASS);
-	CHECK_EQ(gstats().unmatched_packets, 0);
+	CHECK_EQ(out, 0, "every slot within the table");
+	CHECK_EQ(clash, 0, "no slot shared with the published set");
+	CHECK_EQ(run_from("198.19.0.0"), PASS, "a packet from 198.19.0.0 passes");
+	CHECK_EQ(gstats().unmatched_packets, 0, "global: unmatched packets");
 	free(v);
 	free(w);
 	free(slots);
