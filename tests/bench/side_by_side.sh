@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Two builds of the program side by side in one run: the verifier's
 # processed-instruction count of each program of the object, then the
-# micro-benchmark of each build, run alternately (before, after, before,
-# ...) RUNS times, per case the median of the runs' medians and the least
-# of their minima, and the ratio after / before. Markdown on stdout. On a
-# shared machine the medians carry the other jobs' load; the least is the
-# cost of the program without them.
+# micro-benchmark of each build, run alternately (before, after, after,
+# before, ...) RUNS times; per case the median of the runs' medians, the
+# least of their minima, and the ratio after / before. Markdown on stdout.
+# On a shared machine the medians carry the other jobs' load; the least is
+# the cost of the program without them.
 #   tests/bench/side_by_side.sh BEFORE_OUTPUT AFTER_OUTPUT [RUNS]
 # BEFORE_OUTPUT and AFTER_OUTPUT are the .output directories of two built
 # trees (make all): each holds xdp_rl.bpf.o, microbench and verifier-stats.
@@ -22,9 +22,16 @@ trap 'rm -rf "$tmp"' EXIT
 stats=$after/verifier-stats
 "$stats" "$before/xdp_rl.bpf.o" >"$tmp/vs.before"
 "$stats" "$after/xdp_rl.bpf.o" >"$tmp/vs.after"
+# ABBA: each build runs first in half the pairs, so that neither gains
+# from its place in the order
 for ((i = 1; i <= runs; i++)); do
-	"$before/microbench" -j >"$tmp/mb.before.$i"
-	"$after/microbench" -j >"$tmp/mb.after.$i"
+	if ((i % 2)); then
+		"$before/microbench" -j >"$tmp/mb.before.$i"
+		"$after/microbench" -j >"$tmp/mb.after.$i"
+	else
+		"$after/microbench" -j >"$tmp/mb.after.$i"
+		"$before/microbench" -j >"$tmp/mb.before.$i"
+	fi
 done
 
 python3 - "$tmp" "$runs" <<'PY'

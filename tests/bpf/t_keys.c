@@ -14,14 +14,14 @@ TEST(ipv4_limit)
 	setup();
 	CHECK(!RULES("rule add 198.18.0.0/15 rate 1/s burst 3 id 7"),
 	      "the rule set commits: %s", xrl_errmsg());
-	CHECK_EQ(run_raw(buf, len), PASS, "the frame passes");
-	CHECK_EQ(run_raw(buf, len), PASS, "the frame passes");
-	CHECK_EQ(run_raw(buf, len), PASS, "the frame passes");
-	CHECK_EQ(run_raw(buf, len), DROP, "the frame is dropped");
-	CHECK_EQ(run_raw(buf, len), DROP, "the frame is dropped");
+	CHECK_EQ(run_raw(buf, len), PASS, "1st of the burst of 3 passes");
+	CHECK_EQ(run_raw(buf, len), PASS, "2nd of the burst passes");
+	CHECK_EQ(run_raw(buf, len), PASS, "3rd of the burst passes");
+	CHECK_EQ(run_raw(buf, len), DROP, "past the burst: dropped");
+	CHECK_EQ(run_raw(buf, len), DROP, "still past the burst: dropped");
 	xrl_test_clock_set(X, T0 + SEC);
-	CHECK_EQ(run_raw(buf, len), PASS, "the frame passes");
-	CHECK_EQ(run_raw(buf, len), DROP, "the frame is dropped");
+	CHECK_EQ(run_raw(buf, len), PASS, "a second later, one token back: passes");
+	CHECK_EQ(run_raw(buf, len), DROP, "that token spent: dropped");
 	st = rstats(7);
 	CHECK_EQ(st.passed_packets, 4, "4 packets passed");
 	CHECK_EQ(st.dropped_packets, 3, "3 packets dropped");
@@ -40,8 +40,7 @@ TEST(ipv6_slash64)
 	      "the rule set commits: %s", xrl_errmsg());
 	CHECK_EQ(run_from("2001:db8:0:1::1"), PASS, "a packet from 2001:db8:0:1::1 passes");
 	CHECK_EQ(run_from("2001:db8:0:1::2"), PASS, "same /64: same bucket");
-	CHECK_EQ(run_from("2001:db8:0:1:ffff::3"), DROP,
-		 "a packet from 2001:db8:0:1:ffff::3 is dropped");
+	CHECK_EQ(run_from("2001:db8:0:1:ffff::3"), DROP, "the /64's burst of 2 spent");
 	CHECK_EQ(run_from("2001:db8:0:2::1"), PASS, "another /64");
 	CHECK_EQ(rstats(1).new_keys, 2, "rule 1: new keys");
 	teardown();
@@ -55,10 +54,10 @@ TEST(key_lengths)
 	      "the rule set commits: %s", xrl_errmsg());
 	CHECK_EQ(run_from("198.18.5.1"), PASS, "a packet from 198.18.5.1 passes");
 	CHECK_EQ(run_from("198.18.5.200"), PASS, "same /24");
-	CHECK_EQ(run_from("198.18.5.7"), DROP, "a packet from 198.18.5.7 is dropped");
+	CHECK_EQ(run_from("198.18.5.7"), DROP, "the /24's burst of 2 spent");
 	CHECK_EQ(run_from("198.18.6.1"), PASS, "another /24");
 	CHECK_EQ(run_from("2001:db8::1"), PASS, "a packet from 2001:db8::1 passes");
 	CHECK_EQ(run_from("2001:db8::2"), PASS, "/128: its own bucket");
-	CHECK_EQ(run_from("2001:db8::1"), DROP, "a packet from 2001:db8::1 is dropped");
+	CHECK_EQ(run_from("2001:db8::1"), DROP, "the /128's burst of 1 spent");
 	teardown();
 }
