@@ -58,11 +58,11 @@ DAEMON    := $(OUTPUT)/xdp-rld
 # bash completion, written from the grammar's table by a generator
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
-CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes
-TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench \
+CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_testlib
+TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
-.PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet FORCE
+.PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
 # the BPF objects and their skeletons, reached through pattern rules, are
 # kept; every other file is a target of its own, so a missing object (a
 # source moved or added) is built, not skipped as an unneeded intermediate
@@ -135,21 +135,36 @@ $(COMPLETION): $(COMPGEN)
 	$(call msg,GEN,$@)
 	$(Q)$(COMPGEN) >$@.tmp && mv $@.tmp $@
 
-$(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/testlib.h | $(OUTPUT)
+$(OUTPUT)/test_meter: tests/unit/test_meter.c include/*.h tests/lib/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< -o $@
 
-$(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/testlib.h $(LIBXRL)
+# the harness itself (tests/lib/test_testlib.sh)
+$(OUTPUT)/test_testlib: tests/lib/test_testlib.c tests/lib/testlib.h | $(OUTPUT)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< -o $@
 
-$(OUTPUT)/test_classes: tests/unit/test_classes.c tests/testlib.h $(LIBXRL)
+$(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/testlib.h tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
+$(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+# The BPF tests: one file per feature (tests/bpf/t_*.c) and their list,
+# written from the TEST( lines, so that a new test is only its definition.
+PROG_TEST_SRCS := $(sort $(wildcard tests/bpf/t_*.c))
+$(OUTPUT)/test_prog_list.h: $(PROG_TEST_SRCS) | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -n 's/^TEST(\([A-Za-z0-9_]*\)).*/TL_TEST(\1)/p' $(PROG_TEST_SRCS) >$@.tmp && mv $@.tmp $@
+
+$(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/bpf/harness.c $(PROG_TEST_SRCS) tests/bpf/harness.h \
+		     tests/lib/testlib.h tests/bpf/pkt.h $(OUTPUT)/test_prog_list.h $(LIBXRL) \
+		     $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -Itests/bpf tests/bpf/test_prog.c tests/bpf/harness.c \
+		$(PROG_TEST_SRCS) $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
 
 # The differential fuzzer: the program against the reference model. Two
 # objects, as each needs a .d file of its own.
@@ -166,6 +181,11 @@ $(OUTPUT)/xrl-fuzz: $(XFUZZ_OBJS) $(LIBXRL)
 $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+
+# The verifier's processed-instruction count of each program of an object.
+$(OUTPUT)/verifier-stats: tests/bench/verifier_stats.c | $(OUTPUT)
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/xrl-flood: tests/tools/xrl_flood.c $(OUTPUT)/xrl_flood.skel.h
 	$(call msg,TOOL,$@)
@@ -236,6 +256,10 @@ microbench:
 	$(Q)scripts/deps.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUTPUT)/microbench
+
+# The verifier's processed-instruction count of each program (needs root).
+verifier-stats: $(OUTPUT)/verifier-stats $(BPF_OBJS)
+	$(Q)$(OUTPUT)/verifier-stats $(BPF_OBJS)
 
 # Side by side with bare XDP_DROP, nftables and iptables, then goodput with
 # iperf3 and a DNS server under a flood (under 10 minutes).

@@ -78,6 +78,8 @@ SUITES=(
 	"classes  binary 0 1 $OUT/test_classes"
 	"docs     script 0 1 tests/docs/run.sh"
 	"runner   shell  0 1 tests/runner/run.sh"
+	"testlib  script 0 1 tests/lib/test_testlib.sh"
+	"layers   script 0 1 tests/layers/run.sh"
 	"bpf      binary 1 0 $OUT/test_prog"
 	"fuzz     script 1 0 tests/fuzz/run.sh"
 	"parsers  script 0 0 tests/fuzz/parsers/run.sh"

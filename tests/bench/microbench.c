@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		{ "xdp-rl QinQ-tagged hit", 0, { .src = "198.18.0.1", .vlans = 2, .payload = 18 } },
 		{ "xdp-rl allow rule", 0, { .src = "198.18.2.1", .payload = 18 } },
 		{ "xdp-rl unmatched", 0, { .src = "203.0.113.1", .payload = 18 } },
-		/* issue 9: each algorithm, steady hit passed and dropped; a byte rate */
+		/* each algorithm, steady hit passed and dropped; a byte rate */
 		{ "xdp-rl fixed-window, passed", 0, { .src = "198.18.3.1", .payload = 18 } },
 		{ "xdp-rl fixed-window, dropped", 0, { .src = "198.18.4.1", .payload = 18 } },
 		{ "xdp-rl sliding-window, passed", 0, { .src = "198.18.5.1", .payload = 18 } },

@@ -326,8 +326,9 @@ static void test_endpoints_check_limit(void)
 	free(v);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tl_init(argc, argv);
 	RUN(test_classes_as_reference_small);
 	RUN(test_classes_as_reference_larger);
 	RUN(test_classes_nested);

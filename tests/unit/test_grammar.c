@@ -1241,8 +1241,9 @@ out:
 	free(cli);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tl_init(argc, argv);
 	RUN(test_parse_table);
 	RUN(test_table_covered);
 	RUN(test_prefixes);

@@ -620,8 +620,9 @@ static void test_segments(void)
 	CHECK_EQ(xrl_segments(3000, 60, 0), 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tl_init(argc, argv);
 	RUN(test_seed_example);
 	RUN(test_refill_is_lazy_and_exact);
 	RUN(test_one_per_hour);

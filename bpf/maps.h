@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The program's maps: their names, types and sizes are the pinned layout
+ * (xdp_rl_common.h), which the skeleton, the pins and upgrades depend on.
+ */
+#ifndef XRL_BPF_MAPS_H
+#define XRL_BPF_MAPS_H
+
+#include "parsing.h"
+#include "xdp_rl_common.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_control);
+} xrl_control SEC(".maps");
+
+/*
+ * The rule set of each family: an array of maps with one entry, holding the
+ * LPM trie of the published set. A commit builds a fresh trie completely and
+ * publishes it with one update of the outer map; a published trie is never
+ * written again. A packet looks the inner map up once, so it sees the old
+ * set or the new one, never a mix. The inner definitions are templates: the
+ * maps themselves are created by userspace (libxrl), never by the loader.
+ *
+ * The template gives sizes, not __type(): clang emits only a forward
+ * declaration for a struct reached through __array()'s pointers, and libbpf
+ * cannot size a forward declaration.
+ */
+#define XRL_RULES_MAP(name, keytype) XRL_LPM_MAP(name, keytype, XRL_MAX_RULES)
+#define XRL_LPM_MAP(name, keytype, max)					\
+	struct name##_inner {						\
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+		__uint(max_entries, max);				\
+		__uint(key_size, sizeof(keytype));			\
+		__uint(value_size, sizeof(struct xrl_rule));		\
+	};								\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
+		__uint(max_entries, 1);					\
+		__type(key, __u32);					\
+		__array(values, struct name##_inner);			\
+	} name SEC(".maps")
+
+XRL_RULES_MAP(xrl_rules4, struct xrl_lpm4_key);
+XRL_RULES_MAP(xrl_rules6, struct xrl_lpm6_key);
+
+/* Endpoint rules (xdp_rl_common.h): the class array and the tries, each
+ * published like the source rules. */
+XRL_LPM_MAP(xrl_ep4, struct xrl_ep4_key, XRL_EP_ENTRIES);
+XRL_LPM_MAP(xrl_ep6, struct xrl_ep6_key, XRL_EP_ENTRIES);
+
+struct xrl_ep_class_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_EP_SLOTS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_ep_class_inner);
+} xrl_ep_class SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_DEFAULT_KEYS);
+	__type(key, struct xrl_bucket_key4);
+	__type(value, struct xrl_bucket);
+} xrl_buckets4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_DEFAULT_KEYS);
+	__type(key, struct xrl_bucket_key6);
+	__type(value, struct xrl_bucket);
+} xrl_buckets6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_stats);
+} xrl_rule_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_global_stats);
+} xrl_global_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_IF_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_if_stats);
+} xrl_if_stats SEC(".maps");
+
+/* Live events: one ring per reader (xdp_rl_common.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XRL_EVENT_RING_BYTES);
+} xrl_events_rld SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XRL_EVENT_RING_BYTES);
+} xrl_events_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_event_stats);
+} xrl_event_stats SEC(".maps");
+
+/* Fleet-wide rules (xdp_rl_common.h): the shares, the promoted keys, the
+ * leases. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_fleet_rule);
+} xrl_fleet_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_FLEET_KEYS);
+	__type(key, struct xrl_bucket_key4);
+	__type(value, __u32);
+} xrl_fleet_keys4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_FLEET_KEYS);
+	__type(key, struct xrl_bucket_key6);
+	__type(value, __u32);
+} xrl_fleet_keys6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_FLEET_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_lease);
+} xrl_leases SEC(".maps");
+
+/* Per CPU: a fleet rule at its local share, while one packet is metered. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_rule);
+} xrl_fleet_scratch SEC(".maps");
+
+/* Shared per-rule state: the aggregate's and the new-key budget's GCRA. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_shared);
+} xrl_rule_shared SEC(".maps");
+
+/* The hot-key drop cache (xdp_rl_common.h, struct xrl_hot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_HOT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_hot);
+} xrl_hot SEC(".maps");
+
+#endif

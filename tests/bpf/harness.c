@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The BPF tests' harness (harness.h): loading the program, running
+ * packets, rules, counters, buckets and events.
+ */
+#include "harness.h"
+
+struct xrl *X;
+
+struct xrl *instance(bool test_clock)
+{
+	struct xrl_open_opts o = { .no_pin = true, .test_clock = test_clock, .keys = 4096 };
+	struct xrl *x;
+
+	if (xrl_open(&o, &x)) {
+		fprintf(stderr, "    cannot load: %s\n", xrl_errmsg());
+		exit(2);
+	}
+	return x;
+}
+
+void setup(void)
+{
+	X = instance(true);
+	xrl_test_clock_set(X, T0);
+}
+
+void teardown(void)
+{
+	xrl_close(X);
+	X = NULL;
+}
+
+int run_raw(const void *buf, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1);
+	int err = bpf_prog_test_run_opts(xrl_prog_fd(X), &o);
+
+	if (err) {
+		fprintf(stderr, "    test run (len %zu): %s\n", len, strerror(errno));
+		return -1;
+	}
+	return o.retval;
+}
+
+int run(const struct pkt_spec *s)
+{
+	uint8_t buf[512];
+
+	return run_raw(buf, pkt_build(buf, s));
+}
+
+int run_from(const char *src)
+{
+	struct pkt_spec s = { .src = src, .payload = 18 };
+
+	return run(&s);
+}
+
+/* One packet from each of the n sources NET.first .. NET.first+n-1 (NET
+ * ends with a dot); how many passed. */
+int passes_from(const char *net, int first, int n)
+{
+	char src[32];
+	int passed = 0;
+
+	for (int i = first; i < first + n; i++) {
+		snprintf(src, sizeof(src), "%s%d", net, i);
+		passed += run_from(src) == PASS;
+	}
+	return passed;
+}
+
+/* The rule set, as "rule add" lines of the CLI grammar, committed at once. */
+int set_rules(const char *const *lines)
+{
+	struct xrl_rule_entry v[32];
+	size_t n = 0;
+
+	for (; *lines; lines++) {
+		struct xrl_parse_err e;
+		struct xrl_cmd c;
+
+		if (xrl_cmd_parse_line(*lines, XRL_IN_CLI, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+			fprintf(stderr, "    bad rule '%s': %s\n", *lines, e.msg);
+			return -1;
+		}
+		v[n++] = c.rule;
+	}
+	return xrl_rules_commit(X, v, n) ? -1 : 0;	/* the caller reports xrl_errmsg() */
+}
+
+
+struct xrl_rule_stats rstats(__u32 id)
+{
+	struct xrl_rule_stats s = {};
+	struct xrl_rule_entry *v;
+	size_t n;
+
+	if (xrl_rules_get(X, &v, &n))
+		return s;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.id == id)
+			xrl_rule_stats_get(X, v[i].r.slot, &s);
+	free(v);
+	return s;
+}
+
+struct xrl_global_stats gstats(void)
+{
+	struct xrl_global_stats g = {};
+
+	xrl_global_stats_get(X, &g);
+	return g;
+}
+
+size_t nevs;
+
+struct xrl_event evs[8192];
+
+/* One rule in the CLI grammar, parsed into an entry. */
+struct xrl_rule_entry entry(const char *line)
+{
+	struct xrl_rule_entry r = {};
+	struct xrl_parse_err e;
+	struct xrl_cmd c;
+
+	if (xrl_cmd_parse_line(line, XRL_IN_CLI, &c, &e) || c.kind != XRL_CMD_RULE_ADD) {
+		fprintf(stderr, "    bad rule '%s': %s\n", line, e.msg);
+		return r;
+	}
+	return c.rule;
+}
+
+/* The bucket of rule `id` for a source. */
+struct xrl_bucket bucket_of(__u32 id, const char *src)
+{
+	struct xrl_bucket b = {};
+	struct xrl_rule_entry *v;
+	struct xrl_key k;
+	__u8 a[16];
+	int family;
+	size_t n;
+
+	if (xrl_addr_parse(src, &family, a) || xrl_rules_get(X, &v, &n))
+		return b;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].r.id == id) {
+			xrl_key_of(&k, &v[i].r, family, a);
+			xrl_bucket_get(X, &k, &b);
+		}
+	}
+	free(v);
+	return b;
+}
+
+/* n packets from src to (proto, dport), TCP flags; a non-first fragment
+ * with frag; how many passed */
+int ep_send(const char *src, uint8_t proto, uint16_t dport, uint8_t flags,
+	    bool frag, int n)
+{
+	bool v6 = strchr(src, ':') != NULL;
+	struct frame f = { .src = src, .l4 = proto, .payload = 20 };
+	uint8_t buf[512], *l4;
+	size_t len;
+	int ok = 0;
+
+	if (frag && !v6)
+		f.frag_off = 100;
+	else if (frag)
+		f.ext[0] = (struct pkt_ext){ .type = IPPROTO_FRAGMENT, .frag_off = 100 }, f.n_ext = 1;
+	if (proto == IPPROTO_UDP)
+		f.payload = 12;
+	len = frame_build(buf, sizeof(buf), &f);
+	l4 = buf + 14 + (v6 ? 40 + 8 * f.n_ext : 20);
+	l4[2] = dport >> 8;
+	l4[3] = dport & 0xff;
+	if (proto == IPPROTO_TCP)
+		l4[13] = flags;
+	for (int i = 0; i < n; i++)
+		ok += run_raw(buf, len) == PASS;
+	return ok;
+}
+
+int collect(const struct xrl_event *e, void *ctx)
+{
+	(void)ctx;
+	if (nevs < sizeof(evs) / sizeof(evs[0]))
+		evs[nevs] = *e;
+	nevs++;
+	return 0;
+}
+
+/* The events the program wrote since the last call (the daemon's ring). */
+size_t events_read(struct xrl_events *ev)
+{
+	nevs = 0;
+	CHECK(xrl_events_consume(ev) >= 0, "consume");
+	return nevs;
+}
+
+/* One CPU: the global cap is per CPU. */
+void one_cpu(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The share of N hosts, as the daemon writes it. */
+void share(const struct xrl_rule_entry *e, unsigned n)
+{
+	struct xrl_fleet_rule fr = { .interval = e->r.interval * n, .hosts = n,
+				     .state = XRL_FLEET_SYNCED, .rule_id = e->r.id };
+
+	fr.limit = xrl_burst_limit(fr.interval, e->r.burst / n);
+	CHECK(!xrl_fleet_rule_put(X, e->r.slot, &fr), "share");
+}
