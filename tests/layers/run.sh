@@ -5,7 +5,7 @@
 # copy of the tree with an upward include planted must fail.
 # Closes with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${XRL_OUT:-.output}
 
 out=$(python3 tests/layers/layers.py --tree . --objects "$OUT")

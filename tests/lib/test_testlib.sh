@@ -3,7 +3,7 @@
 # rely on: -l lists, -t GLOB selects (several allowed), SKIP is counted
 # apart, a failure sets the exit status, a bad option exits 2, and the
 # closing line is "N passed, N failed, N skipped". Needs no root.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${XRL_OUT:-.output}
 T=$OUT/test_testlib
 passed=0
