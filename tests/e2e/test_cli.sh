@@ -42,6 +42,13 @@ test_flood_counters() {
 	check_eq "status keys" "$(jget "$s" .keys_tracked.ipv4)" 2
 	check_eq "status capacity" "$(jget "$s" .keys_capacity.ipv4)" 1048576
 	check_eq "status rules" "$(jget "$s" .rules)" 1
+
+	# top of one rule: rule 2 has no traffic, rule 99 does not exist
+	ctl rule add 198.51.100.0/24 rate 10/s burst 10 id 2 >/dev/null
+	check_eq "top rule 1" "$(ctl -j top sample 10 rule 1 | jq -c '[.[].key]')" '["198.18.0.1/32"]'
+	check_eq "top rule 2" "$(ctl -j top sample 10 rule 2 | jq length)" 0
+	check_eq "top every rule" "$(ctl -j top sample 10 | jq length)" 1
+	expect_err 1 "no rule 99" top rule 99
 }
 
 test_detach_leaves_nothing() {
@@ -605,7 +612,7 @@ test_bash_completion() {
 	check_eq "xdp-rlctl mode " "$(complete_line "xdp-rlctl mode ")" "help set"
 	check_eq "xdp-rlctl key " "$(complete_line "xdp-rlctl key ")" "del help list reset"
 	check_eq "xdp-rlctl key list " "$(complete_line "xdp-rlctl key list ")" "limited rule"
-	check_eq "xdp-rlctl top " "$(complete_line "xdp-rlctl top ")" "count sample watch"
+	check_eq "xdp-rlctl top " "$(complete_line "xdp-rlctl top ")" "count rule sample watch"
 	# the interfaces of the namespace it runs in
 	check_eq "xdp-rlctl attach dev " "$(complete_line "xdp-rlctl attach dev ")" "d0 lo"
 	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"

@@ -125,6 +125,8 @@ static const struct pcase cases[] = {
 	{ "top sample 100", CLI, -1 },
 	{ "top watch", CLI, -1 },
 	{ "top count 5 sample 500 watch", CLI, -1 },
+	{ "top rule 3", CLI, -1 },
+	{ "top watch rule 3", CLI, -1 },
 	{ "key list", CLI, -1 },
 	{ "key list rule 3 limited", CLI, -1 },
 	{ "key reset 198.18.0.1", CLI, -1 },
@@ -227,7 +229,8 @@ static const struct pcase cases[] = {
 	{ "replay f.pcap config", CLI, 2, "missing value after 'config'" },
 	{ "replay f.pcap", CONF, 0, "" },
 	{ "top count 0", CLI, 2, "invalid count '0': out of range (1 .. 1000000)" },
-	{ "top 5", CLI, 1, "unknown argument '5' (count, sample, watch)" },
+	{ "top 5", CLI, 1, "unknown argument '5' (count, sample, watch, rule)" },
+	{ "top rule 0", CLI, 2, "invalid rule id '0': out of range (1 .. 4294967295)" },
 	{ "events timeout 0", CLI, 2, "invalid timeout '0': out of range (1 .. 86400)" },
 	{ "events count 2000000", CLI, 2, "invalid count '2000000': out of range (1 .. 1000000)" },
 	{ "events", CONF, 0, "'events' is not a configuration command" },
@@ -665,6 +668,10 @@ static void test_top_key_values(void)
 	CHECK(!parse("top w s 250 c 3", CLI, &c, &e), "%s", e.msg);
 	CHECK(c.top.watch && c.top.count == 3 && c.top.sample_ms == 250, "top w s 250 c 3: count %u, sample %u",
 	      c.top.count, c.top.sample_ms);
+	CHECK(!c.top.rule, "top without rule: every rule's keys (%u)", c.top.rule);
+	CHECK(!parse("top r 7 c 2", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.top.rule == 7 && c.top.count == 2 && !c.top.watch, "top r 7 c 2: rule %u, count %u",
+	      c.top.rule, c.top.count);
 	CHECK(!parse("key list", CLI, &c, &e), "%s", e.msg);
 	CHECK(c.kind == XRL_CMD_KEY_LIST && !c.key_list.rule && !c.key_list.limited, "key list");
 	CHECK(!parse("k l r 7 l", CLI, &c, &e), "%s", e.msg);

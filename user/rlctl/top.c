@@ -35,6 +35,7 @@ struct snap {
 	unsigned long long tracked;	/* every bucket of the current rules */
 	const struct xrl_rule_entry *rules;	/* by gen */
 	size_t nrules;
+	__u32 only;			/* this rule's keys only; 0: every rule's */
 };
 
 static __u64 mono_ns(void)
@@ -52,6 +53,8 @@ static int collect_cb(const struct xrl_key *k, const struct xrl_bucket *b, void 
 
 	if (!e)
 		return 0;	/* a stale bucket of a changed rule */
+	if (s->only && e->r.id != s->only)
+		return 0;
 	s->tracked++;
 	if (!b->dropped)
 		return 0;
@@ -120,10 +123,20 @@ static int cmp_hot(const void *a, const void *b)
 
 static int do_top_watch(struct xrl_cmd *c);
 
+/* rule ID names a rule of the set (or no rule was named) */
+static bool rule_named(const struct xrl_rule_entry *v, size_t n, __u32 id)
+{
+	for (size_t i = 0; id && i < n; i++) {
+		if (v[i].r.id == id)
+			return true;
+	}
+	return !id;
+}
+
 int do_top(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry *rules = NULL;
-	struct snap s0 = {}, s1 = {};
+	struct snap s0 = { .only = c->top.rule }, s1 = { .only = c->top.rule };
 	struct timespec ts = { c->top.sample_ms / 1000, (c->top.sample_ms % 1000) * 1000000L };
 	size_t nrules = 0;
 	__u64 t0, t1;
@@ -137,6 +150,11 @@ int do_top(struct xrl_cmd *c)
 		return 1;
 	if (xrl_rules_get(x, &rules, &nrules)) {
 		p_err("%s", xrl_errmsg());
+		err = 1;
+		goto out;
+	}
+	if (!rule_named(rules, nrules, c->top.rule)) {
+		p_err("no rule %u", c->top.rule);
 		err = 1;
 		goto out;
 	}
@@ -342,6 +360,9 @@ static int frame(struct watch *w)
 		char pfx[64], pr[24], dr[24];
 		bool have = w->have_prev && p;
 
+		if (w->c->top.rule && v[i].r.id != w->c->top.rule)
+			continue;
+
 		xrl_prefix_format(&v[i], pfx, sizeof(pfx));
 		rate_str(have, have ? rs[i].passed_packets - p->s.passed_packets : 0, elapsed, pr, sizeof(pr));
 		rate_str(have, have ? rs[i].dropped_packets - p->s.dropped_packets : 0, elapsed, dr, sizeof(dr));
@@ -412,7 +433,9 @@ static int do_top_watch(struct xrl_cmd *c)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 	struct sigaction sa = { .sa_handler = on_quit };	/* no SA_RESTART: poll returns */
-	struct watch w = { .c = c };
+	struct watch w = { .c = c, .cur.only = c->top.rule, .prev.only = c->top.rule };
+	struct xrl_rule_entry *v = NULL;
+	size_t n = 0;
 	__u64 next;
 	int err = 0;
 
@@ -426,6 +449,22 @@ static int do_top_watch(struct xrl_cmd *c)
 	}
 	if (open_reader(&w.x))
 		return 1;
+	if (c->top.rule) {
+		bool named;
+
+		if (xrl_rules_get(w.x, &v, &n)) {
+			p_err("%s", xrl_errmsg());
+			xrl_close(w.x);
+			return 1;
+		}
+		named = rule_named(v, n, c->top.rule);
+		free(v);
+		if (!named) {
+			p_err("no rule %u", c->top.rule);
+			xrl_close(w.x);
+			return 1;
+		}
+	}
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);

@@ -262,6 +262,8 @@ static const struct xrl_param p_top[] = {
 			 .help = "the sample in milliseconds, 10 .. 60000 (default 1000)" },
 	[TOP_WATCH] = { "watch", XRL_ARG_FLAG, F(top.watch),
 			.help = "a live full screen, a sample at a time, until q" },
+	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(top.rule), .what = "rule id",
+	  .help = "the keys of this rule only (and, with watch, its row only)" },
 	END,
 };
 

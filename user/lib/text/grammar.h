@@ -103,6 +103,7 @@ struct xrl_args_addr {		/* show, key reset, key del */
 struct xrl_args_top {
 	__u32 count;
 	__u32 sample_ms;	/* the drop rates' sample */
+	__u32 rule;		/* only this rule's keys; 0: every rule's */
 	bool watch;		/* the live full-screen view */
 };
 
