@@ -56,29 +56,6 @@ int xrl_prog_fd(const struct xrl *x);
  * layout 0: a build from before layout versions). */
 int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);
 
-/* ---- hitless upgrade (README, "Upgrading") ----
- * This build's program takes over the pinned maps and links of a running
- * one: refused, with nothing changed, unless the running program has this
- * build's XRL_LAYOUT_VERSION and every pinned map matches this build's;
- * maps new in this build are created empty. Then every pinned link gets the
- * new program with one atomic bpf_link_update() (BPF_F_REPLACE: only if it
- * still runs the old one), and the program pin is replaced by a rename. On
- * success *out (if not NULL) is the locked handle on the new program. */
-struct xrl_upgrade_report {
-	struct xrl_build_info from;	/* the running build before */
-	__u32 old_prog_id, new_prog_id;
-	unsigned int links;		/* links moved to the new program */
-	unsigned int maps_added;	/* maps new in this build, created empty */
-};
-int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **out);
-/* With the lock held: finish an upgrade that was killed part way (links on
- * the program pinned as its new one: the rest moved to it, the pins
- * renamed), or remove what one left that never served. A handle opened on
- * the old program switches to the new one. 1 finished one, 0 nothing to
- * finish, <0 error. xrl_upgrade() starts with it; attach and the daemon's
- * start call it too. */
-int xrl_upgrade_recover(struct xrl *x);
-
 /* ---- rules ---- */
 
 /* A rule with its prefix, as the operator sees it. */
@@ -299,12 +276,6 @@ int xrl_daemon_claim(struct xrl *x, pid_t *holder);
 int xrl_daemon_serves_set(struct xrl *x, const char *const *names, size_t n);
 /* 1 when a running daemon serves IFNAME (*pid: its pid, -1 unknown). */
 int xrl_daemon_serves(struct xrl *x, const char *ifname, pid_t *pid);
-/* 1 when every pin under the pin directory is still this handle's objects. */
-int xrl_pins_ok(struct xrl *x);
-/* Pin this handle's program and maps again where they were removed (an
- * `rm -rf` of the pin directory), and renew the daemon's claim. The links
- * are the caller's to re-create (xrl_attach). */
-int xrl_pins_restore(struct xrl *x);
 
 /* ---- replay: a capture through the real program ---- */
 /*
@@ -406,5 +377,8 @@ static inline void xrl_sort(void *v, size_t n, size_t size,
 /* SHA-256 of len bytes, and its 64 hex digits. */
 void xrl_sha256(const void *data, size_t len, unsigned char out[32]);
 void xrl_sha256_hex(const unsigned char d[32], char out[65]);
+
+#include "features/upgrade.h"
+#include "features/restore.h"
 
 #endif

@@ -102,7 +102,7 @@ void xrl_addr_format(int family, const __u8 *addr, char *buf, size_t len)
 	inet_ntop(family == 6 ? AF_INET6 : AF_INET, addr, buf, len);
 }
 
-void mask_bits(__u8 *out, int bits, int bytes)
+void xrl__mask_bits(__u8 *out, int bits, int bytes)
 {
 	for (int i = 0; i < bytes; i++) {
 		int b = bits - 8 * i;
@@ -133,7 +133,7 @@ int xrl_prefix_parse(const char *s, struct xrl_rule_entry *e)
 		return xrl_fail(EINVAL, "invalid prefix '%s': length must be 0..%d (%s)",
 			    s, maxlen, why);
 	bytes = maxlen / 8;
-	mask_bits(mask, len, bytes);
+	xrl__mask_bits(mask, len, bytes);
 	for (int i = 0; i < bytes; i++) {
 		if (e->addr[i] & ~mask[i]) {
 			char net[INET6_ADDRSTRLEN];
