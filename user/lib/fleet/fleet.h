@@ -25,9 +25,13 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "libxrl.h"
+#include "xdp_rl_common.h"
 #include "fleet/redis_cluster.h"
 #include "fleet/view.h"
+
+struct xrl;
+struct xrl_key;
+struct xrl_rule_entry;
 
 #define XRL_FLEET_SYNC_MS	100	/* default sync interval */
 #define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */

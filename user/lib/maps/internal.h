@@ -14,7 +14,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+/* The model's and the plain helpers' declarations (the rule entry,
+ * addresses, strict text, sha256, the version) are still in libxrl.h: once
+ * they are in headers of model/ and base/, those replace this include. */
 #include "libxrl.h"
+#include "maps/xrl.h"
+#include "maps/rules.h"
+#include "maps/stats.h"
+#include "maps/events.h"
+#include "maps/attach.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "model/words.h"
