@@ -2,13 +2,13 @@
 # make check: the suites that need no root and touch nothing — the metering
 # maths with a fake clock, the grammar and the configuration checker, the
 # docs against the code (tests/docs/run.sh), the endpoint classes against
-# their reference — closed
+# their reference, the minimum kernel's message — closed
 # with "N passed, N failed".
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
 OUT=${XRL_OUT:-.output}
-for t in "$OUT/test_meter" "$OUT/test_grammar" "$OUT/test_classes" tests/docs/run.sh; do
+for t in "$OUT/test_meter" "$OUT/test_grammar" "$OUT/test_classes" "$OUT/test_kernel" tests/docs/run.sh; do
 	echo "== $(basename "$t")"
 	out=$("$t" 2>&1)
 	rc=$?

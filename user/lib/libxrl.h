@@ -102,6 +102,7 @@ void xrl_sha256_hex(const unsigned char d[32], char out[65]);
 #include "maps/stats.h"
 #include "maps/events.h"
 #include "maps/attach.h"
+#include "maps/kernel.h"
 #include "fleet/view.h"
 #include "features/upgrade.h"
 #include "features/restore.h"

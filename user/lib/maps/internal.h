@@ -107,6 +107,11 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
 int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o);
 
+/* Load the skeleton (kernel.c): when it fails on a kernel that lacks a
+ * helper or map type the program uses, lacks says which (and libbpf's log
+ * of the failure is dropped); else lacks is "". */
+int xrl__skel_load(struct xdp_rl *skel, char *lacks, size_t len);
+
 /* The claims (claims.c): the pid holding DIR/NAME (0: none, -1: held, by
  * whom unknown); the served-interface names removed but keep[nkeep]; the
  * daemon's claim taken (again); is it still the directory at DIR/daemon;

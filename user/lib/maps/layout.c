@@ -223,7 +223,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		       bool upgrade)
 {
 	struct bpf_map *maps[M__COUNT];
-	char p[PATH_MAX];
+	char p[PATH_MAX], lacks[384];
 	int err;
 
 	x->skel = xdp_rl__open();
@@ -288,7 +288,9 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 
 	if (upgrade && (err = maps_compatible(x, x->skel->obj)))
 		return err;
-	err = xdp_rl__load(x->skel);
+	err = xrl__skel_load(x->skel, lacks, sizeof(lacks));
+	if (err && lacks[0])	/* an older kernel: what it lacks, not the verifier's log */
+		return xrl_fail(err, "cannot load the BPF program: %s", lacks);
 	if (err && xrl__is_perm(-err))	/* not another version's maps: no right to load */
 		return xrl_fail(err, "cannot load the BPF program: permission denied (uid %u): loading it takes root "
 			    "(CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON): run it as root, e.g. with sudo",
