@@ -156,7 +156,7 @@ int xrl_discard(struct xrl *x)
 	for (int i = 0; i <= M__COUNT + 1; i++) {
 		if (!x->new_pin[i])
 			continue;
-		/* the empty set a new map-in-map was given (rules.c) */
+		/* the empty set a new map-in-map was given (publish.c) */
 		if (i < M__COUNT && x->set_fd[i] >= 0)
 			xrl__set_unpin(x, i);
 		xrl__pin_path(x, i < M__COUNT ? xrl__map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));

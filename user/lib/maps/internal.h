@@ -52,7 +52,7 @@ extern const char *const xrl__map_names[M__COUNT];
 struct xrl {
 	char pin_dir[PATH_MAX];
 	bool pinned;
-	bool created;		/* load_object() pinned a new instance */
+	bool created;		/* xrl__load_object() pinned a new instance */
 	bool created_dir;	/* and made the directory */
 	bool new_pin[M__COUNT + 2];	/* pins it made: the maps, the program, its info */
 	bool locked;
@@ -61,13 +61,13 @@ struct xrl {
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
-	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet.c) */
+	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet_map.c) */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
 	bool prog_pin_new;	/* an upgrade pinned its program beside the old */
 	/* the last published inner map of each map-in-map (M_RULES4, ...)
-	 * this handle published or opened, and its id (rules.c) */
+	 * this handle published or opened, and its id (publish.c) */
 	pthread_mutex_t set_lock;
 	int set_fd[M__COUNT];
 	__u32 set_id[M__COUNT];
@@ -92,11 +92,11 @@ int xrl__lock_dir(struct xrl *x);
 int xrl__flock_holder(int fd);
 
 /* The object and the layout (layout.c): the ids of the maps a program
- * uses; a map's id (0: unknown); the build a program carries (-ENOENT: none); refuse another layout;
- * a map's size; load this build (upgrade: on the pinned maps, checked
- * against this build's first) and pin its program at prog_pin; the same
- * for an upgrade, counting the maps it created; open the pinned program
- * and maps. */
+ * uses; a map's id (0: unknown); the build a program carries (-ENOENT:
+ * none); refuse another layout; a map's size; load this build (upgrade: on
+ * the pinned maps, checked against this build's first) and pin its program
+ * at prog_pin; the same for an upgrade, counting the maps it created; open
+ * the pinned program and maps. */
 int xrl__prog_map_ids(int prog_fd, __u32 *ids, __u32 max, __u32 *n);
 int xrl__map_id(int fd);
 int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi);
