@@ -7,6 +7,7 @@
  * each dropped frame.
  */
 #include "maps/internal.h"
+#include "features/replay.h"
 
 #include <errno.h>
 #include <stdio.h>

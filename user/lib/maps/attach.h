@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * libxrl, the map layer: attach and detach (attach.c). enum xrl_xdp_mode
- * is the model's, beside its words.
+ * is the model's, beside its words (model/words.h).
  */
 #ifndef XRL_MAPS_ATTACH_H
 #define XRL_MAPS_ATTACH_H
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <net/if.h>
 #include "xdp_rl_common.h"
+#include "model/words.h"
 
 struct xrl;
 
