@@ -109,7 +109,7 @@ int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o);
 
 /* Load the skeleton (kernel.c): when it fails on a kernel that lacks a
  * helper or map type the program uses, lacks says which (and libbpf's log
- * of the failure is dropped); else lacks is "". */
+ * of the failure is dropped, unless XRL_DEBUG is set); else lacks is "". */
 int xrl__skel_load(struct xdp_rl *skel, char *lacks, size_t len);
 
 /* The claims (claims.c): the pid holding DIR/NAME (0: none, -1: held, by

@@ -85,9 +85,9 @@ int xrl_kernel_probe(char *buf, size_t len)
 /*
  * libbpf's warnings while the skeleton loads, held back: a load that fails
  * on a kernel that lacks a need drops them (the verifier's log of an
- * unknown helper says less than the probe), any other outcome passes them
- * on as they came. Messages from another thread meanwhile are held and
- * passed on too.
+ * unknown helper says less than the probe) unless XRL_DEBUG is set; any
+ * other outcome passes them on as they came. Messages from another thread
+ * meanwhile are held and passed on too.
  */
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static libbpf_print_fn_t held_prev;
@@ -157,7 +157,8 @@ int xrl__skel_load(struct xdp_rl *skel, char *lacks, size_t len)
 	if (err && !xrl__is_perm(-err))
 		xrl_kernel_probe(lacks, len);
 	pthread_mutex_lock(&held_lock);
-	if (!lacks[0] && prev) {
+	/* XRL_DEBUG=1 keeps the verifier's log in every case */
+	if ((!lacks[0] || getenv("XRL_DEBUG")) && prev) {
 		for (size_t i = 0; i < held_len; i += strlen(held + i) + 1)
 			pass_on(prev, LIBBPF_WARN, "%s", held + i);
 		if (held_cut)
