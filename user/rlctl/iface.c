@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include "fleet/fleet.h"
+#include "fleet/view.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "xrl_meter.h"
-#include "fleet/fleet.h"
+#include "fleet/view.h"
 
 /* The other attached interfaces whose ifindexes share i's counter slot
  * (ifindex % XRL_IF_SLOTS): "d1, d2"; false when none does. */

@@ -7,6 +7,7 @@
  * each dropped frame.
  */
 #include "maps/internal.h"
+#include "features/replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -370,7 +371,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	if (err)
 		goto out;
 	for (int i = 0; i < 2; i++) {
-		fd[i] = rules_fd(x, i ? 6 : 4);
+		fd[i] = xrl__rules_fd(x, i ? 6 : 4);
 		if (fd[i] < 0) {
 			err = xrl_fail(fd[i], "cannot open the replay's IPv%d rule set: %s",
 				   i ? 6 : 4, strerror(-fd[i]));

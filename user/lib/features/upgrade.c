@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libxrl: what build and layout a program is, the layout check, and the
- * hitless upgrade: this build's program takes over the pinned maps and the
+ * libxrl: the hitless upgrade: this build's program takes over the pinned maps and the
  * pinned links of a running one (README, "Upgrading").
  */
 #include "maps/internal.h"
+#include "features/upgrade.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -14,182 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define INFO_MAP	".rodata.info"	/* the section of struct xrl_build_info */
-
-/* The ids of the maps a program uses; *n of them, at most max. */
-static int prog_map_ids(int prog_fd, __u32 *ids, __u32 max, __u32 *n)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	info.nr_map_ids = max;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return -errno;
-	*n = info.nr_map_ids < max ? info.nr_map_ids : max;
-	return 0;
-}
-
-static int map_id(int fd)
-{
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-
-	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : (int)mi.id;
-}
-
-/* The build info pinned beside the program, if it is this program's. */
-static int pinned_info(struct xrl *x, const __u32 *ids, __u32 n, struct xrl_build_info *bi)
-{
-	char p[PATH_MAX];
-	__u32 zero = 0;
-	int fd, id, err = -ENOENT;
-
-	pin_path(x, INFO_PIN, p, sizeof(p));
-	if ((fd = bpf_obj_get(p)) < 0)
-		return -ENOENT;
-	id = map_id(fd);
-	err = -ESRCH;	/* another program's */
-	for (__u32 i = 0; i < n && err; i++)
-		if (id && ids[i] == (__u32)id)
-			err = bpf_map_lookup_elem(fd, &zero, bi) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
-int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi)
-{
-	__u32 ids[64], n = 0, zero = 0;
-	int err = prog_map_ids(prog_fd, ids, 64, &n);
-
-	memset(bi, 0, sizeof(*bi));
-	if (err)
-		return err;
-	/* pinned beside it: needs CAP_BPF only. An upgrade renames the
-	 * program's pin and then the info's: retry across that instant. */
-	for (int tries = 0; tries < 3; tries++) {
-		err = pinned_info(x, ids, n, bi);
-		if (err == 0 && bi->magic == XRL_INFO_MAGIC) {
-			bi->build[sizeof(bi->build) - 1] = '\0';
-			return 0;
-		}
-		if (err != -ESRCH)
-			break;
-		usleep(2000);
-	}
-	/* not pinned (unpinned instances; pins removed): by the program's map
-	 * ids, which needs CAP_SYS_ADMIN */
-	for (__u32 i = 0; i < n; i++) {
-		struct bpf_map_info mi = {};
-		__u32 len = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
-		bool found;
-
-		if (fd < 0)
-			continue;
-		found = bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 && !strcmp(mi.name, INFO_MAP) &&
-			mi.value_size >= sizeof(*bi) && bpf_map_lookup_elem(fd, &zero, bi) == 0;
-		close(fd);
-		if (found && bi->magic == XRL_INFO_MAGIC) {
-			bi->build[sizeof(bi->build) - 1] = '\0';
-			return 0;
-		}
-		memset(bi, 0, sizeof(*bi));
-	}
-	return -ENOENT;	/* a build from before the layout version */
-}
-
-int xrl_build_info(struct xrl *x, struct xrl_build_info *bi)
-{
-	int err = xrl__build_info_of(x, x->prog_fd, bi);
-
-	if (err == -ENOENT) {
-		snprintf(bi->build, sizeof(bi->build), "unknown");
-		return 0;
-	}
-	return err ? xrl_fail(err, "cannot read the program's build: %s", strerror(-err)) : 0;
-}
-
-int xrl__layout_check(struct xrl *x, int prog_fd, const char *what)
-{
-	struct xrl_build_info bi;
-	int err = xrl__build_info_of(x, prog_fd, &bi);
-
-	if (err == -ENOENT)
-		return xrl_fail(EPROTO, "the %s under %s carries no layout version (a build from before "
-			    "layout versions): this build (%s, layout %u) will not use its maps; detach it "
-			    "everywhere and purge with its own build, then attach with this one",
-			    what, x->pin_dir, xrl_version(), XRL_LAYOUT_VERSION);
-	if (err)
-		return xrl_fail(err, "cannot read the build of the %s under %s: %s", what, x->pin_dir,
-			    strerror(-err));
-	if (bi.layout != XRL_LAYOUT_VERSION)
-		return xrl_fail(EPROTO, "the %s under %s is build %s with map layout %u; this build (%s) has "
-			    "layout %u: its maps cannot be reused (nothing was changed). Use the running "
-			    "build, or detach everywhere and purge with it, then attach with this one "
-			    "(rules, buckets and counters are lost)",
-			    what, x->pin_dir, bi.build, bi.layout, xrl_version(), XRL_LAYOUT_VERSION);
-	return 0;
-}
-
-/* Every map of this build's object that is pinned already must be the same
- * map as this build would make: else refuse, naming it, before anything is
- * created. Maps the object has and the pins do not are new: the load creates
- * and pins them. Iterates the object itself, so a map added later is checked
- * with no change here. */
-static int maps_compatible(struct xrl *x, struct bpf_object *obj)
-{
-	struct bpf_map *m;
-
-	bpf_object__for_each_map(m, obj) {
-		struct bpf_map_info mi = {};
-		__u32 len = sizeof(mi);
-		char p[PATH_MAX], diff[128] = "";
-		int fd;
-
-		if (bpf_map__is_internal(m))
-			continue;
-		pin_path(x, bpf_map__name(m), p, sizeof(p));
-		fd = bpf_obj_get(p);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				continue;	/* new in this build: created empty */
-			return xrl_fail(errno, "cannot open pinned %s: %s", p, strerror(errno));
-		}
-		if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
-			int err = xrl_fail(errno, "cannot read pinned %s: %s", p, strerror(errno));
-
-			close(fd);
-			return err;
-		}
-		close(fd);
-		if (mi.type != bpf_map__type(m))
-			snprintf(diff, sizeof(diff), "type %u, this build %u", mi.type, bpf_map__type(m));
-		else if (mi.key_size != bpf_map__key_size(m))
-			snprintf(diff, sizeof(diff), "key size %u, this build %u", mi.key_size,
-				 bpf_map__key_size(m));
-		else if (mi.value_size != bpf_map__value_size(m))
-			snprintf(diff, sizeof(diff), "value size %u, this build %u", mi.value_size,
-				 bpf_map__value_size(m));
-		else if (mi.map_flags != bpf_map__map_flags(m))
-			snprintf(diff, sizeof(diff), "flags %#x, this build %#x", mi.map_flags,
-				 bpf_map__map_flags(m));
-		else if (mi.max_entries != bpf_map__max_entries(m))
-			snprintf(diff, sizeof(diff), "%u entries, this build %u", mi.max_entries,
-				 bpf_map__max_entries(m));
-		if (diff[0])
-			return xrl_fail(EPROTO, "pinned map %s differs from this build's (%s) although the layout "
-				    "versions agree (%u): refused, nothing was changed (the build forgot to "
-				    "bump XRL_LAYOUT_VERSION?)", p, diff, XRL_LAYOUT_VERSION);
-	}
-	return 0;
-}
-
-int xrl__upgrade_precheck(struct xrl *x)
-{
-	return maps_compatible(x, x->skel->obj);
-}
 
 struct link_ref {
 	char name[NAME_MAX + 1];
@@ -226,7 +50,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 
 		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
 			continue;
-		pin_path(x, de->d_name, p, sizeof(p));
+		xrl__pin_path(x, de->d_name, p, sizeof(p));
 		if ((fd = bpf_obj_get(p)) < 0) {
 			err = xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
 			break;
@@ -340,9 +164,9 @@ static bool info_of_prog(const char *path, int prog_fd)
 
 	if (fd < 0)
 		return false;
-	id = map_id(fd);
+	id = xrl__map_id(fd);
 	close(fd);
-	if (id && prog_map_ids(prog_fd, ids, 64, &n) == 0)
+	if (id && xrl__prog_map_ids(prog_fd, ids, 64, &n) == 0)
 		for (__u32 i = 0; i < n; i++)
 			ours |= ids[i] == (__u32)id;
 	return ours;
@@ -376,10 +200,10 @@ int xrl_upgrade_recover(struct xrl *x)
 
 	if (!x->pinned)
 		return 0;
-	pin_path(x, PROG_PIN, p, sizeof(p));
-	pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
-	pin_path(x, INFO_PIN, ip, sizeof(ip));
-	pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
+	xrl__pin_path(x, PROG_PIN, p, sizeof(p));
+	xrl__pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
+	xrl__pin_path(x, INFO_PIN, ip, sizeof(ip));
+	xrl__pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
 	new_fd = bpf_obj_get(pnew);
 	if (new_fd < 0) {
 		int fd;
@@ -472,10 +296,10 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	if ((err = xrl_upgrade_recover(x)) < 0)
 		goto out;
 	err = 0;
-	pin_path(x, PROG_PIN, p, sizeof(p));
-	pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
-	pin_path(x, INFO_PIN, ip, sizeof(ip));
-	pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
+	xrl__pin_path(x, PROG_PIN, p, sizeof(p));
+	xrl__pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
+	xrl__pin_path(x, INFO_PIN, ip, sizeof(ip));
+	xrl__pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
 	old_fd = bpf_obj_get(p);
 	if (old_fd < 0) {
 		err = xrl_fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
@@ -560,11 +384,11 @@ int xrl__adopt_upgraded(struct xrl *x)
 	bool ours = false;
 	int fd;
 
-	pin_path(x, PROG_PIN, p, sizeof(p));
+	xrl__pin_path(x, PROG_PIN, p, sizeof(p));
 	if ((fd = bpf_obj_get(p)) < 0)
 		return 0;
 	if (bpf_obj_get_info_by_fd(x->map_fd[M_CONTROL], &mi, &len) == 0 &&
-	    prog_map_ids(fd, ids, 64, &n) == 0)
+	    xrl__prog_map_ids(fd, ids, 64, &n) == 0)
 		for (__u32 i = 0; i < n; i++)
 			ours |= ids[i] == mi.id;
 	if (!ours || xrl__layout_check(x, fd, "pinned program")) {

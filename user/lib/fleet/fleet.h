@@ -25,8 +25,13 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "libxrl.h"
+#include "xdp_rl_common.h"
 #include "fleet/redis_cluster.h"
+#include "fleet/view.h"
+
+struct xrl;
+struct xrl_key;
+struct xrl_rule_entry;
 
 #define XRL_FLEET_SYNC_MS	100	/* default sync interval */
 #define XRL_FLEET_TIMEOUT_MS	5	/* default per-call timeout */
@@ -147,15 +152,5 @@ int xrl_fleet_key_get(struct xrl *x, const struct xrl_key *k, __u32 *lease_slot)
 int xrl_fleet_key_del(struct xrl *x, const struct xrl_key *k);
 int xrl_fleet_rule_put(struct xrl *x, __u32 slot, const struct xrl_fleet_rule *fr);
 struct xrl_lease *xrl_fleet_leases(struct xrl *x);
-
-/* What the daemon last wrote for the rule in this slot (status, stats):
- * 0, or -ENOENT when nothing was. */
-int xrl_fleet_rule_get(struct xrl *x, __u32 slot, struct xrl_fleet_rule *out);
-const char *xrl_fleet_state_name(__u32 state);
-/* Each fleet rule's state, live hosts, last sync's age and latency and
- * promoted keys: a "fleet" array of JSON, or one line per rule. */
-struct jw;
-void xrl_fleet_json(struct jw *w, struct xrl *x);
-void xrl_fleet_print(FILE *f, struct xrl *x);
 
 #endif

@@ -237,7 +237,7 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		memset(a, 0, sizeof(*a));
 		snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(LINK_PREFIX));
 		a->mode = XRL_XDP_UNKNOWN;
-		pin_path(x, de->d_name, p, sizeof(p));
+		xrl__pin_path(x, de->d_name, p, sizeof(p));
 		fd = bpf_obj_get(p);
 		if (fd < 0)
 			continue;
@@ -284,4 +284,14 @@ int xrl_iface_gro(const char *ifname)
 		err = -errno;
 	close(fd);
 	return err ? err : !!ev.data;
+}
+
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && l < len; i++)
+		l += snprintf(buf + l, len - l, "%s%s%s", i ? ", " : "", a[i].ifname,
+			      a[i].ifindex ? "" : " (gone)");
 }

@@ -21,7 +21,7 @@
 /* A new fd on the inner map published in an outer map, or -ENOENT. */
 static int inner_fd(struct xrl *x, int which)
 {
-	return published_fd(x, which);
+	return xrl__published_fd(x, which);
 }
 
 /* The id space of the published set in *space: 1 or 2; 0 when none is
@@ -36,7 +36,7 @@ static int space_in_use(struct xrl *x, __u32 *space)
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
-		return fd;	/* published_fd() said why */
+		return fd;	/* xrl__published_fd() said why */
 	if (bpf_map_lookup_elem(fd, &slot, space))
 		*space = 0;
 	close(fd);
@@ -79,7 +79,7 @@ static int copy_space(struct xrl *x, int family, __u32 space, int fd)
 		return 0;
 	}
 	if (old < 0)
-		return old;	/* published_fd() said why */
+		return old;	/* xrl__published_fd() said why */
 	while (bpf_map_get_next_key(old, prev, &next) == 0) {
 		if (SPACE_OF(next.class) == space && bpf_map_lookup_elem(old, &next, &r) == 0 &&
 		    bpf_map_update_elem(fd, &next, &r, BPF_ANY)) {
@@ -110,7 +110,7 @@ int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, siz
 		if (fd == -ENOENT)
 			continue;
 		if (fd < 0)
-			return fd;	/* published_fd() said why */
+			return fd;	/* xrl__published_fd() said why */
 		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 			key = next;
 			prev = &key;
@@ -247,8 +247,8 @@ int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 		goto out;
 	}
 	/* publish: the tries, then the array (see xdp_rl_common.h) */
-	if ((err = publish_set(x, M_EP4, b.trie[0])) || (err = publish_set(x, M_EP6, b.trie[1])) ||
-	    (err = publish_set(x, M_EP_CLASS, b.array)))
+	if ((err = xrl__publish_set(x, M_EP4, b.trie[0])) || (err = xrl__publish_set(x, M_EP6, b.trie[1])) ||
+	    (err = xrl__publish_set(x, M_EP_CLASS, b.array)))
 		err = xrl_fail(err, "cannot publish the endpoint rules: %s", strerror(-err));
 out:
 	ep_close(&b);

@@ -86,7 +86,7 @@ static int claim_check(struct xrl_events *ev)
 
 	if (ev->claim_fd < 0)
 		return 0;
-	pin_path(ev->x, EVENTS_DIR, p, sizeof(p));
+	xrl__pin_path(ev->x, EVENTS_DIR, p, sizeof(p));
 	if (stat(p, &a) == 0 && fstat(ev->claim_fd, &b) == 0 &&
 	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * libxrl's own shared parts: the handle, the map table, the error and
- * warning paths. Not installed, not for the CLI or the daemon.
+ * The map layer's own parts: the handle, the map table, the names under the
+ * pin directory, and what its files share. Not installed, not for the CLI
+ * or the daemon.
  */
 #ifndef XRL_INTERNAL_H
 #define XRL_INTERNAL_H
@@ -13,7 +14,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "libxrl.h"
+#include "base/log.h"
+#include "base/strict.h"
+#include "base/version.h"
+#include "model/addr.h"
+#include "model/rule.h"
+#include "maps/xrl.h"
+#include "maps/rules.h"
+#include "maps/stats.h"
+#include "maps/events.h"
+#include "maps/attach.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "model/words.h"
@@ -37,13 +47,13 @@ enum {
 	M__COUNT
 };
 
-/* pinned under these names (pins.c) */
+/* pinned under these names (pindir.c) */
 extern const char *const xrl__map_names[M__COUNT];
 
 struct xrl {
 	char pin_dir[PATH_MAX];
 	bool pinned;
-	bool created;		/* load_object() pinned a new instance */
+	bool created;		/* xrl__load_object() pinned a new instance */
 	bool created_dir;	/* and made the directory */
 	bool new_pin[M__COUNT + 2];	/* pins it made: the maps, the program, its info */
 	bool locked;
@@ -52,57 +62,92 @@ struct xrl {
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
-	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet.c) */
+	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet_map.c) */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
 	bool prog_pin_new;	/* an upgrade pinned its program beside the old */
 	/* the last published inner map of each map-in-map (M_RULES4, ...)
-	 * this handle published or opened, and its id (rules.c) */
+	 * this handle published or opened, and its id (publish.c) */
 	pthread_mutex_t set_lock;
 	int set_fd[M__COUNT];
 	__u32 set_id[M__COUNT];
 };
 
 
-/* Void every hot-key cache entry (control.c): after a commit, a mode
- * change, a key reset. */
-void xrl__cache_bump(struct xrl *x);
-#define map_names xrl__map_names
-
-/* shared between the parts */
-void xrl__mask_bits(__u8 *out, int bits, int bytes);
+/* The pin directory (pindir.c): the path of a name under it; is it there;
+ * the pin directory on a bpffs (the default one mounted when missing and
+ * create) and safe from other users; a permission error said as one, and
+ * is it one; "xdp-rlctl [--pin-dir DIR]", to tell the operator. */
 void xrl__pin_path(const struct xrl *x, const char *name, char *buf, size_t len);
+bool xrl__pin_exists(const struct xrl *x, const char *name);
+int xrl__ensure_bpffs(const char *pin_dir, bool create);
+int xrl__pin_dir_safe(const char *pin_dir);
+int xrl__perm_denied(int err, const char *what, const char *path);
+bool xrl__is_perm(int err);
+void xrl__ctl_cmd(const struct xrl *x, char *buf, size_t len);
+
+/* The lock (lock.c): take the pin-directory lock, waiting at most
+ * XRL_LOCK_WAIT_MS; the pid holding an flock on fd's file (0: unknown). */
+int xrl__lock_dir(struct xrl *x);
+int xrl__flock_holder(int fd);
+
+/* The object and the layout (layout.c): the ids of the maps a program
+ * uses; a map's id (0: unknown); the build a program carries (-ENOENT:
+ * none); refuse another layout; a map's size; load this build (upgrade: on
+ * the pinned maps, checked against this build's first) and pin its program
+ * at prog_pin; the same for an upgrade, counting the maps it created; open
+ * the pinned program and maps. */
+int xrl__prog_map_ids(int prog_fd, __u32 *ids, __u32 max, __u32 *n);
+int xrl__map_id(int fd);
+int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi);
+int xrl__layout_check(struct xrl *x, int prog_fd, const char *what);
 int xrl__map_max_entries(int fd);
-int xrl__rules_install_empty(struct xrl *x, int family);
-/* rules.c: a new fd on the map the one-entry map-in-map x->map_fd[which]
- * publishes, and on the published trie of a family; -ENOENT when none is
- * published. Publish inner_fd in it (and pin it as DIR/NAME_set); is this
- * the name of such a pin; pin the published sets where their pins are
- * missing or stale (best effort); close the handle's descriptors of them. */
+int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *prog_pin,
+		     bool upgrade);
+int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
+int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o);
+
+/* Load the skeleton (kernel.c): when it fails on a kernel that lacks a
+ * helper or map type the program uses, lacks says which (and libbpf's log
+ * of the failure is dropped, unless XRL_DEBUG is set); else lacks is "". */
+int xrl__skel_load(struct xdp_rl *skel, char *lacks, size_t len);
+
+/* The claims (claims.c): the pid holding DIR/NAME (0: none, -1: held, by
+ * whom unknown); the served-interface names removed but keep[nkeep]; the
+ * daemon's claim taken (again); is it still the directory at DIR/daemon;
+ * the events reader's claim, an fd held open for as long as it reads. */
+pid_t xrl__claim_holder(struct xrl *x, const char *name);
+void xrl__serves_clear(struct xrl *x, const char *const *keep, size_t nkeep);
+int xrl__claim_daemon(struct xrl *x, pid_t *holder);
+bool xrl__claim_intact(struct xrl *x);
+int xrl__events_claim(struct xrl *x);
+
+/* The published sets (publish.c): a new fd on the map the one-entry
+ * map-in-map x->map_fd[which] publishes, and on the published trie of a
+ * family; -ENOENT when none is published. Publish inner_fd in it (and pin
+ * it as DIR/NAME_set); is this the name of such a pin; pin the published
+ * sets where their pins are missing or stale (best effort); remove one's
+ * pin; close the handle's descriptors of them. A fresh, empty rule trie of
+ * a family; publish one; publish an empty one when none is. */
 int xrl__published_fd(struct xrl *x, int which);
 int xrl__rules_fd(struct xrl *x, int family);
 int xrl__publish_set(struct xrl *x, int which, int inner_fd);
 bool xrl__set_pin_name(const char *name);
 void xrl__sets_pin(struct xrl *x);
-void xrl__sets_close(struct xrl *x);
 void xrl__set_unpin(struct xrl *x, int which);
-int xrl__events_claim(struct xrl *x);
-/* upgrade.c: the build a program carries (-ENOENT: none); refuse another
- * layout; the pinned maps against this build's; adopt an upgraded program */
-int xrl__build_info_of(struct xrl *x, int prog_fd, struct xrl_build_info *bi);
-int xrl__layout_check(struct xrl *x, int prog_fd, const char *what);
-int xrl__upgrade_precheck(struct xrl *x);
-int xrl__adopt_upgraded(struct xrl *x);
-/* pins.c: load this build on the pinned maps, its program pinned at prog_pin */
-int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
-#define mask_bits xrl__mask_bits
-#define pin_path xrl__pin_path
-#define map_max_entries xrl__map_max_entries
-#define rules_install_empty xrl__rules_install_empty
-#define published_fd xrl__published_fd
-#define publish_set xrl__publish_set
-#define rules_fd xrl__rules_fd
+void xrl__sets_close(struct xrl *x);
+int xrl__rules_create(int family);
+int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
+int xrl__rules_install_empty(struct xrl *x, int family);
+
+/* Void every hot-key cache entry (control.c): after a commit, a mode
+ * change, a key reset. */
+void xrl__cache_bump(struct xrl *x);
+
+/* The bits of a prefix length as a mask of bytes (model/addr.c). */
+void xrl__mask_bits(__u8 *out, int bits, int bytes);
+
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
 int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);

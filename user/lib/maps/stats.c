@@ -341,7 +341,7 @@ unsigned long long xrl_keys_evicted_estimate(const struct xrl_global_stats *g,
 
 __u32 xrl_keys_capacity_family(struct xrl *x, int family)
 {
-	int cap = map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
+	int cap = xrl__map_max_entries(x->map_fd[family == 6 ? M_BUCKETS6 : M_BUCKETS4]);
 
 	return cap < 0 ? 0 : cap;
 }

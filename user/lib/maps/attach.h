@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libxrl, the map layer: attach and detach (attach.c). enum xrl_xdp_mode
+ * is the model's, beside its words (model/words.h).
+ */
+#ifndef XRL_MAPS_ATTACH_H
+#define XRL_MAPS_ATTACH_H
+
+#include <stddef.h>
+#include <net/if.h>
+#include "xdp_rl_common.h"
+#include "model/words.h"
+
+struct xrl;
+
+struct xrl_attachment {
+	char ifname[IF_NAMESIZE];
+	__u32 ifindex;		/* 0 when the interface is gone */
+	__u32 prog_id;
+	enum xrl_xdp_mode mode;
+};
+
+const char *xrl_xdp_mode_name(enum xrl_xdp_mode m);
+/* What holds an interface's XDP hook. */
+struct xrl_xdp_holder {
+	__u32 prog_id;		/* 0: nothing attached */
+	char name[16];		/* "" when it cannot be read (by id: CAP_SYS_ADMIN) */
+	enum xrl_xdp_mode mode;
+};
+/* 1 when an XDP program other than the one of the link pinned for IFNAME
+ * under PIN_DIR (NULL: the default) is attached to IFNAME, *h naming it;
+ * 0 when none is, or it is xdp-rl's own, or IFNAME does not exist. Reads
+ * only: the start and --check ask it before anything is created. */
+int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_holder *h);
+/* "another XDP program (id 42, name xdp_pass, native mode)" */
+void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len);
+int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
+	       enum xrl_xdp_mode *got);
+int xrl_detach(struct xrl *x, const char *ifname);
+/* Is GRO on for IFNAME? 1 on, 0 off, a negative errno when unknown. In
+ * generic mode XDP sees GRO's aggregates: a packet rule counts their
+ * segments as at least their length over the MTU (a lower bound). */
+int xrl_iface_gro(const char *ifname);
+int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n);
+/* "eth1, eth2 (gone)": the interfaces of xrl_attachments(). */
+void xrl_attachments_names(const struct xrl_attachment *a, size_t n, char *buf, size_t len);
+
+#endif
