@@ -18,8 +18,10 @@ include/ (the data path's shared headers) is below every layer. The programs
 (user/rlctl, user/rld, user/bashcomp) sit on top and may use any layer, but
 not each other. Besides the arrows: no circle of includes between headers,
 no circle of calls between files (a circle inside one layer is a room that
-should be one file or a missing layer below), and no two library sources
-with the same name (the archive keeps one member per name).
+should be one file or a missing layer below), no two library sources with
+the same name (the archive keeps one member per name), and no source file
+under user/ or bpf/ over MAX_LINES lines (a file that grows past it holds
+more than one job: split it by job).
 
 Usage: layers.py [--tree DIR] [--objects DIR]  (DIR: the build, .output)
 Without --objects (or when it holds no objects) only the includes are read.
@@ -42,6 +44,7 @@ ALLOWED = {
     "api": set(LAYERS) | {"common"},
 }
 PROGRAMS = {"rlctl", "rld", "bashcomp"}
+MAX_LINES = 700
 for p in PROGRAMS:
     ALLOWED[p] = set(LAYERS) | {"api", "common", "skel", p}
 
@@ -216,6 +219,18 @@ def main():
             names.setdefault(os.path.basename(f), []).append(f)
     r.check("no two library sources share a name",
             ["%s" % ", ".join(v) for v in names.values() if len(v) > 1])
+
+    long_files = []
+    for top in ("user", "bpf"):
+        for d, _, fs in os.walk(os.path.join(tree, top)):
+            for f in sorted(fs):
+                if f.endswith((".c", ".h")):
+                    path = os.path.join(d, f)
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        n = sum(1 for _ in fh)
+                    if n > MAX_LINES:
+                        long_files.append("%s: %d lines" % (os.path.relpath(path, tree), n))
+    r.check("no file under user/ or bpf/ over %d lines" % MAX_LINES, sorted(long_files))
 
     up = []
     for src in files:

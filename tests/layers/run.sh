@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layering test (make check): every #include and every call in user/
-# points to its own layer or down, no circles (tests/layers/layers.py says
-# which layers there are). Then the test of the test: the same check on a
-# copy of the tree with an upward include planted must fail.
+# points to its own layer or down, no circles, no file over 700 lines
+# (tests/layers/layers.py says which layers there are). Then the tests of
+# the test: on a copy of the tree, a planted upward include, a circle of two
+# headers and a file of 701 lines must each be caught.
 # Closes with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -40,6 +41,19 @@ if python3 tests/layers/layers.py --tree "$tmp" 2>&1 | grep -q 'user/lib/base/a.
 	passed=$((passed + 1))
 else
 	echo "FAIL a circle of two headers is caught"
+	failed=$((failed + 1))
+fi
+
+# a file grown past the limit is caught
+rm -rf "$tmp"/user "$tmp"/include
+cp -r user include "$tmp"/
+mkdir -p "$tmp"/bpf
+seq 701 | sed 's|^|// |' >"$tmp"/bpf/long.h
+if python3 tests/layers/layers.py --tree "$tmp" 2>&1 | grep -q 'bpf/long.h: 701 lines'; then
+	echo "ok   a file of 701 lines is caught"
+	passed=$((passed + 1))
+else
+	echo "FAIL a file of 701 lines is caught"
 	failed=$((failed + 1))
 fi
 
