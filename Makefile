@@ -162,7 +162,12 @@ $(OUTPUT)/test_kernel: tests/unit/test_kernel.c tests/lib/testlib.h $(LIBXRL)
 PROG_TEST_SRCS := $(sort $(wildcard tests/bpf/t_*.c))
 $(OUTPUT)/test_prog_list.h: $(PROG_TEST_SRCS) | $(OUTPUT)
 	$(call msg,GEN,$@)
-	$(Q)sed -n 's/^TEST(\([A-Za-z0-9_]*\)).*/TL_TEST(\1)/p' $(PROG_TEST_SRCS) >$@.tmp && mv $@.tmp $@
+	$(Q)sed -nE 's/^[[:space:]]*TEST[[:space:]]*\(([A-Za-z0-9_]+)\).*/TL_TEST(\1)/p' $(PROG_TEST_SRCS) >$@.tmp
+	$(Q)n=$$(cat $(PROG_TEST_SRCS) | grep -cE '(^|[^A-Za-z0-9_])TEST[[:space:]]*\('); \
+	if [ "$$n" != "$$(wc -l <$@.tmp)" ]; then \
+		echo "Error: tests/bpf/t_*.c: $$n TEST( but $$(wc -l <$@.tmp) tests listed: write each as TEST(name) at a line's start" >&2; \
+		rm -f $@.tmp; exit 1; fi
+	$(Q)mv $@.tmp $@
 
 $(OUTPUT)/test_prog: tests/bpf/test_prog.c tests/bpf/harness.c $(PROG_TEST_SRCS) tests/bpf/harness.h \
 		     tests/lib/testlib.h tests/bpf/pkt.h $(OUTPUT)/test_prog_list.h $(LIBXRL) \
@@ -236,7 +241,8 @@ fuzz-parsers: $(FUZZ_TARGETS)
 
 # Without root and without installing anything: the grammar, the config
 # checker and the metering maths.
-check: $(CHECKS)
+# the programs' objects too: the layering test reads their calls
+check: $(CHECKS) $(CLI_OBJS) $(RLD_OBJS)
 	$(Q)XRL_OUT=$(OUTPUT) tests/run.sh --check
 
 # shellcheck on the shell scripts (.ci/run's lint stage)

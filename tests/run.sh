@@ -134,10 +134,10 @@ if ((${#NAMES[@]})); then
 else
 	for s in "${SUITES[@]}"; do
 		read -r _ _ _ c _ <<<"$s"
-		((c || (!CHECK_ONLY && IS_ROOT))) && CHOSEN+=("$s")
+		((c || !CHECK_ONLY)) && CHOSEN+=("$s")
 	done
 	((!CHECK_ONLY && !IS_ROOT && !LIST)) &&
-		echo "(not root: the root-free suites only; sudo make test runs them all)"
+		echo "(not root: the suites that need root are skipped, and counted so; sudo make test runs them all)"
 fi
 
 # ---- the tally: the one place that reads a suite's closing line ----
@@ -147,7 +147,7 @@ SKIPPED=0
 
 # tally NAME RC OUTPUT: add the suite's closing line to the sums
 tally() {
-	local name=$1 rc=$2 line p f s
+	local name=$1 rc=$2 line p f s nf
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' <<<"$3" | tail -n 1)
 	if [[ -z $line ]]; then
 		echo "  (suite $name ended without a summary, exit $rc: counted as one failure)"
@@ -162,21 +162,39 @@ tally() {
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
 	SKIPPED=$((SKIPPED + s))
+	# a closing line that counts fewer failures than the suite said
+	nf=$(grep -c '^FAIL ' <<<"$3")
+	if ((nf > f)); then
+		echo "  (suite $name said FAIL $nf times but counted $f: counted as $nf)"
+		FAILED=$((FAILED + nf - f))
+	fi
 	if ((rc != 0 && f == 0)); then
 		echo "  (suite $name exited $rc: counted as one failure)"
 		FAILED=$((FAILED + 1))
 	fi
 }
 
-# matches NAME: whether a -t glob matches it (every name, without -t)
+# matches NAME: whether a -t glob matches it (every name, without -t);
+# each glob that matched a name is remembered in MATCHED
+declare -A MATCHED=()
 matches() {
-	local g
+	local g hit=1
 	((${#GLOBS[@]})) || return 0
 	for g in "${GLOBS[@]}"; do
 		# shellcheck disable=SC2053 # $g is a glob, matched as one
-		[[ $1 == $g ]] && return 0
+		[[ $1 == $g ]] && { MATCHED[$g]=1; hit=0; }
 	done
-	return 1
+	return $hit
+}
+
+# any_match: whether a -t glob matches a name of LISTING (each checked, so
+# that MATCHED learns every glob that matches)
+any_match() {
+	local n any=1
+	while IFS= read -r n; do
+		[[ -n $n ]] && matches "$n" && any=0
+	done <<<"$LISTING"
+	return $any
 }
 
 LISTING=
@@ -223,14 +241,21 @@ suite() {
 	local name=$1 kind=$2 root=$3 path=$5 n any
 	local -a args=()
 	local noroot=$((root && (!IS_ROOT || CHECK_ONLY)))
-	# a shell file's names are read from it: no root needed
-	if ((${#GLOBS[@]})) && [[ $kind == shell ]]; then
-		names shell "$path"
-		any=0
-		while IFS= read -r n; do
-			matches "$n" && { any=1; break; }
-		done <<<"$LISTING"
-		((any)) || return 0
+	# a shell file's names are read from it, a binary's from its -l: no
+	# root needed, so that a suite without a match is never started (nor
+	# said skipped for want of root)
+	if ((${#GLOBS[@]})) && [[ $kind == shell || ($kind == binary && -e $path) ]]; then
+		if names "$kind" "$path"; then
+			any_match || return 0
+		elif [[ $kind == binary ]]; then
+			# a binary that cannot list cannot be aimed: a defect
+			echo "== $name"
+			echo "  $path does not list its tests (-l): -t cannot choose among them"
+			echo "FAIL $name"
+			FAILED=$((FAILED + 1))
+			STARTED=$((STARTED + 1))
+			return
+		fi
 	fi
 	if ((noroot)); then
 		if ((LIST)) && [[ $kind == shell ]]; then
@@ -265,26 +290,9 @@ suite() {
 		fi
 		return
 	fi
-	if ((${#GLOBS[@]})) && [[ $kind != shell ]]; then
-		if ! names "$kind" "$path"; then
-			if [[ $kind == binary ]]; then
-				# it ran whole while asked for its list: count that run
-				echo "== $name"
-				echo "  ($path does not list its tests (-l): it ran whole)"
-				sed 's/^/  /' <<<"$LISTING"
-				tally "$name" 0 "$LISTING"
-				STARTED=$((STARTED + 1))
-				((root)) && ROOT_STARTED=1
-			else
-				LEFT_OUT+=("$name")
-			fi
-			return
-		fi
-		any=0
-		while IFS= read -r n; do
-			matches "$n" && { any=1; break; }
-		done <<<"$LISTING"
-		((any)) || return 0
+	if ((${#GLOBS[@]})) && [[ $kind == script ]]; then
+		LEFT_OUT+=("$name")
+		return
 	fi
 	for n in "${GLOBS[@]}"; do
 		args+=(-t "$n")
@@ -292,7 +300,15 @@ suite() {
 	STARTED=$((STARTED + 1))
 	((root)) && ROOT_STARTED=1
 	case $kind in
-	binary) run_suite "$name" "$path" "${args[@]}" ;;
+	binary)
+		run_suite "$name" "$path" "${args[@]}"
+		# its list named a test that -t chose: running none of them is
+		# a disagreement between the list and the selection
+		if ((${#GLOBS[@]})) && grep -qx '0 passed, 0 failed, 0 skipped' "$WORK/out"; then
+			echo "  (suite $name ran no test although its list has one -t chose: counted as one failure)"
+			FAILED=$((FAILED + 1))
+		fi
+		;;
 	shell) run_suite "$name" bash "$path" ;;
 	script) run_suite "$name" "$path" ;;
 	esac
@@ -300,8 +316,9 @@ suite() {
 
 # ---- what a run must never leave behind ----
 # Every lab of this run carries this prefix (tests/lib/lab.sh), so the
-# leftover check counts only what this run made: another job's namespaces,
-# or a container's veth on the same host, never fail the run.
+# leftover check counts only the namespaces this run made; veths in the root
+# namespace and pins under /sys/fs/bpf/xdp-rl* are compared before and
+# after, so another job's made meanwhile can fail a run (never pass one).
 export XRL_RUN="${XRL_RUN:-xrl}t$$-"
 ROOT_CHOSEN=0
 for s in "${CHOSEN[@]}"; do
@@ -313,7 +330,7 @@ if ((ROOT_CHOSEN && !LIST)); then
 	pins_before=$(ls -d /sys/fs/bpf/xdp-rl* 2>/dev/null)
 fi
 
-# namespaces, veths, XDP programs, pins, temporary directories
+# namespaces, veths, pins, temporary directories
 leftovers() {
 	local left=0 v p
 	if ip netns list | grep -q "^$XRL_RUN"; then
@@ -358,5 +375,12 @@ if ((${#GLOBS[@]} && !STARTED)); then
 	echo "Error: no test matches -t ${GLOBS[*]}"
 	exit 1
 fi
+for g in "${GLOBS[@]}"; do
+	# nor one mistyped name among several
+	if [[ -z ${MATCHED[$g]:-} ]]; then
+		echo "Error: no test matches -t $g"
+		exit 1
+	fi
+done
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 ((FAILED == 0))

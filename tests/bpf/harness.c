@@ -199,6 +199,21 @@ size_t events_read(struct xrl_events *ev)
 	return nevs;
 }
 
+/* The CPUs the process may run on, as it started. */
+static cpu_set_t cpus_start;
+static bool cpus_saved;
+
+void cpus_save(void)
+{
+	cpus_saved = !sched_getaffinity(0, sizeof(cpus_start), &cpus_start);
+}
+
+void cpus_restore(void)
+{
+	if (cpus_saved)
+		sched_setaffinity(0, sizeof(cpus_start), &cpus_start);
+}
+
 /* One CPU: the global cap is per CPU. */
 void one_cpu(void)
 {

@@ -62,6 +62,10 @@ int ep_send(const char *src, uint8_t proto, uint16_t dport, uint8_t flags,
 int collect(const struct xrl_event *e, void *ctx);
 size_t events_read(struct xrl_events *ev);
 void one_cpu(void);
+/* The CPUs as the process started: saved once, given back before each test,
+ * so that no test runs pinned by one_cpu() of the test before it. */
+void cpus_save(void);
+void cpus_restore(void);
 void share(const struct xrl_rule_entry *e, unsigned n);
 
 /* The events collect() gathered (events_read()). */

@@ -11,18 +11,20 @@
  */
 #include "harness.h"
 
-#define TL_TEST(name) TEST(name);
+/* each test, run on the CPUs the process started with */
+#define TL_TEST(name) TEST(name); static void run_##name(void) { cpus_restore(); test_##name(); }
 #include "test_prog_list.h"
 #undef TL_TEST
 
 static const struct tl_test tests[] = {
-#define TL_TEST(name) { "test_" #name, test_##name },
+#define TL_TEST(name) { "test_" #name, run_##name },
 #include "test_prog_list.h"
 #undef TL_TEST
 };
 
 int main(int argc, char **argv)
 {
+	cpus_save();
 	if (!getenv("XRL_DEBUG"))
 		libbpf_set_print(NULL);
 	return tl_main(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));

@@ -35,6 +35,7 @@ import sys
 
 LAYERS = ["base", "model", "text", "maps", "fleet", "features"]
 ALLOWED = {
+    "common": {"common"},
     "base": {"base", "common"},
     "model": {"model", "base", "common"},
     "text": {"text", "model", "base", "common"},
@@ -48,7 +49,9 @@ MAX_LINES = 700
 for p in PROGRAMS:
     ALLOWED[p] = set(LAYERS) | {"api", "common", "skel", p}
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# "header" and <header>: an angle-bracket include of a project header
+# (found through -Iuser/lib or -Iinclude) is an arrow too
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)', re.M)
 
 
 def layer_of(rel):
@@ -156,10 +159,17 @@ def read_includes(tree, files):
         with open(os.path.join(tree, rel), encoding="utf-8", errors="replace") as f:
             text = f.read()
         inc[rel] = []
-        for name in INCLUDE.findall(text):
-            dst = resolve(tree, rel, name)
+        for quoted, angled in INCLUDE.findall(text):
+            if angled:
+                # a system header unless the project's -I folders hold it
+                dst = next((os.path.normpath(os.path.join(d, angled)) for d in ("include", "user/lib")
+                            if os.path.exists(os.path.join(tree, d, angled))), None)
+                if dst:
+                    inc[rel].append(dst)
+                continue
+            dst = resolve(tree, rel, quoted)
             if dst is None:
-                unresolved.append('%s: #include "%s" names no file of the tree' % (rel, name))
+                unresolved.append('%s: #include "%s" names no file of the tree' % (rel, quoted))
                 continue
             inc[rel].append(dst)
     return inc, unresolved
@@ -235,7 +245,7 @@ def main():
     up = []
     for src in files:
         sl = layer_of(src)
-        if sl is None or sl == "common":
+        if sl is None:
             continue
         for dst in inc[src]:
             dl = layer_of(dst) if not dst.startswith("<") else dst

@@ -37,9 +37,14 @@ else
 fi
 "$T" -x >/dev/null 2>&1
 if (($? == 2)); then ok bad_option; else fail bad_option; fi
-# every C test binary takes the same options
-for b in test_meter test_grammar test_classes test_prog; do
-	[[ -x $OUT/$b ]] || continue
+# every C test binary takes the same options: each of tests/unit/ (make
+# check builds them: one missing is a failure), and the BPF tests' when
+# built (make all)
+for b in $(basename -s .c tests/unit/test_*.c) test_prog; do
+	if [[ ! -x $OUT/$b ]]; then
+		[[ $b == test_prog ]] || fail "options_$b (not built)"
+		continue
+	fi
 	n=$("$OUT/$b" -l | wc -l)
 	s=$("$OUT/$b" -t nosuch-test-name)
 	if ((n > 0)) && [[ $s == "0 passed, 0 failed, 0 skipped" ]]; then ok "options_$b"; else fail "options_$b"; fi

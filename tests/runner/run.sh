@@ -76,12 +76,53 @@ test_runner_suite_exit_without_failure() {
 	check_match "says why" "$OUT" "exited 3: counted as one failure"
 }
 
+test_runner_failures_said_are_counted() {
+	runner "$FIX/lying.sh"
+	check_match "says so" "$OUT" "said FAIL 1 times but counted 0"
+	check_eq "closing line" "$(last_line)" "1 passed, 1 failed, 0 skipped"
+	check_eq "a failed run" "$RC" 1
+}
+
 test_runner_binary_without_list() {
 	runner "$FIX/old_bin"
 	check_eq "the older closing line" "$(last_line)" "2 passed, 0 failed, 0 skipped"
+	# -t cannot aim a binary that cannot list: a failure, not its whole run
 	runner -t gamma_one "$FIX/old_bin"
-	check_eq "-t on it: its whole run, once" "$RAN" "old_bin -l|"
-	check_eq "-t on it: counted" "$(last_line)" "2 passed, 0 failed, 0 skipped"
+	check_eq "-t on it: asked for its list only" "$RAN" "old_bin -l|"
+	check_match "-t on it: says why" "$OUT" "does not list its tests \(-l\): -t cannot choose"
+	check_match "-t on it: a failure" "$OUT" $'\nFAIL '"$FIX/old_bin"$'\n'
+	check_eq "-t on it: a failed run" "$RC" 1
+}
+
+test_runner_every_glob_must_match() {
+	runner -t beta_one -t nosuch "$FIX/fake_bin"
+	check_eq "one glob of two matches nothing: says so" "$(last_line)" "Error: no test matches -t nosuch"
+	check_eq "a failed run" "$RC" 1
+	runner -t beta_one -t 'beta_t*' "$FIX/fake_bin"
+	check_eq "both match" "$(last_line)" "2 passed, 0 failed, 0 skipped"
+}
+
+test_runner_binary_that_runs_none() {
+	FIXTURE_RUN_NONE=1 runner -t beta_one "$FIX/fake_bin"
+	check_match "says so" "$OUT" "ran no test although its list has one -t chose"
+	check_eq "a failure" "$(last_line)" "0 passed, 1 failed, 0 skipped"
+	check_eq "a failed run" "$RC" 1
+}
+
+# without root and without --check, the suites that need root are said and
+# counted skipped (a run as root checks this as nobody)
+test_runner_not_root_counts_skips() {
+	local -a as=()
+	if (($(id -u) == 0)); then
+		command -v setpriv >/dev/null || { skip "no setpriv"; return; }
+		as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	fi
+	: >"$FIXTURE_LOG"
+	OUT=$(cd "$TOP" && "${as[@]}" tests/run.sh -t test_errors 2>&1)
+	RC=$?
+	check_match "a root suite with the test: skipped" "$OUT" $'\nskip e2e/test_cli: needs root\n'
+	check_match "counted" "$(last_line)" "^0 passed, 0 failed, [1-9][0-9]* skipped$"
+	check_eq "exit" "$RC" 0
 }
 
 test_runner_list() {
@@ -112,6 +153,13 @@ test_runner_check_is_root_free() {
 	runner --check -t test_errors e2e/test_cli e2e/test_daemon
 	check_eq "-t: the file with the test skipped, not the other" "$(grep -c '^skip' <<<"$OUT")" 1
 	check_eq "-t: closing line" "$(last_line)" "0 passed, 0 failed, 1 skipped"
+	# a binary's names are read without root too: a glob it lacks is no
+	# skip of the suite, but a run that matched nothing
+	if [[ -x ${XRL_OUT:-.output}/test_prog ]]; then
+		runner --check -t nosuch bpf
+		check_eq "-t nosuch bpf: no test matches" "$(last_line)" "Error: no test matches -t nosuch"
+		check_eq "-t nosuch bpf: a failed run" "$RC" 1
+	fi
 }
 
 test_runner_unknown_suite() {
@@ -127,7 +175,11 @@ run_test test_runner_t_in_a_binary
 run_test test_runner_t_leaves_unmatched_suites_unstarted
 run_test test_runner_suite_without_summary
 run_test test_runner_suite_exit_without_failure
+run_test test_runner_failures_said_are_counted
 run_test test_runner_binary_without_list
+run_test test_runner_every_glob_must_match
+run_test test_runner_binary_that_runs_none
+run_test test_runner_not_root_counts_skips
 run_test test_runner_list
 run_test test_runner_check_is_root_free
 run_test test_runner_unknown_suite

@@ -742,6 +742,9 @@ static void test_rule_checks_once(void)
 		CHECK(xrl_rule_check(&e, &bad) == -EINVAL && bad == cases[i].field &&
 		      strstr(xrl_errmsg(), cases[i].msg), "%s: field %d: %s", cases[i].line, bad,
 		      xrl_errmsg());
+		/* with no word to show it at, the message names the rule */
+		CHECK(!strncmp(xrl_errmsg(), "rule 198.18.0.0/24: ", 20), "%s: names no rule: %s",
+		      cases[i].line, xrl_errmsg());
 		CHECK(xrl_rules_check_all(&e, 1, NULL, NULL) == -EINVAL &&
 		      strstr(xrl_errmsg(), cases[i].msg), "%s: set: %s", cases[i].line, xrl_errmsg());
 	}

@@ -296,7 +296,7 @@ static int frame(struct watch *w)
 	struct rule_prev *rp = NULL;
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	size_t n = 0, lines = 0, maxl, blen = 0;
-	char *buf = NULL, line[512], hms[16];
+	char *buf = NULL, line[512], hms[16], scope[48];
 	__u64 now, elapsed;
 	time_t t = time(NULL);
 	FILE *f;
@@ -348,8 +348,12 @@ static int frame(struct watch *w)
 	} while (0)
 	fputs("\033[H", f);
 	strftime(hms, sizeof(hms), "%H:%M:%S", localtime(&t));
-	LINE("xdp-rl top - %s  mode %s  %zu rule%s  %llu key%s  every %.1f s  %s",
-	     xrl_pin_dir(w->x), xrl_mode_name(xrl_mode_get(w->x)), n, n == 1 ? "" : "s",
+	if (w->c->top.rule)	/* the keys counted are that rule's */
+		snprintf(scope, sizeof(scope), "rule %u of %zu", w->c->top.rule, n);
+	else
+		snprintf(scope, sizeof(scope), "%zu rule%s", n, n == 1 ? "" : "s");
+	LINE("xdp-rl top - %s  mode %s  %s  %llu key%s  every %.1f s  %s",
+	     xrl_pin_dir(w->x), xrl_mode_name(xrl_mode_get(w->x)), scope,
 	     w->cur.tracked, w->cur.tracked == 1 ? "" : "s", w->c->top.sample_ms / 1e3, hms);
 	LINE("%s", "");
 	LINE("%-6s %-28s %-7s %11s %11s %13s %13s %13s", "RULE", "PREFIX", "ACTION", "PASSED/s",

@@ -70,6 +70,13 @@ int xrl_kernel_probe(char *buf, size_t len)
 	bool missing[sizeof(xrl_kernel_needs) / sizeof(xrl_kernel_needs[0])] = { false };
 	struct utsname u;
 
+	buf[0] = '\0';
+	/* An array map is as old as BPF itself: when even it probes as
+	 * missing, the probe cannot tell (without CAP_BPF under
+	 * kernel.unprivileged_bpf_disabled, every probe answers 0), and
+	 * nothing is said to be missing. */
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL) != 1)
+		return 0;
 	for (size_t i = 0; i < xrl_kernel_nneeds; i++) {
 		const struct xrl_kernel_need *k = &xrl_kernel_needs[i];
 		int r = k->kind == XRL_NEED_HELPER ?
@@ -78,7 +85,6 @@ int xrl_kernel_probe(char *buf, size_t len)
 
 		missing[i] = r == 0;	/* 1: there; < 0: cannot tell */
 	}
-	buf[0] = '\0';
 	return xrl_kernel_lacks_format(missing, uname(&u) ? NULL : u.release, buf, len);
 }
 

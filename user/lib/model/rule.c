@@ -244,9 +244,17 @@ int xrl_rule_check_written(struct xrl_rule_entry *e, const struct xrl_rule_writt
 
 	if (!bad)
 		bad = &dummy;
-	if (rule_check_written(r, w, bad))
-		return -EINVAL;
 	xrl_prefix_format(e, pfx, sizeof(pfx));
+	if (rule_check_written(r, w, bad)) {
+		char msg[sizeof(xrl__errbuf)];
+
+		/* a parser shows the message at the word; a rule set checked
+		 * as a whole needs to say which rule it is about */
+		if (w)
+			return -EINVAL;
+		snprintf(msg, sizeof(msg), "%s", xrl_errmsg());
+		return xrl_fail(EINVAL, "rule %s: %s", pfx, msg);
+	}
 	*bad = XRL_FIELD_ACTION;
 	if (r->action > XRL_ACT_DENY)
 		return xrl_fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
