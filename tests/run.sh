@@ -233,6 +233,15 @@ run_suite() {
 	tally "$name" "$rc" "$(cat "$WORK/out")"
 }
 
+# suite_fail NAME WHY: a suite that could not run as asked, one failure
+suite_fail() {
+	echo "== $1"
+	echo "  $2"
+	echo "FAIL $1"
+	FAILED=$((FAILED + 1))
+	STARTED=$((STARTED + 1))
+}
+
 # suite NAME KIND ROOT CHECK PATH: run one suite, the tests -t chose
 STARTED=0	# suites started (or skipped for want of root)
 ROOT_STARTED=0	# suites started that need root
@@ -249,11 +258,7 @@ suite() {
 			any_match || return 0
 		elif [[ $kind == binary ]]; then
 			# a binary that cannot list cannot be aimed: a defect
-			echo "== $name"
-			echo "  $path does not list its tests (-l): -t cannot choose among them"
-			echo "FAIL $name"
-			FAILED=$((FAILED + 1))
-			STARTED=$((STARTED + 1))
+			suite_fail "$name" "$path does not list its tests (-l): -t cannot choose among them"
 			return
 		fi
 	fi
@@ -272,11 +277,7 @@ suite() {
 		fi
 	fi
 	if [[ $kind != script && ! -e $path ]]; then
-		echo "== $name"
-		echo "  $path is not built (make all)"
-		echo "FAIL $name"
-		FAILED=$((FAILED + 1))
-		STARTED=$((STARTED + 1))
+		suite_fail "$name" "$path is not built (make all)"
 		return
 	fi
 	if ((LIST)); then

@@ -172,6 +172,16 @@ static bool info_of_prog(const char *path, int prog_fd)
 	return ours;
 }
 
+/* Where an upgrade's pins are: the program and its build info, each with
+ * the new one pinned beside it until the rename (each PATH_MAX long). */
+static void upgrade_pin_paths(const struct xrl *x, char *p, char *pnew, char *ip, char *ipnew)
+{
+	xrl__pin_path(x, PROG_PIN, p, PATH_MAX);
+	xrl__pin_path(x, PROG_PIN_NEW, pnew, PATH_MAX);
+	xrl__pin_path(x, INFO_PIN, ip, PATH_MAX);
+	xrl__pin_path(x, INFO_PIN_NEW, ipnew, PATH_MAX);
+}
+
 /*
  * An upgrade killed part way leaves one of these states (the steps of
  * xrl_upgrade()); with the lock held, no upgrade is running, so this is all
@@ -200,10 +210,7 @@ int xrl_upgrade_recover(struct xrl *x)
 
 	if (!x->pinned)
 		return 0;
-	xrl__pin_path(x, PROG_PIN, p, sizeof(p));
-	xrl__pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
-	xrl__pin_path(x, INFO_PIN, ip, sizeof(ip));
-	xrl__pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
+	upgrade_pin_paths(x, p, pnew, ip, ipnew);
 	new_fd = bpf_obj_get(pnew);
 	if (new_fd < 0) {
 		int fd;
@@ -296,10 +303,7 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	if ((err = xrl_upgrade_recover(x)) < 0)
 		goto out;
 	err = 0;
-	xrl__pin_path(x, PROG_PIN, p, sizeof(p));
-	xrl__pin_path(x, PROG_PIN_NEW, pnew, sizeof(pnew));
-	xrl__pin_path(x, INFO_PIN, ip, sizeof(ip));
-	xrl__pin_path(x, INFO_PIN_NEW, ipnew, sizeof(ipnew));
+	upgrade_pin_paths(x, p, pnew, ip, ipnew);
 	old_fd = bpf_obj_get(p);
 	if (old_fd < 0) {
 		err = xrl_fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
