@@ -20,6 +20,9 @@ enum xrl_decision {
 	XRL_PASS = 0,
 	XRL_DROP = 1,
 	XRL_NO_BUDGET = 2,	/* meter_bucket: a new key found no new-key budget */
+	XRL_TX = 3,		/* an answer the step built in place: sent back out of
+				 * the receiving interface (verdict()), neither passed
+				 * nor dropped */
 };
 
 /*

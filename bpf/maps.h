@@ -175,4 +175,27 @@ struct {
 	__type(value, struct xrl_hot);
 } xrl_hot SEC(".maps");
 
+/* Answers sent back (XRL_TX), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_answer_stats);
+} xrl_answers SEC(".maps");
+
+/* SYN cookies (xdp_rl_common.h): the verified sources, the counters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_SC_VERIFIED);
+	__type(key, struct xrl_sc_key);
+	__type(value, struct xrl_sc_entry);
+} xrl_sc_verified SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_RULE_SLOTS + 1);
+	__type(key, __u32);
+	__type(value, struct xrl_sc_stats);
+} xrl_sc_stats SEC(".maps");
+
 #endif

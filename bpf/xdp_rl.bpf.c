@@ -17,6 +17,7 @@
  *   shared.h    the rule's shared GCRAs: the aggregate, the new-key budget
  *   bucket.h    one key's bucket: GCRA, fixed and sliding windows
  *   fleet.h     fleet-wide rules: leases and the local share
+ *   syncookie.h SYN cookies: SYN-ACKs for unverified sources, their ACKs
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -30,6 +31,7 @@
 #include "shared.h"
 #include "bucket.h"
 #include "fleet.h"
+#include "syncookie.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -251,8 +253,17 @@ static __always_inline int verdict(struct xrl_global_stats *gs,
 				   struct xrl_if_stats *is, __u32 mode,
 				   int decision)
 {
+	__u32 zero = 0;
+
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
+	if (decision == XRL_TX) {
+		struct xrl_answer_stats *as = bpf_map_lookup_elem(&xrl_answers, &zero);
+
+		if (as)
+			as->tx_packets++;
+		return XDP_TX;
+	}
 	if (decision == XRL_PASS) {
 		gs->passed_packets[mode]++;
 		is->passed_packets++;
@@ -303,6 +314,14 @@ int xdp_rl(struct xdp_md *ctx)
 	epoch = READ_ONCE(ctrl->cache_epoch);
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
 		return verdict(gs, is, mode, XRL_DROP);
+
+	/* SYN cookies: an unverified source's TCP packets to a syn-cookies
+	 * rule's ports are answered or dropped here, before any bucket */
+	if (mode == XRL_MODE_ENFORCE && pkt.ports && pkt.l4proto == IPPROTO_TCP) {
+		decision = xrl_syncookie_step(ctx, &pkt);
+		if (decision != XRL_PASS)
+			return verdict(gs, is, mode, decision);
+	}
 
 	rule = classify(&pkt);
 	if (!rule) {

@@ -126,7 +126,10 @@ struct xrl_rule {
 	__u64 rate_period_ns;
 	__u32 burst;		/* packets, or bytes for a byte rate */
 	__u8 unit;		/* enum xrl_unit */
-	__u8 pad[3];
+	/* an endpoint rule of proto tcp: SYN cookies for sources not yet
+	 * verified (xrl_sc_verified); 0 in rules of earlier builds */
+	__u8 syncookies;
+	__u8 pad[2];
 	__u8 dry_run;		/* 1: meter, count would-drops, pass everything */
 	/* an endpoint rule (ep 1): checked besides the source rule */
 	__u8 ep;
@@ -486,6 +489,50 @@ struct xrl_lease {
 	__u64 denied;		/* packets refused for want of credit: the demand the
 				 * next ask adds (a plain increment: an estimate) */
 	__u64 pad;
+};
+
+/*
+ * Answers: a frame the data path rewrote in place and sent back out of the
+ * interface it came in on (XDP_TX), neither passed nor dropped. Counted
+ * per CPU in xrl_answers.
+ */
+struct xrl_answer_stats {
+	__u64 tx_packets;
+};
+
+/*
+ * SYN cookies (rule option syn-cookies; docs/answers.md). A source proves
+ * its address by answering a cookie SYN-ACK; it is then verified, in the
+ * LRU table xrl_sc_verified (XRL_SC_VERIFIED entries, the least recently
+ * seen evicted first), until it has sent nothing for XRL_SC_IDLE_NS. The
+ * SYN-ACK's MSS and window scale are the host's, as its SYNPROXY rule
+ * says them (docs/answers.md).
+ */
+#define XRL_SC_VERIFIED		65536
+#define XRL_SC_IDLE_NS		(600ULL * 1000000000ULL)	/* 10 minutes */
+#define XRL_SC_TOUCH_NS		(1ULL * 1000000000ULL)	/* seen_ns written at most this often */
+#define XRL_SC_MSS4		1460
+#define XRL_SC_MSS6		1440
+#define XRL_SC_WSCALE		7
+
+struct xrl_sc_key {
+	__u32 family;		/* 4 or 6 */
+	__u32 addr[4];		/* the whole source address, network order */
+};
+
+struct xrl_sc_entry {
+	__u64 verified_ns;	/* the data path's clock when its cookie came back */
+	__u64 seen_ns;		/* last packet seen (to XRL_SC_TOUCH_NS) */
+};
+
+/* Per rule slot, per CPU (xrl_sc_stats); slot XRL_RULE_SLOTS: every rule. */
+struct xrl_sc_stats {
+	__u64 cookies_sent;	/* SYNs answered with a cookie SYN-ACK */
+	__u64 acks_valid;	/* ACKs whose cookie was valid */
+	__u64 acks_invalid;	/* ACKs whose cookie was not: dropped */
+	__u64 verified;		/* sources entered in xrl_sc_verified */
+	__u64 unverified_dropped;	/* other packets of unverified sources, and
+					 * SYNs that could not be answered */
 };
 
 #endif /* XDP_RL_COMMON_H */

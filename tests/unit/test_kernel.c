@@ -43,11 +43,11 @@ static void test_lacks_one(void)
 		return;
 	missing[i] = true;
 	CHECK_EQ(xrl_kernel_lacks_format(missing, NULL, buf, sizeof(buf)), 1);
-	CHECK(!strcmp(buf, "this kernel lacks bpf_loop (Linux 5.17+); xdp-rl needs Linux 5.19 or later"),
+	CHECK(!strcmp(buf, "this kernel lacks bpf_loop (Linux 5.17+); xdp-rl needs Linux 6.0 or later"),
 	      "%s", buf);
 	CHECK_EQ(xrl_kernel_lacks_format(missing, "5.15.0-91-generic", buf, sizeof(buf)), 1);
 	CHECK(!strcmp(buf, "this kernel (Linux 5.15.0-91-generic) lacks bpf_loop (Linux 5.17+); "
-			   "xdp-rl needs Linux 5.19 or later"), "%s", buf);
+			   "xdp-rl needs Linux 6.0 or later"), "%s", buf);
 }
 
 static void test_lacks_several(void)
@@ -59,11 +59,11 @@ static void test_lacks_several(void)
 	missing[need_index("bpf_map_lookup_percpu_elem")] = true;
 	CHECK_EQ(xrl_kernel_lacks_format(missing, "5.16.0", buf, sizeof(buf)), 2);
 	CHECK(!strcmp(buf, "this kernel (Linux 5.16.0) lacks bpf_map_lookup_percpu_elem (Linux 5.19+) and "
-			   "bpf_loop (Linux 5.17+); xdp-rl needs Linux 5.19 or later"), "%s", buf);
+			   "bpf_loop (Linux 5.17+); xdp-rl needs Linux 6.0 or later"), "%s", buf);
 	missing[need_index("bpf_check_mtu")] = true;
 	CHECK_EQ(xrl_kernel_lacks_format(missing, NULL, buf, sizeof(buf)), 3);
 	CHECK(!strcmp(buf, "this kernel lacks bpf_map_lookup_percpu_elem (Linux 5.19+), bpf_loop (Linux 5.17+) "
-			   "and bpf_check_mtu (Linux 5.12+); xdp-rl needs Linux 5.19 or later"), "%s", buf);
+			   "and bpf_check_mtu (Linux 5.12+); xdp-rl needs Linux 6.0 or later"), "%s", buf);
 	/* a buffer too small is cut, never overrun */
 	memset(buf, 'x', sizeof(buf));
 	xrl_kernel_lacks_format(missing, NULL, buf, 40);

@@ -32,6 +32,7 @@
 #include "maps/events.h"
 #include "maps/attach.h"
 #include "maps/kernel.h"
+#include "maps/syncookie.h"
 #include "fleet/view.h"
 #include "features/upgrade.h"
 #include "features/restore.h"

@@ -20,10 +20,15 @@
 /* Every helper and map type of bpf/, newest first (the test holds this
  * list to the sources). */
 const struct xrl_kernel_need xrl_kernel_needs[] = {
+	{ "bpf_tcp_raw_gen_syncookie_ipv4", "6.0", XRL_NEED_HELPER, BPF_FUNC_tcp_raw_gen_syncookie_ipv4 },
+	{ "bpf_tcp_raw_gen_syncookie_ipv6", "6.0", XRL_NEED_HELPER, BPF_FUNC_tcp_raw_gen_syncookie_ipv6 },
+	{ "bpf_tcp_raw_check_syncookie_ipv4", "6.0", XRL_NEED_HELPER, BPF_FUNC_tcp_raw_check_syncookie_ipv4 },
+	{ "bpf_tcp_raw_check_syncookie_ipv6", "6.0", XRL_NEED_HELPER, BPF_FUNC_tcp_raw_check_syncookie_ipv6 },
 	{ "bpf_map_lookup_percpu_elem", "5.19", XRL_NEED_HELPER, BPF_FUNC_map_lookup_percpu_elem },
 	{ "bpf_loop", "5.17", XRL_NEED_HELPER, BPF_FUNC_loop },
 	{ "bpf_check_mtu", "5.12", XRL_NEED_HELPER, BPF_FUNC_check_mtu },
 	{ "bpf_ktime_get_coarse_ns", "5.11", XRL_NEED_HELPER, BPF_FUNC_ktime_get_coarse_ns },
+	{ "bpf_xdp_adjust_tail", "5.8", XRL_NEED_HELPER, BPF_FUNC_xdp_adjust_tail },
 	{ "bpf_ringbuf_reserve", "5.8", XRL_NEED_HELPER, BPF_FUNC_ringbuf_reserve },
 	{ "bpf_ringbuf_submit", "5.8", XRL_NEED_HELPER, BPF_FUNC_ringbuf_submit },
 	{ "BPF_MAP_TYPE_RINGBUF", "5.8", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_RINGBUF },
@@ -31,6 +36,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "BPF_MAP_TYPE_ARRAY_OF_MAPS", "4.12", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_ARRAY_OF_MAPS },
 	{ "BPF_MAP_TYPE_LPM_TRIE", "4.11", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LPM_TRIE },
 	{ "BPF_MAP_TYPE_LRU_HASH", "4.10", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LRU_HASH },
+	{ "bpf_csum_diff", "4.6", XRL_NEED_HELPER, BPF_FUNC_csum_diff },
 	{ "BPF_MAP_TYPE_PERCPU_ARRAY", "4.6", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_PERCPU_ARRAY },
 	{ "bpf_ktime_get_ns", "4.1", XRL_NEED_HELPER, BPF_FUNC_ktime_get_ns },
 	{ "bpf_map_lookup_elem", "3.19", XRL_NEED_HELPER, BPF_FUNC_map_lookup_elem },

@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 /* The oldest kernel that has everything the program uses
- * (bpf_map_lookup_percpu_elem). */
-#define XRL_KERNEL_MIN	"5.19"
+ * (the SYN cookie helpers). */
+#define XRL_KERNEL_MIN	"6.0"
 
 enum xrl_kernel_need_kind { XRL_NEED_HELPER, XRL_NEED_MAP_TYPE };
 

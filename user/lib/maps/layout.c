@@ -254,6 +254,9 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_RULE_SHARED] = x->skel->maps.xrl_rule_shared;
 	maps[M_HOT] = x->skel->maps.xrl_hot;
 	maps[M_FLEET_SCRATCH] = x->skel->maps.xrl_fleet_scratch;
+	maps[M_ANSWERS] = x->skel->maps.xrl_answers;
+	maps[M_SC_VERIFIED] = x->skel->maps.xrl_sc_verified;
+	maps[M_SC_STATS] = x->skel->maps.xrl_sc_stats;
 
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

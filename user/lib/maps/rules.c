@@ -5,6 +5,7 @@
  * their buckets and counters.
  */
 #include "maps/internal.h"
+#include "maps/syncookie.h"
 #include "model/rule.h"
 
 #include <arpa/inet.h>
@@ -34,6 +35,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
 	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
+	       a->syncookies == b->syncookies &&
 	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
 	       a->agg_rate_count == b->agg_rate_count &&
 	       a->agg_rate_period_ns == b->agg_rate_period_ns && a->agg_burst == b->agg_burst &&
@@ -74,7 +76,8 @@ static int zero_rule_stats(struct xrl *x, __u32 slot)
 		return -ENOMEM;
 	/* and the aggregate's and new-key budget's state: full buckets */
 	if (bpf_map_update_elem(x->map_fd[M_RULE_STATS], &slot, zero, BPF_ANY) ||
-	    bpf_map_update_elem(x->map_fd[M_RULE_SHARED], &slot, zero, BPF_ANY))
+	    bpf_map_update_elem(x->map_fd[M_RULE_SHARED], &slot, zero, BPF_ANY) ||
+	    bpf_map_update_elem(x->map_fd[M_SC_STATS], &slot, zero, BPF_ANY))
 		err = -errno;
 	free(zero);
 	return err;
@@ -121,6 +124,14 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = assign_ids(v, n);
 	if (err)
 		return err;
+	/* what SYN cookies need of the host (an unpinned instance, the BPF
+	 * tests', answers BPF_PROG_TEST_RUN only: not checked) */
+	for (size_t i = 0; x->pinned && i < n; i++) {
+		char why[320];
+
+		if (v[i].r.syncookies && xrl_sc_host_check(why, sizeof(why)))
+			return xrl_fail(ENOTSUP, "rule %u: syn-cookies: %s", v[i].r.id, why);
+	}
 
 	/*
 	 * 2. rules that did not change keep their slot and generation; a new

@@ -29,7 +29,7 @@ static int rule_check_endpoint(struct xrl_rule_entry *e, const char *pfx)
 	struct xrl_rule *r = &e->r;
 
 	if (!r->ep) {
-		r->proto = r->syn = 0;
+		r->proto = r->syn = r->syncookies = 0;
 		r->dport_lo = r->dport_hi = 0;
 		return 0;
 	}
@@ -83,7 +83,19 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 		*bad = XRL_FIELD_SYN;
 		if (r->syn && r->proto != IPPROTO_TCP)
 			return xrl_fail(EINVAL, "'syn' needs proto tcp");
+		*bad = XRL_FIELD_SYNCOOKIES;
+		if (r->syncookies && r->proto != IPPROTO_TCP)
+			return xrl_fail(EINVAL, "'syn-cookies' needs proto tcp: a SYN cookie is TCP's");
+		/* the cookie's ACK must reach the rule: a syn rule sees SYNs only */
+		if (r->syncookies && r->syn)
+			return xrl_fail(EINVAL, "'syn-cookies' takes every TCP packet of its ports, the handshake's ACK too: leave out 'syn'");
 	}
+	*bad = XRL_FIELD_SYNCOOKIES;
+	if (r->syncookies && !r->ep)
+		return xrl_fail(EINVAL, "'syn-cookies' takes an endpoint rule: it needs 'proto tcp'");
+	if (r->syncookies && r->action != XRL_ACT_LIMIT)
+		return xrl_fail(EINVAL, "'syn-cookies' means nothing with action %s: only a limit rule challenges its sources",
+				xrl_word_name(xrl_action_words, r->action));
 	if (r->action != XRL_ACT_LIMIT)
 		return 0;
 	*bad = XRL_FIELD_WINDOW_BURST;

@@ -37,7 +37,7 @@ bool xrl_param_end(const struct xrl_param *p)
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
        RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
-       RA_AGGREGATE, RA_NEWKEYS };
+       RA_AGGREGATE, RA_NEWKEYS, RA_SYNCOOKIES };
 
 /* An endpoint rule's words: proto first, dport and syn with it (what the
  * values then say is the rule check's). */
@@ -49,6 +49,9 @@ static int check_rule_endpoint(struct xrl_cmd *c, const int *at, struct xrl_pars
 		return xrl_parse_fail(e, at[RA_DPORT] >= 0 ? at[RA_DPORT] - 1 : at[RA_SYN],
 			    "'%s' makes an endpoint rule: it needs 'proto tcp' (or udp for dport)",
 			    at[RA_DPORT] >= 0 ? "dport" : "syn");
+	if (at[RA_PROTO] < 0 && at[RA_SYNCOOKIES] >= 0)
+		return xrl_parse_fail(e, at[RA_SYNCOOKIES],
+			    "'syn-cookies' takes an endpoint rule: it needs 'proto tcp' (and dport N|N-M)");
 	if (r->ep && at[RA_DPORT] < 0) {
 		r->dport_lo = 0;	/* every port: not "dport 0" */
 		r->dport_hi = 65535;
@@ -66,6 +69,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		[XRL_FIELD_AGGREGATE] = { RA_AGGREGATE }, [XRL_FIELD_NEWKEYS] = { RA_NEWKEYS },
 		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
 		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true }, [XRL_FIELD_SCOPE] = { RA_SCOPE, true },
+		[XRL_FIELD_SYNCOOKIES] = { RA_SYNCOOKIES },
 	};
 	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
@@ -217,6 +221,8 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
 			 .late = true,
 			 .help = "new buckets per s, min or h (default: from the table size)" },
+	[RA_SYNCOOKIES] = { "syn-cookies", XRL_ARG_FLAG, F(rule.r.syncookies), .late = true,
+			    .help = "an endpoint rule of tcp: unverified sources get a cookie SYN-ACK" },
 	END,
 };
 

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * libxrl, the map layer: SYN cookies (syncookie.c): their counters, the
+ * verified sources' table, and what the host must have for them.
+ */
+#ifndef XRL_MAPS_SYNCOOKIE_H
+#define XRL_MAPS_SYNCOOKIE_H
+
+#include <stddef.h>
+#include "xdp_rl_common.h"
+
+struct xrl;
+
+/* A rule slot's SYN-cookie counters, summed over the CPUs
+ * (XRL_RULE_SLOTS: every rule's). */
+int xrl_sc_stats_get(struct xrl *x, __u32 slot, struct xrl_sc_stats *sum);
+
+/* Answers sent back (XDP_TX), every CPU. */
+int xrl_answers_get(struct xrl *x, struct xrl_answer_stats *sum);
+
+/* The verified sources' table: entries now (a walk), its size, and an
+ * estimate of the entries evicted (verified so far less those still in). */
+struct xrl_sc_table {
+	__u64 entries;
+	__u64 size;
+	__u64 inserted;
+	__u64 evicted;
+};
+int xrl_sc_table_get(struct xrl *x, struct xrl_sc_table *t);
+
+/* Forget every verified source: each must answer a cookie again. */
+int xrl_sc_verified_clear(struct xrl *x);
+
+/*
+ * What the host needs for a syn-cookies rule, in the caller's network
+ * namespace (docs/answers.md): the kernel's SYN cookies
+ * (net.ipv4.tcp_syncookies, CONFIG_SYN_COOKIES), connection tracking
+ * that never takes up a connection in its middle
+ * (net.netfilter.nf_conntrack_tcp_loose = 0) and netfilter's SYNPROXY
+ * (nft_synproxy or xt_SYNPROXY loaded). 0, or -ENOTSUP with what is
+ * missing and how to add it in buf.
+ */
+int xrl_sc_host_check(char *buf, size_t len);
+
+#endif
