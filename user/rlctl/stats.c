@@ -30,6 +30,8 @@ int do_stats(struct xrl_cmd *c)
 	struct xrl_global_stats g;
 	struct xrl_attachment *att = NULL;
 	struct xrl_if_stats *is = NULL;
+	struct xrl_answer_stats ans = {};
+	struct xrl_sc_table sct = {};
 	size_t natt = 0;
 	struct xrl *x;
 	size_t n = 0;
@@ -39,6 +41,7 @@ int do_stats(struct xrl_cmd *c)
 	if (open_reader(&x))
 		return 1;
 	if (xrl_rules_get(x, &v, &n) || xrl_global_stats_get(x, &g) ||
+	    xrl_answers_get(x, &ans) || xrl_sc_table_get(x, &sct) ||
 	    !(rs = calloc(n + 1, sizeof(*rs)))) {
 		p_err("%s", xrl_errmsg());
 		err = 1;
@@ -84,6 +87,16 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, "new_keys_refused", rs[i].nk_refused);
 			jw_ku64(&jw, "hot_dropped_packets", rs[i].hot_dropped);
 			jw_ku64(&jw, "aggregate_dropped_packets", rs[i].agg_dropped);
+			if (v[i].r.syncookies) {
+				struct xrl_sc_stats sc = {};
+
+				xrl_sc_stats_get(x, v[i].r.slot, &sc);
+				jw_ku64(&jw, "syn_cookies_sent", sc.cookies_sent);
+				jw_ku64(&jw, "syn_cookie_acks_valid", sc.acks_valid);
+				jw_ku64(&jw, "syn_cookie_acks_invalid", sc.acks_invalid);
+				jw_ku64(&jw, "syn_cookie_sources_verified", sc.verified);
+				jw_ku64(&jw, "syn_cookie_unverified_dropped", sc.unverified_dropped);
+			}
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -94,6 +107,14 @@ int do_stats(struct xrl_cmd *c)
 		jw_ku64(&jw, "non_ip_packets", g.non_ip_packets);
 		jw_ku64(&jw, "malformed_packets", g.malformed_packets);
 		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
+		jw_ku64(&jw, "answers_sent", ans.tx_packets);
+		jw_key(&jw, "syn_cookie_verified");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "entries", sct.entries);
+		jw_ku64(&jw, "size", sct.size);
+		jw_ku64(&jw, "inserted", sct.inserted);
+		jw_ku64(&jw, "evicted", sct.evicted);
+		jw_obj_end(&jw);
 		jw_key(&jw, "passed_packets");
 		jw_obj_start(&jw);
 		for (int m = 0; m < XRL_MODE_MAX; m++)
@@ -156,6 +177,21 @@ int do_stats(struct xrl_cmd *c)
 				printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",
 				       v[i].r.id, (unsigned long long)rs[i].would_drop_packets,
 				       (unsigned long long)rs[i].would_drop_bytes);
+		for (size_t i = 0; i < n; i++) {
+			struct xrl_sc_stats sc = {};
+
+			if (!v[i].r.syncookies)
+				continue;
+			xrl_sc_stats_get(x, v[i].r.slot, &sc);
+			printf("rule %u syn-cookies: sent %llu, ACKs valid %llu, invalid %llu, sources verified %llu, other unverified dropped %llu\n",
+			       v[i].r.id, (unsigned long long)sc.cookies_sent,
+			       (unsigned long long)sc.acks_valid, (unsigned long long)sc.acks_invalid,
+			       (unsigned long long)sc.verified, (unsigned long long)sc.unverified_dropped);
+		}
+		if (ans.tx_packets || sct.entries || sct.inserted)
+			printf("answers sent %llu; verified sources %llu of %llu (evicted about %llu)\n",
+			       (unsigned long long)ans.tx_packets, (unsigned long long)sct.entries,
+			       (unsigned long long)sct.size, (unsigned long long)sct.evicted);
 		xrl_fleet_print(stdout, x);
 		printf("unmatched %llu, non-ip %llu, malformed %llu\n",
 		       (unsigned long long)g.unmatched_packets,

@@ -5,6 +5,8 @@
  * close, discard what a failed command created, purge every pin.
  */
 #include "maps/internal.h"
+#include "maps/syncookie.h"
+#include "maps/rules.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -304,6 +306,22 @@ int xrl_purge(struct xrl *x)
 			closedir(d);
 			return err;
 		}
+	}
+	/* the syn-cookies rules' SYNPROXY table goes with the rules */
+	{
+		struct xrl_rule_entry *v = NULL;
+		size_t nr = 0;
+
+		if (!xrl_rules_get(x, &v, &nr)) {
+			for (size_t i = 0; i < nr; i++) {
+				if (v[i].r.syncookies) {
+					if (xrl_sc_nft_sync(NULL, 0))
+						xrl_warn("%s", xrl_errmsg());
+					break;
+				}
+			}
+		}
+		free(v);
 	}
 	rewinddir(d);
 	while ((de = readdir(d))) {

@@ -108,6 +108,20 @@ static int assign_ids(struct xrl_rule_entry *v, size_t n)
 	return 0;
 }
 
+/* The published set had syn-cookies rules, the new one none: their
+ * SYNPROXY table goes (a failure is said, the commit stands). */
+static void sc_table_drop(struct xrl *x, const struct xrl_rule_entry *old, size_t nold)
+{
+	(void)x;
+	for (size_t i = 0; i < nold; i++) {
+		if (old[i].r.syncookies) {
+			if (xrl_sc_nft_sync(NULL, 0))
+				xrl_warn("%s", xrl_errmsg());
+			return;
+		}
+	}
+}
+
 int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 {
 	struct xrl_rule_entry *old = NULL, **oldp = NULL;
@@ -115,6 +129,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	unsigned char *used = NULL;
 	__u32 *fresh = NULL;
 	size_t nfresh = 0;
+	bool sc_rules = false;
 	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
 	__u64 gen;
 
@@ -124,14 +139,20 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = assign_ids(v, n);
 	if (err)
 		return err;
-	/* what SYN cookies need of the host (an unpinned instance, the BPF
-	 * tests', answers BPF_PROG_TEST_RUN only: not checked) */
+	/* what SYN cookies need of the host, and netfilter's SYNPROXY set
+	 * up before the data path answers a SYN (an unpinned instance, the
+	 * BPF tests', answers BPF_PROG_TEST_RUN only: not checked) */
 	for (size_t i = 0; x->pinned && i < n; i++) {
 		char why[320];
 
-		if (v[i].r.syncookies && xrl_sc_host_check(why, sizeof(why)))
+		if (!v[i].r.syncookies)
+			continue;
+		if (xrl_sc_host_check(why, sizeof(why)))
 			return xrl_fail(ENOTSUP, "rule %u: syn-cookies: %s", v[i].r.id, why);
+		sc_rules = true;
 	}
+	if (sc_rules && (err = xrl_sc_nft_sync(v, n)))
+		return err;
 
 	/*
 	 * 2. rules that did not change keep their slot and generation; a new
@@ -240,6 +261,9 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	}
 	x->ctrl->rules = n;
 	err = 0;
+	/* the last syn-cookies rule gone: SYNPROXY's table too */
+	if (x->pinned && !sc_rules)
+		sc_table_drop(x, old, nold);
 out:
 	/* after publishing (or rolling back): what a packet cached under the
 	 * old set is void from here on */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE	/* pipe2 */
 /*
  * libxrl: SYN cookies' counters, the verified table and the host check.
  */
@@ -6,10 +7,14 @@
 #include "maps/syncookie.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
+
+#include "model/rule.h"
 
 static int sum_percpu(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
 {
@@ -108,10 +113,6 @@ int xrl_sc_host_check(char *buf, size_t len)
 		snprintf(buf, len, "net.ipv4.tcp_syncookies is 0: SYNPROXY checks the cookies with the kernel's SYN cookies (sysctl -w net.ipv4.tcp_syncookies=1)");
 		return -ENOTSUP;
 	}
-	if (access("/sys/module/nft_synproxy", F_OK) && access("/sys/module/xt_SYNPROXY", F_OK)) {
-		snprintf(buf, len, "netfilter's SYNPROXY is not loaded (modprobe nft_synproxy, and its nftables rules: docs/answers.md)");
-		return -ENOTSUP;
-	}
 	v = read_num("/proc/sys/net/netfilter/nf_conntrack_tcp_loose");
 	if (v < 0) {
 		snprintf(buf, len, "connection tracking is not loaded (modprobe nf_conntrack; SYNPROXY needs it)");
@@ -121,5 +122,112 @@ int xrl_sc_host_check(char *buf, size_t len)
 		snprintf(buf, len, "net.netfilter.nf_conntrack_tcp_loose is %ld: conntrack would take the cookie's ACK for a connection, and SYNPROXY would never see it (sysctl -w net.netfilter.nf_conntrack_tcp_loose=0)", v);
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+/* Run nft -f - on script; its messages (stderr and stdout) in msg. The
+ * exit status, or -errno when it could not run. */
+static int run_nft(const char *script, char *msg, size_t len)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, st = 0;
+	size_t got = 0;
+	ssize_t r;
+	pid_t pid;
+
+	msg[0] = '\0';
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(in[0]);
+		close(in[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		return err;
+	}
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		execlp("nft", "nft", "-f", "-", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	/* a script of a few hundred bytes fits the pipe: written whole
+	 * before anything is read */
+	if (write(in[1], script, strlen(script)) < 0)
+		st = -errno;
+	close(in[1]);
+	while (got + 1 < len && (r = read(out[0], msg + got, len - 1 - got)) > 0)
+		got += r;
+	msg[got] = '\0';
+	close(out[0]);
+	while (got && (msg[got - 1] == '\n'))
+		msg[--got] = '\0';
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(st))
+		return -EINTR;
+	return WEXITSTATUS(st);
+}
+
+int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n)
+{
+	char ports[1024], script[4096], msg[1024];
+	size_t l = 0, k = 0;
+	int r;
+
+	ports[0] = '\0';
+	for (size_t i = 0; i < n && l < sizeof(ports); i++) {
+		const struct xrl_rule *ru = &v[i].r;
+
+		if (!ru->syncookies)
+			continue;
+		if (ru->dport_lo == ru->dport_hi)
+			l += snprintf(ports + l, sizeof(ports) - l, "%s%u", k ? ", " : "", ru->dport_lo);
+		else
+			l += snprintf(ports + l, sizeof(ports) - l, "%s%u-%u", k ? ", " : "",
+				      ru->dport_lo, ru->dport_hi);
+		k++;
+	}
+	if (l >= sizeof(ports))
+		return xrl_fail(E2BIG, "syn-cookies: too many port ranges for one SYNPROXY rule");
+	/* the table created if missing, then deleted and written whole: one
+	 * transaction, never a moment without the rule or with a half one */
+	if (!k) {
+		l = snprintf(script, sizeof(script), "table inet %s\ndelete table inet %s\n",
+			     XRL_SC_NFT_TABLE, XRL_SC_NFT_TABLE);
+	} else {
+		l = snprintf(script, sizeof(script),
+			"table inet %1$s\n"
+			"delete table inet %1$s\n"
+			"table inet %1$s {\n"
+			"\tchain syn_notrack {\n"
+			"\t\ttype filter hook prerouting priority raw; policy accept;\n"
+			"\t\ttcp dport { %2$s } tcp flags syn notrack\n"
+			"\t}\n"
+			"\tchain proxy {\n"
+			"\t\ttype filter hook input priority filter; policy accept;\n"
+			"\t\tmeta nfproto ipv4 tcp dport { %2$s } ct state invalid,untracked synproxy mss %3$u wscale %5$u timestamp sack-perm\n"
+			"\t\tmeta nfproto ipv6 tcp dport { %2$s } ct state invalid,untracked synproxy mss %4$u wscale %5$u timestamp sack-perm\n"
+			"\t\ttcp dport { %2$s } ct state invalid drop\n"
+			"\t}\n"
+			"}\n", XRL_SC_NFT_TABLE, ports, XRL_SC_MSS4, XRL_SC_MSS6, XRL_SC_WSCALE);
+	}
+	if (l >= sizeof(script))
+		return xrl_fail(E2BIG, "syn-cookies: the SYNPROXY rules do not fit");
+	r = run_nft(script, msg, sizeof(msg));
+	if (r == 127 || r == -ENOENT)
+		return xrl_fail(ENOTSUP, "syn-cookies need nftables for netfilter's SYNPROXY: 'nft' is not installed (apt-get install nftables)");
+	if (r < 0)
+		return xrl_fail(-r, "cannot run nft for the SYNPROXY rules: %s", strerror(-r));
+	if (r)
+		return xrl_fail(ENOTSUP, "cannot install netfilter's SYNPROXY rules (nftables table inet %s): %s",
+				XRL_SC_NFT_TABLE, msg[0] ? msg : "nft failed");
 	return 0;
 }

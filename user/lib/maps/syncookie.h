@@ -31,14 +31,26 @@ int xrl_sc_table_get(struct xrl *x, struct xrl_sc_table *t);
 /* Forget every verified source: each must answer a cookie again. */
 int xrl_sc_verified_clear(struct xrl *x);
 
+struct xrl_rule_entry;
+
+/*
+ * netfilter's SYNPROXY for the syn-cookies rules of v (n rules), in the
+ * caller's network namespace: xdp-rl's own nftables table XRL_SC_NFT_TABLE
+ * (inet), replaced whole in one nft transaction, with the rules' ports;
+ * deleted when v has no syn-cookies rule. 0, or an error saying why (nft
+ * missing, its message).
+ */
+#define XRL_SC_NFT_TABLE	"xdp_rl_synproxy"
+int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n);
+
 /*
  * What the host needs for a syn-cookies rule, in the caller's network
  * namespace (docs/answers.md): the kernel's SYN cookies
  * (net.ipv4.tcp_syncookies, CONFIG_SYN_COOKIES), connection tracking
  * that never takes up a connection in its middle
- * (net.netfilter.nf_conntrack_tcp_loose = 0) and netfilter's SYNPROXY
- * (nft_synproxy or xt_SYNPROXY loaded). 0, or -ENOTSUP with what is
- * missing and how to add it in buf.
+ * (net.netfilter.nf_conntrack_tcp_loose = 0); netfilter's SYNPROXY is
+ * proved by xrl_sc_nft_sync() installing its rule. 0, or -ENOTSUP with
+ * what is missing and how to add it in buf.
  */
 int xrl_sc_host_check(char *buf, size_t len);
 
