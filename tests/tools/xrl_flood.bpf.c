@@ -6,7 +6,11 @@
  *
  * Frames are recycled by the kernel's page pool and may keep what an
  * earlier run wrote, so every field is written from the constants below,
- * never adjusted from what is in the frame.
+ * never adjusted from what is in the frame. A receiver that answers in
+ * place (XDP_TX: a SYN cookie) sends the page back rewritten, MACs swapped
+ * included: while the program is not attached to the device (live_only),
+ * every frame it sees is one of BPF_PROG_RUN's, and each is first written
+ * whole from the base frame (tmpl).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -26,6 +30,9 @@ const volatile __u16 l4_csum_off;	/* checksum covering the source, 0 if none */
 const volatile __u16 l4_csum_base;
 const volatile __u8 l4_is_udp;		/* a UDP checksum of 0 is sent as 0xffff */
 const volatile __u8 own_mac[6];		/* the device's MAC: the source of our frames */
+const volatile __u8 tmpl[128];		/* the base frame's first tmpl_len bytes */
+const volatile __u32 tmpl_len;
+__u32 live_only;			/* set by the loader: not attached to the device */
 
 struct state {
 	__u64 next;	/* this CPU's next frame index */
@@ -60,6 +67,16 @@ int xrl_flood(struct xdp_md *ctx)
 	__u32 zero = 0, idx, saddr;
 	__u16 c;
 
+	if (live_only) {
+		/* every frame is ours: the base frame again, whatever the
+		 * page holds */
+		if (tmpl_len > sizeof(tmpl) || tmpl_len < 14 || data + tmpl_len > end)
+			return XDP_ABORTED;
+		if (bpf_xdp_store_bytes(ctx, 0, (void *)tmpl, tmpl_len))
+			return XDP_ABORTED;
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+	}
 	/* The program is also attached to the device it floods out of (see
 	 * xrl_flood.c): frames the device really receives are not ours, and
 	 * pass untouched. */

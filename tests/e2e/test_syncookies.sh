@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# End-to-end: SYN cookies with a real HTTP server and a real client. A
+# verified client's first connection completes through SYNPROXY and the
+# real listener; a host without what SYNPROXY needs refuses the rule; a
+# spoofed SYN flood from a million sources gets cookies, takes no bucket and
+# no verified entry, and a client never seen before completes every request
+# meanwhile while the listener's queues never overflow.
+#
+#   ns $SRC   s0 198.18.0.X  (curl; xdp_pass so that XDP_TX answers arrive)
+#        --- d0 ---
+#   ns $DST   python3 -m http.server :$PORT, xdp-rl on d0 and d1
+#        --- d1 ---
+#   ns $SRC2  s1 (xrl-flood: spoofed SYNs; xdp_drop discards the answers)
+source "$(dirname "$0")/../lib/e2e.sh"
+
+trap cleanup EXIT
+
+# a port of this test's own (from its name), away from the usual ones
+PORT=18473
+PASS_OBJ="$OUT/xdp_pass.bpf.o"
+
+# the lab with the server up and the client able to receive answers
+sc_lab() {
+	lab_up || return 1
+	# a frame sent back with XDP_TX reaches a veth's peer only while the
+	# peer runs an XDP program
+	in_src ip link set dev s0 xdpdrv obj "$PASS_OBJ" sec xdp || { fail "cannot attach xdp_pass to s0"; return 1; }
+	in_dst sysctl -qw net.ipv4.tcp_syncookies=1
+	in_dst sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0 ||
+		{ fail "no conntrack in this kernel"; return 1; }
+	mkdir -p "$TMPD/www" && echo hello >"$TMPD/www/index.html"
+	(cd "$TMPD/www" && exec nsenter --net="/run/netns/$DST" python3 -m http.server \
+		--bind :: "$PORT" >"$TMPD/http.log" 2>&1) &
+	BG_PIDS+=($!)
+	local i
+	for ((i = 0; i < 100; i++)); do
+		in_dst ss -ltn "sport = :$PORT" | grep -q LISTEN && return 0
+		sleep 0.05
+	done
+	fail "the HTTP server did not listen"
+	return 1
+}
+
+# get ADDR: one request from $SRC; prints the HTTP status (000: none)
+get() {
+	in_src curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$1:$PORT/"
+}
+
+nstat_of() {	# NAME: the server namespace's counter
+	in_dst nstat -az "$1" | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+sc_stat() {	# RULE FIELD
+	ctl -j stats | jq -r ".rules[] | select(.id == $1) | .$2"
+}
+
+# Every connection completes, the first one of a source never seen too,
+# IPv4 and IPv6; SYNPROXY's table is xdp-rl's, and goes with the rule.
+test_first_connection() {
+	sc_lab || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null ||
+		{ fail "rule add: $(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 2>&1)"; return; }
+	ctl rule add ::/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 2 >/dev/null || { fail "rule add v6"; return; }
+	check_match "SYNPROXY's table" "$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "synproxy mss 1460 wscale 7"
+	check_eq "first request" "$(get 198.18.0.254)" 200
+	check_eq "second request" "$(get 198.18.0.254)" 200
+	check_eq "IPv6 first request" "$(get '[2001:db8:1::fe]')" 200
+	check_eq "cookies sent (v4)" "$(sc_stat 1 syn_cookies_sent)" 1
+	check_eq "valid ACKs (v4)" "$(sc_stat 1 syn_cookie_acks_valid)" 1
+	check_eq "sources verified (v4)" "$(sc_stat 1 syn_cookie_sources_verified)" 1
+	check_eq "sources verified (v6)" "$(sc_stat 2 syn_cookie_sources_verified)" 1
+	check_eq "verified table" "$(ctl -j stats | jq .global.syn_cookie_verified.entries)" 2
+	check_eq "its size" "$(ctl -j stats | jq .global.syn_cookie_verified.size)" 65536
+	check_match "rule list" "$(ctl rule list)" "syn-cookies"
+	check_eq "the listener took every connection" "$(nstat_of TcpExtListenDrops)" 0
+	ctl rule del id 1 >/dev/null && ctl rule del id 2 >/dev/null
+	check_match "the table goes with the last syn-cookies rule" \
+		"$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "No such file"
+}
+
+# Without SYNPROXY's table (deleted behind xdp-rl's back) the stack resets a
+# verified client's first connection: the measurement the design rests on.
+test_without_synproxy_first_fails() {
+	sc_lab || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null || { fail "rule add"; return; }
+	in_dst nft delete table inet xdp_rl_synproxy
+	local rst0 first
+	rst0=$(nstat_of TcpOutRsts)
+	first=$(get 198.18.0.254)
+	check_eq "the first connection fails" "$first" 000
+	check_eq "the stack reset it" "$(($(nstat_of TcpOutRsts) - rst0))" 1
+	check_eq "after its cookie: an ordinary handshake" "$(get 198.18.0.254)" 200
+}
+
+# A host that lacks what SYNPROXY needs refuses the rule, saying what.
+test_refused_without_needs() {
+	sc_lab || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	local out
+	in_dst sysctl -qw net.netfilter.nf_conntrack_tcp_loose=1
+	out=$(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 10/s burst 10 2>&1)
+	check_match "loose conntrack refused" "$out" "^Error: .*nf_conntrack_tcp_loose is 1"
+	in_dst sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0
+	in_dst sysctl -qw net.ipv4.tcp_syncookies=0
+	out=$(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 10/s burst 10 2>&1)
+	check_match "no syncookies refused" "$out" "^Error: .*tcp_syncookies is 0"
+	check_eq "no rule" "$(ctl -j rule list | jq length)" 0
+	check_match "no table" "$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "No such file"
+	out=$(ctl rule add 0.0.0.0/0 proto udp dport $PORT syn-cookies rate 10/s burst 10 2>&1)
+	check_match "udp refused" "$out" "^Error: .*'syn-cookies' needs proto tcp"
+	out=$(ctl rule add 0.0.0.0/0 syn-cookies rate 10/s burst 10 2>&1)
+	check_match "a source rule refused" "$out" "^Error: .*needs 'proto tcp'"
+	out=$(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn syn-cookies rate 10/s burst 10 2>&1)
+	check_match "with syn refused" "$out" "^Error: .*leave out 'syn'"
+}
+
+# A spoofed SYN flood from 1M IPv6 sources at the generator's full rate
+# (bounded: one SYN from each, or 20 s) beside a real client: every request of the
+# client completes, each from a source never seen before; the flood takes
+# no bucket and no verified entry; the listener never overflows.
+test_spoofed_flood() {
+	sc_lab || return
+	lab_up_src2 || { fail "second sender"; return; }
+	ip -n "$SRC2" addr add 2001:db8:2::1/64 dev s1 nodad
+	# the attacker discards the SYN-ACKs (and xrl-flood, not attached,
+	# writes every frame whole: the answers come back as rewritten pages)
+	ip netns exec "$SRC2" ip link set dev s1 xdpdrv obj "$OUT/xdp_drop.bpf.o" sec xdp ||
+		{ fail "cannot attach xdp_drop to s1"; return; }
+	ctl attach dev d0 >/dev/null && ctl attach dev d1 >/dev/null || { fail "attach"; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null &&
+		ctl rule add ::/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 2 >/dev/null ||
+		{ fail "rule add"; return; }
+	local ov0 dr0 fpid ok=0 tries=0 i sent rx tx cookies
+	ov0=$(nstat_of TcpExtListenOverflows)
+	dr0=$(nstat_of TcpExtListenDrops)
+	nsenter --net="/run/netns/$SRC2" "$XFLOOD" -i s1 -m 02:00:00:00:01:fe -d 2001:db8:1::fe \
+		-s 2001:db8:ff::/64 -N 1048576 -R 7 -P tcp -p $PORT -n 1048576 -T 20 -j >"$TMPD/flood.json" 2>"$TMPD/flood.err" &
+	fpid=$!
+	BG_PIDS+=("$fpid")
+	sleep 0.5
+	# a client from sources never seen before, while the flood runs
+	for i in $(seq 2 40); do
+		kill -0 "$fpid" 2>/dev/null || break
+		in_src ip addr add "198.18.0.$((100 + i))/24" dev s0 2>/dev/null
+		ip -n "$DST" neigh replace "198.18.0.$((100 + i))" lladdr $SRC_MAC dev d0 nud permanent
+		tries=$((tries + 1))
+		[[ $(in_src curl -s -m 5 --interface "198.18.0.$((100 + i))" -o /dev/null -w '%{http_code}' \
+			"http://198.18.0.254:$PORT/") == 200 ]] && ok=$((ok + 1))
+	done
+	wait "$fpid"
+	sent=$(jq -r .sent "$TMPD/flood.json")
+	# what reached the program on d1, and what it sent back there
+	rx=$(in_dst ethtool -S d1 | awk '/rx_queue_[0-9]+_xdp_packets:/ { s += $2 } END { print s + 0 }')
+	tx=$(in_dst ethtool -S d1 | awk '/rx_queue_[0-9]+_xdp_tx:/ { s += $2 } END { print s + 0 }')
+	cookies=$(sc_stat 2 syn_cookies_sent)
+	echo "    flood: $sent sent, $rx reached d1's program, $cookies cookies, $tx sent back; client $ok of $tries"
+	check_eq "the client's requests during the flood (of $tries)" "$ok" "$tries"
+	check_eq "the flood outlasted some requests" "$((tries >= 2))" 1
+	check_eq "the flood reached the program" "$((rx > sent * 9 / 10 && sent > 100000))" 1
+	# (ND and MLD of the second sender's stack reach it too: a few)
+	check_eq "one cookie per spoofed SYN received" "$((cookies <= rx && cookies + 100 >= rx))" 1
+	check_eq "one answer per cookie, no more" "$tx" "$cookies"
+	check_eq "no spoofed source verified" "$(sc_stat 2 syn_cookie_sources_verified)" 0
+	check_eq "the clients verified" "$(sc_stat 1 syn_cookie_sources_verified)" "$ok"
+	check_eq "no bucket for a spoofed source" "$(ctl -j status | jq .keys_tracked.ipv6)" 0
+	check_eq "buckets: the real clients only" "$(($(ctl -j status | jq .keys_tracked.ipv4) <= ok))" 1
+	check_eq "ListenOverflows flat" "$(nstat_of TcpExtListenOverflows)" "$ov0"
+	check_eq "ListenDrops flat" "$(nstat_of TcpExtListenDrops)" "$dr0"
+}
+
+# purge removes SYNPROXY's table with the pins
+test_purge_removes_table() {
+	sc_lab || return
+	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 10/s burst 10 >/dev/null || { fail "rule add"; return; }
+	check_match "the table" "$(in_dst nft list tables 2>&1)" "xdp_rl_synproxy"
+	ctl detach dev d0 purge >/dev/null 2>&1 || ctl detach dev d0 >/dev/null
+	ctl purge >/dev/null 2>&1
+	check_eq "no table after purge" "$(in_dst nft list tables 2>&1 | grep -c xdp_rl_synproxy)" 0
+}
+
+run_test test_first_connection
+run_test test_without_synproxy_first_fails
+run_test test_refused_without_needs
+run_test test_spoofed_flood
+run_test test_purge_removes_table
+summary
