@@ -111,6 +111,53 @@ static void rules_write(struct prom *p, const struct xrl_rule_entry *v, const st
 	}
 }
 
+/* SYN cookies: per syn-cookies rule, and the verified sources' table. */
+static void syncookies_write(struct prom *p, struct xrl *x, const struct xrl_rule_entry *v, size_t n)
+{
+	static const struct { const char *name, *help; size_t off; } per_rule[] = {
+		{ "xdp_rl_syn_cookies_sent_total", "SYNs of unverified sources answered with a cookie SYN-ACK.",
+		  offsetof(struct xrl_sc_stats, cookies_sent) },
+		{ "xdp_rl_syn_cookie_acks_valid_total", "ACKs whose SYN cookie was valid.",
+		  offsetof(struct xrl_sc_stats, acks_valid) },
+		{ "xdp_rl_syn_cookie_acks_invalid_total", "ACKs whose SYN cookie was not: dropped.",
+		  offsetof(struct xrl_sc_stats, acks_invalid) },
+		{ "xdp_rl_syn_cookie_sources_verified_total", "Sources that answered a cookie: verified.",
+		  offsetof(struct xrl_sc_stats, verified) },
+		{ "xdp_rl_syn_cookie_unverified_dropped_total", "Other packets of unverified sources, dropped.",
+		  offsetof(struct xrl_sc_stats, unverified_dropped) },
+	};
+	struct xrl_answer_stats ans = {};
+	struct xrl_sc_table t = {};
+
+	for (size_t m = 0; m < sizeof(per_rule) / sizeof(per_rule[0]); m++) {
+		prom_family(p, per_rule[m].name, "counter", per_rule[m].help);
+		for (size_t i = 0; i < n; i++) {
+			struct xrl_sc_stats sc = {};
+			char id[16], pfx[64];
+
+			if (!v[i].r.syncookies)
+				continue;
+			xrl_sc_stats_get(x, v[i].r.slot, &sc);
+			snprintf(id, sizeof(id), "%u", v[i].r.id);
+			xrl_prefix_format(&v[i], pfx, sizeof(pfx));
+			prom_sample(p, PROM_LABELS("rule", id, "prefix", pfx, "action", xrl_action_name(v[i].r.action)),
+				    "%llu", *(const unsigned long long *)((const char *)&sc + per_rule[m].off));
+		}
+	}
+	xrl_answers_get(x, &ans);
+	xrl_sc_table_get(x, &t);
+	prom_family(p, "xdp_rl_answers_sent_total", "counter",
+		    "Frames answered from the data path (XDP_TX), every rule.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)ans.tx_packets);
+	prom_family(p, "xdp_rl_syn_cookie_verified", "gauge", "Sources in the SYN cookies' verified table.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.entries);
+	prom_family(p, "xdp_rl_syn_cookie_verified_capacity", "gauge", "Size of the verified table.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.size);
+	prom_family(p, "xdp_rl_syn_cookie_verified_evicted_estimate", "gauge",
+		    "Verified sources evicted or expired out of the table: verified less present.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.evicted);
+}
+
 /* Verdicts per interface the program is attached to. */
 static void interfaces_write(struct prom *p, struct xrl *x, const struct xrl_attachment *att, size_t natt)
 {
@@ -225,6 +272,7 @@ int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_sta
 	snprintf(libbpf, sizeof(libbpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
 	prom_sample(p, PROM_LABELS("version", xrl_version(), "libbpf", libbpf), "1");
 	rules_write(p, v, rs, n);
+	syncookies_write(p, x, v, n);
 	prom_family(p, "xdp_rl_unmatched_packets_total", "counter", "IP packets that matched no rule (passed).");
 	prom_sample(p, NULL, "%llu", (unsigned long long)g.unmatched_packets);
 	prom_family(p, "xdp_rl_non_ip_packets_total", "counter", "Non-IP frames (passed untouched).");
