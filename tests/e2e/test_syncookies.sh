@@ -181,9 +181,27 @@ test_purge_removes_table() {
 	check_eq "no table after purge" "$(in_dst nft list tables 2>&1 | grep -c xdp_rl_synproxy)" 0
 }
 
+# replay answers a captured SYN with a cookie, and says so per rule
+test_replay_counts() {
+	lab_up || return
+	local cap="$TMPD/syn.pcap" conf="$TMPD/rules.conf" rep
+	in_src timeout 5 tcpdump -i s0 -w "$cap" -c 1 "tcp[tcpflags] & tcp-syn != 0" 2>/dev/null &
+	local tp=$!
+	sleep 0.5
+	in_src curl -s -m 2 -o /dev/null "http://198.18.0.254:$PORT/"
+	wait "$tp"
+	printf 'rule add 0.0.0.0/0 proto tcp dport %s syn-cookies rate 10/s burst 10 id 4\n' $PORT >"$conf"
+	rep=$("$CTL_BIN" -j replay "$cap" config "$conf") || { fail "replay: $rep"; return; }
+	check_eq "answered" "$(jq .answered_packets <<<"$rep")" 1
+	check_eq "neither passed nor dropped" "$(jq '.passed_packets + .dropped_packets' <<<"$rep")" 0
+	check_eq "cookies sent" "$(jq '.rules[] | select(.id == 4) | .syn_cookies_sent' <<<"$rep")" 1
+	check_match "the text says it" "$("$CTL_BIN" replay "$cap" config "$conf")" "rule 4 syn-cookies: sent 1,"
+}
+
 run_test test_first_connection
 run_test test_without_synproxy_first_fails
 run_test test_refused_without_needs
 run_test test_spoofed_flood
 run_test test_purge_removes_table
+run_test test_replay_counts
 summary

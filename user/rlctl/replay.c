@@ -88,6 +88,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_kstr(&jw, "stopped", r->stopped);
 	jw_ku64(&jw, "passed_packets", r->passed);
 	jw_ku64(&jw, "dropped_packets", r->dropped);
+	jw_ku64(&jw, "answered_packets", r->answered);
 	jw_ku64(&jw, "would_drop_packets", would);
 	jw_ku64(&jw, "unmatched_packets", r->global.unmatched_packets);
 	jw_ku64(&jw, "non_ip_packets", r->global.non_ip_packets);
@@ -107,6 +108,15 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_ku64(&jw, "would_drop_packets", s->would_drop_packets);
 		jw_ku64(&jw, "would_drop_bytes", s->would_drop_bytes);
 		jw_ku64(&jw, "new_keys", s->new_keys);
+		if (r->rules[i].rule.r.syncookies) {
+			const struct xrl_sc_stats *sc = &r->rules[i].sc;
+
+			jw_ku64(&jw, "syn_cookies_sent", sc->cookies_sent);
+			jw_ku64(&jw, "syn_cookie_acks_valid", sc->acks_valid);
+			jw_ku64(&jw, "syn_cookie_acks_invalid", sc->acks_invalid);
+			jw_ku64(&jw, "syn_cookie_sources_verified", sc->verified);
+			jw_ku64(&jw, "syn_cookie_unverified_dropped", sc->unverified_dropped);
+		}
 		jw_obj_end(&jw);
 	}
 	jw_arr_end(&jw);
@@ -187,6 +197,17 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	       (unsigned long long)r->global.non_ip_packets,
 	       (unsigned long long)r->global.malformed_packets,
 	       (unsigned long long)r->passed, (unsigned long long)r->dropped);
+	if (r->answered)
+		printf("answered %llu (SYN cookies)\n", (unsigned long long)r->answered);
+	for (size_t i = 0; i < r->nrules; i++) {
+		const struct xrl_sc_stats *sc = &r->rules[i].sc;
+
+		if (r->rules[i].rule.r.syncookies)
+			printf("rule %u syn-cookies: sent %llu, ACKs valid %llu, invalid %llu, sources verified %llu, other unverified dropped %llu\n",
+			       r->rules[i].rule.r.id, (unsigned long long)sc->cookies_sent,
+			       (unsigned long long)sc->acks_valid, (unsigned long long)sc->acks_invalid,
+			       (unsigned long long)sc->verified, (unsigned long long)sc->unverified_dropped);
+	}
 	for (size_t i = 0; i < r->nrules; i++)	/* passed, but the rule said drop */
 		if (r->rules[i].stats.would_drop_packets)
 			printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",

@@ -8,6 +8,7 @@
  */
 #include "maps/internal.h"
 #include "features/replay.h"
+#include "maps/syncookie.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -417,7 +418,9 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			goto out;
 		}
 		out->run++;
-		if (t.retval != XDP_DROP)
+		if (t.retval == XDP_TX)
+			out->answered++;
+		else if (t.retval != XDP_DROP)
 			out->passed++;
 		else
 			out->dropped++;
@@ -434,7 +437,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			memcpy(k.addr, addr, 16);
 			if (bpf_map_lookup_elem(fd[family == 6], &k, &rule) ||
 			    rule.action != XRL_ACT_LIMIT ||
-			    (t.retval != XDP_DROP && !rule.dry_run))
+			    (t.retval != XDP_DROP && !rule.dry_run) || t.retval == XDP_TX)
 				continue;
 			xrl_key_of(&key, &rule, family, addr);
 			if (xrl_bucket_get(x, &key, &b))
@@ -467,6 +470,8 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	for (size_t i = 0; i < ngot; i++) {
 		out->rules[i].rule = got[i];
 		err = xrl_rule_stats_get(x, got[i].r.slot, &out->rules[i].stats);
+		if (!err && got[i].r.syncookies)
+			err = xrl_sc_stats_get(x, got[i].r.slot, &out->rules[i].sc);
 		if (err)
 			goto out;
 	}

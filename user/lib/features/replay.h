@@ -48,6 +48,7 @@ struct xrl_replay_key {
 struct xrl_replay_rule {
 	struct xrl_rule_entry rule;	/* id as given (or assigned) */
 	struct xrl_rule_stats stats;	/* what the program counted */
+	struct xrl_sc_stats sc;		/* a syn-cookies rule's SYN cookies */
 };
 
 struct xrl_replay_result {
@@ -63,6 +64,7 @@ struct xrl_replay_result {
 	__u64 clock_backwards;	/* frames stamped before the frame before them */
 	__u64 first_ns, last_ns;	/* first and last timestamp, epoch ns */
 	__u64 passed, dropped;	/* the program's verdicts */
+	__u64 answered;		/* answered from the data path (XDP_TX: a SYN cookie) */
 	struct xrl_global_stats global;
 	struct xrl_replay_rule *rules;	/* by id */
 	size_t nrules;
