@@ -20,7 +20,8 @@
 #
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
-# client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2 micro),
+# client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
+# syncookies micro; syncookies: tests/bench/syncookies.sh),
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
 # xdp-rl runs beside this one in the same rounds).
 #
@@ -46,7 +47,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 syncookies micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -766,6 +767,13 @@ if [[ $PARTS == *" agg2 "* ]]; then
 		} >"$OUT/agg2.md"
 		cat "$OUT/agg2.md" >&2
 	fi
+fi
+
+# SYN cookies: answers per second against bare XDP_TX, and against
+# netfilter's SYNPROXY (a lab of its own)
+if [[ $PARTS == *" syncookies "* ]]; then
+	log "== SYN cookies"
+	ROUNDS=$ROUNDS OUT=$OUT "$TOP/tests/bench/syncookies.sh" || log "Error: the SYN-cookie benchmark failed"
 fi
 
 # Micro-benchmark of the program alone.

@@ -145,6 +145,14 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/agg2.md"
 		echo
 	fi
+	if [[ -f "$OUT/syncookies.md" ]]; then
+		echo "**SYN cookies** — xrl-flood (not attached: every frame written whole) sends SYNs from 1M"
+		echo "spoofed IPv6 sources; the answers are counted where they arrive (the sender's XDP drops),"
+		echo "per second of the flood; median of the rounds, ratio to the first contender in the same round."
+		echo "With one CPU sending, the rate is the cost of sending plus the cost of answering."
+		cat "$OUT/syncookies.md"
+		echo
+	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
 		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
 		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"

@@ -98,7 +98,8 @@ static size_t seg_build(uint8_t *b, const struct seg *g)
 	th[12] = (g->doff ? g->doff : 5 + g->olen / 4) << 4;
 	th[13] = g->flags;
 	put16(th + 14, 64240);
-	memcpy(th + 20, g->opts, g->olen);
+	if (g->olen)
+		memcpy(th + 20, g->opts, g->olen);
 	memcpy(th + 16, (uint16_t[]){ htons(tcp_csum(ip, g->family, th, tl)) }, 2);
 	return l2 + l3 + tl;
 }
@@ -432,5 +433,62 @@ TEST(syncookie_expiry)
 	CHECK_EQ(send_seg(&syn), XDP_TX, "idle past the time: a cookie again");
 	a.ack = 1;
 	CHECK_EQ(send_seg(&a), XDP_DROP, "and no packet without it");
+	teardown();
+}
+
+/* Verify a source: its SYN answered, the cookie's ACK sent back. */
+static int verify(int family, const char *src, uint16_t sport)
+{
+	struct seg syn = { .family = family, .src = src, .sport = sport, .dport = 80,
+			   .flags = SYN, .seq = 100 };
+	uint8_t in[256], out[512];
+	size_t n, l3 = family == 4 ? 20 : 40;
+	uint32_t cookie;
+
+	if (run_out(in, seg_build(in, &syn), out, &n) != XDP_TX)
+		return -1;
+	memcpy(&cookie, out + 14 + l3 + 4, 4);
+	struct seg a = { .family = family, .src = src, .sport = sport, .dport = 80,
+			 .flags = ACK, .seq = 101, .ack = ntohl(cookie) + 1 };
+	return send_seg(&a) == XDP_PASS ? 0 : -1;
+}
+
+/* The table full: the least recently seen sources go, an evicted one
+ * answers a cookie again, and no unverified source passes without one. */
+TEST(syncookie_table_full)
+{
+	struct seg data = { .family = 6, .sport = 7, .dport = 80, .flags = ACK, .seq = 5, .ack = 9 };
+	char src[64];
+	int failed = 0, gone = 0;
+	const int over = 2000, n = XRL_SC_VERIFIED + over;
+	struct xrl_sc_table t;
+
+	setup();
+	/* a new-key budget for every source: only the verified table is tested */
+	CHECK(!RULES("rule add ::/0 proto tcp dport 80 syn-cookies rate 1000/s burst 1000 new-keys 1000000/s id 6"),
+	      "rules: %s", xrl_errmsg());
+	for (int i = 0; i < n; i++) {
+		snprintf(src, sizeof(src), "2001:db8:%x:%x::1", 0x100 + (i >> 16), i & 0xffff);
+		failed += verify(6, src, 1000 + (i & 0x7fff)) != 0;
+	}
+	CHECK_EQ(failed, 0, "every source verified");
+	CHECK(!xrl_sc_table_get(X, &t), "the table: %s", xrl_errmsg());
+	CHECK(t.entries <= XRL_SC_VERIFIED, "at most its size: %llu", (unsigned long long)t.entries);
+	CHECK_EQ(t.size, XRL_SC_VERIFIED, "its size");
+	CHECK_EQ(t.inserted, (__u64)n, "inserted");
+	CHECK(t.evicted >= (__u64)over, "evicted: %llu", (unsigned long long)t.evicted);
+	/* the first ones, seen least recently, were evicted */
+	for (int i = 0; i < over; i++) {
+		snprintf(src, sizeof(src), "2001:db8:%x:%x::1", 0x100 + (i >> 16), i & 0xffff);
+		data.src = src;
+		gone += send_seg(&data) == XDP_DROP;
+	}
+	CHECK(gone >= over / 2, "the least recent sources evicted: %d of %d", gone, over);
+	snprintf(src, sizeof(src), "2001:db8:%x:%x::1", 0x100 + ((n - 1) >> 16), (n - 1) & 0xffff);
+	data.src = src;
+	CHECK_EQ(send_seg(&data), XDP_PASS, "the most recent one stays");
+	data.src = "2001:db8:6::1";
+	CHECK_EQ(send_seg(&data), XDP_DROP, "a source never verified: no way around the check");
+	CHECK(buckets() <= (unsigned long long)n, "a bucket per verified source at most");
 	teardown();
 }
