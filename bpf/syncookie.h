@@ -373,9 +373,11 @@ __noinline int xrl_syncookie_step(struct xdp_md *ctx, const struct xrl_pkt *p)
 	k.family = p->family;
 	__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
 	e = bpf_map_lookup_elem(&xrl_sc_verified, &k);
-	if (e && now - e->seen_ns < XRL_SC_IDLE_NS) {
+	/* signed: another CPU may have stamped the entry with a clock read
+	 * after this packet's, which is fresh, not 2^64 ns old */
+	if (e && (__s64)(now - e->seen_ns) < (__s64)XRL_SC_IDLE_NS) {
 		/* verified: seen again (written at most once a second) */
-		if (now - e->seen_ns > XRL_SC_TOUCH_NS)
+		if ((__s64)(now - e->seen_ns) > (__s64)XRL_SC_TOUCH_NS)
 			e->seen_ns = now;
 		return XRL_PASS;
 	}
