@@ -603,7 +603,7 @@ test_bash_completion() {
 	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
 	check_eq "xdp-rlctl rule " "$(complete_line "xdp-rlctl rule ")" "add del flush help list"
 	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"
-	check_eq "keywords left" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 rate 1/s b 2 ")" "action aggregate algo dport dry-run id new-keys on-failure per proto scope syn"
+	check_eq "keywords left" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 rate 1/s b 2 ")" "action aggregate algo dport dry-run id new-keys on-failure per proto scope syn syn-cookies"
 	check_eq "action " "$(complete_line "xdp-rlctl r a 1.2.3.0/24 action ")" "allow deny limit"
 	check_eq "r is rule's, as in the parser" "$(complete_line "xdp-rlctl r ")" "add del flush help list"
 	check_eq "replay config" "$(complete_line "xdp-rlctl replay x.pcap ")" "config"
