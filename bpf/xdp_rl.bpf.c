@@ -3,8 +3,9 @@
  * xdp-rl: per-source rate limiting at the XDP hook.
  *
  * One straight pipeline of small inlined steps:
- *   parse -> hot-key cache -> classify -> rule step (decide, meter,
- *   dry-run, count) -> endpoint rule -> verdict
+ *   parse -> hot-key cache -> SYN cookies (unverified TCP sources of a
+ *   syn-cookies rule: answered or dropped) -> classify -> rule step
+ *   (decide, meter, dry-run, count) -> endpoint rule -> verdict
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
  *   parsing.h   the packet's headers, bounds-checked
