@@ -58,7 +58,7 @@ DAEMON    := $(OUTPUT)/xdp-rld
 # bash completion, written from the grammar's table by a generator
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
-CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_testlib \
+CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
 	     $(OUTPUT)/test_kernel
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
@@ -150,6 +150,10 @@ $(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/lib/testlib.h $(LIBXRL)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_deciders: tests/unit/test_deciders.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
