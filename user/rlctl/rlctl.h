@@ -72,5 +72,9 @@ void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len);
 void rules_by_gen(struct xrl_rule_entry *v, size_t n);
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen);
 int do_events(struct xrl_cmd *c);
+int do_ban_add(struct xrl_cmd *c);
+int do_ban_del(struct xrl_cmd *c);
+int do_ban_list(struct xrl_cmd *c);
+int do_ban_flush(struct xrl_cmd *c);
 
 #endif

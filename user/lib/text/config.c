@@ -97,6 +97,33 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		c->rule_col[c->nrules++] = cols[2];
 		return 0;
 	}
+	case XRL_CMD_BAN_ADD: {
+		struct xrl_ban_spec *nb;
+		int *nl;
+
+		if (cmd.ban.who[0])
+			return add_err(errs, nerrs, line, cols[argc - 1],
+				       "'by' is xdp-rlctl's: a ban of the configuration is the configuration's") ?: 0;
+		for (size_t i = 0; i < c->nbans; i++)
+			if (c->bans[i].family == cmd.ban.family &&
+			    c->bans[i].prefix_len == cmd.ban.prefix_len &&
+			    !memcmp(c->bans[i].addr, cmd.ban.addr, sizeof(cmd.ban.addr)))
+				return add_err(errs, nerrs, line, cols[2],
+					       "%s banned twice (first on line %d): write it once", argv[2],
+					       c->ban_line[i]) ?: 0;
+		nb = realloc(c->bans, (c->nbans + 1) * sizeof(*nb));
+		if (nb)
+			c->bans = nb;
+		nl = realloc(c->ban_line, (c->nbans + 1) * sizeof(*nl));
+		if (nl)
+			c->ban_line = nl;
+		if (!nb || !nl)
+			return -ENOMEM;
+		cmd.ban.origin = XRL_BAN_CONFIG;
+		nb[c->nbans] = cmd.ban;
+		nl[c->nbans++] = line;
+		return 0;
+	}
 	case XRL_CMD_MODE_SET:
 		if (c->has_mode)
 			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
@@ -316,5 +343,7 @@ void xrl_config_free(struct xrl_config *c)
 	free(c->rule_col);
 	free(c->ifaces);
 	free(c->iface_line);
+	free(c->bans);
+	free(c->ban_line);
 	memset(c, 0, sizeof(*c));
 }
