@@ -331,6 +331,8 @@ static int metrics_fill(FILE *f, void *ctx)
 	err = xrl_metrics_write(&p, r->x, &r->stats);
 	if (!err)
 		fleet_metrics(r, &p);
+	if (!err)
+		crowdsec_metrics(r, &p);
 	pthread_mutex_unlock(&r->lock);
 	caps_effective(false);
 	return err;

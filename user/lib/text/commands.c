@@ -424,6 +424,20 @@ static const struct xrl_param p_ban_flush[] = {
 	END,
 };
 
+static const struct xrl_param p_crowdsec[] = {
+	{ NULL, XRL_ARG_STRING, "URL", F(crowdsec.url), .need = XRL_REQUIRED,
+	  .what = "Local API URL",
+	  .help = "the CrowdSec Local API: http://HOST:PORT, HOST an IP address" },
+	{ "key-file", XRL_ARG_FILE, "FILE", F(crowdsec.key_file), .need = XRL_REQUIRED,
+	  .what = "bouncer key file",
+	  .help = "the bouncer key (cscli bouncers add) on one line, readable by root only" },
+	{ "poll", XRL_ARG_NUM, "MS", .min = 100, .max = 3600000, .range = "milliseconds, 100 .. 3600000",
+	  F(crowdsec.poll_ms), .help = "milliseconds between pulls of the decision stream (default 10000)" },
+	{ "timeout", XRL_ARG_NUM, "MS", .min = 10, .max = 60000, .range = "milliseconds, 10 .. 60000",
+	  F(crowdsec.timeout_ms), .help = "a pull's deadline in milliseconds (default 2000, at most poll)" },
+	END,
+};
+
 #define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
 
 const struct xrl_command xrl_commands[] = {
@@ -491,6 +505,8 @@ const struct xrl_command xrl_commands[] = {
 	  "this host's name in the fleet (default: the hostname)" },
 	{ "fleet auth", XRL_CMD_FLEET_AUTH, XRL_IN_CONFIG, p_fleet_auth, NULL,
 	  "Redis credentials: FILE holds PASSWORD or USER PASSWORD on one line" },
+	{ "crowdsec", XRL_CMD_CROWDSEC, XRL_IN_CONFIG, p_crowdsec, NULL,
+	  "follow a CrowdSec Local API's decisions: its bans become bans of origin crowdsec" },
 };
 
 const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);

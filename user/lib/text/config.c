@@ -16,6 +16,7 @@
 #include "text/grammar.h"
 #include "base/log.h"
 #include "base/sha256.h"
+#include "base/url.h"
 
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"
@@ -201,6 +202,20 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		strcpy(c->fleet.auth_file, cmd.fleet.auth_file);
 		c->fleet_auth_line = line;
 		return 0;
+	case XRL_CMD_CROWDSEC: {
+		char host[64], why[160];
+		int port;
+
+		if (c->crowdsec_line)
+			return twice(errs, nerrs, line, cols[0], "crowdsec", c->crowdsec_line);
+		/* what the daemon's follower would refuse at start or reload */
+		if (xrl_http_url_parse(cmd.crowdsec.url, host, sizeof(host), &port, why, sizeof(why)))
+			return add_err(errs, nerrs, line, cols[1], "invalid Local API URL '%s': %s",
+				       cmd.crowdsec.url, why) ?: 0;
+		c->crowdsec = cmd.crowdsec;
+		c->crowdsec_line = line;
+		return 0;
+	}
 	default:
 		/* the table lets only configuration commands through */
 		return add_err(errs, nerrs, line, cols[0], "'%s' is not a configuration command",

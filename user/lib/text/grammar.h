@@ -20,6 +20,7 @@
 #include "base/strict.h"
 #include "model/addr.h"
 #include "model/ban.h"
+#include "model/decider_settings.h"
 #include "model/fleet_settings.h"
 #include "model/rule.h"
 #include "model/units.h"
@@ -59,6 +60,8 @@ enum xrl_cmd_kind {
 	XRL_CMD_FLEET_REDIS,
 	XRL_CMD_FLEET_HOST,
 	XRL_CMD_FLEET_AUTH,
+	/* the deciders the daemon follows (configuration file only) */
+	XRL_CMD_CROWDSEC,
 };
 
 /* Where a command may be written. */
@@ -163,6 +166,7 @@ struct xrl_cmd {
 		/* ban add, del, flush: the prefix is in .rule (family,
 		 * prefix_len, addr) and copied here by the check; who: by NAME */
 		struct xrl_ban_spec ban;
+		struct xrl_crowdsec_settings crowdsec;	/* crowdsec */
 	};
 };
 
