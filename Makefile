@@ -314,6 +314,8 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' packaging/xdp-rld.service > $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	install -D -m 0644 packaging/xdp-rl-alerts.yml $(DESTDIR)$(PREFIX)/share/xdp-rl/xdp-rl-alerts.yml
+	install -D -m 0644 packaging/fail2ban/action.d/xdp-rl.conf \
+		$(DESTDIR)$(PREFIX)/share/xdp-rl/fail2ban/action.d/xdp-rl.conf
 	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
 		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
 	else \
