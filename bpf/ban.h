@@ -101,13 +101,32 @@ static __always_inline int ban_event_now(const struct xrl_ban *b, const __u32 *a
 	return 1;
 }
 
-/* Out of line for the ban step's transitions; inlined into ban_offence(),
- * itself out of line under the rule step (a fourth frame would pass the
+/* The first plen bits of a network-order word at bit offset `at`. */
+static __always_inline __u32 ban_mask_word(__u32 w, __u32 plen, __u32 at)
+{
+	if (plen <= at)
+		return 0;
+	if (plen - at >= 32)
+		return w;
+	return w & bpf_htonl(~0U << (32 - (plen - at)));
+}
+
+/* Out of line for the ban step's transitions, which name the ban's prefix
+ * (the source masked by its length); inlined into ban_offence(), itself
+ * out of line under the rule step (a fourth frame would pass the
  * verifier's 512 bytes of stack for a call chain). */
-static __noinline int ban_event(const struct xrl_ban *b, const __u32 *addr, __u32 plen,
+static __noinline int ban_event(const struct xrl_ban *b, const __u32 *src, __u32 plen,
 				__u64 now_ns, __u32 flags)
 {
-	return ban_event_now(b, addr, plen, now_ns, flags);
+	__u32 a[4];
+
+	if (!src)
+		return 0;
+	a[0] = ban_mask_word(src[0], plen, 0);
+	a[1] = ban_mask_word(src[1], plen, 32);
+	a[2] = ban_mask_word(src[2], plen, 64);
+	a[3] = ban_mask_word(src[3], plen, 96);
+	return ban_event_now(b, a, plen, now_ns, flags);
 }
 
 /* A ban's event once: the CPU whose compare-and-swap moves its state on. */
@@ -116,9 +135,8 @@ static __always_inline void ban_transition(struct xrl_ban *b, __u32 from, __u32 
 {
 	if (__sync_val_compare_and_swap(&b->state, from, to) != from)
 		return;
-	/* the event's key: the source (its prefix is in the table, not
-	 * known here: the event names the source, at its full length) */
-	ban_event(b, p->saddr, p->family == 4 ? 32 : 128, now_ns, p->family << 8 | kind);
+	/* the event's key: the ban's prefix (its own length, in the value) */
+	ban_event(b, p->saddr, b->prefix_len, now_ns, p->family << 8 | kind);
 }
 
 /*
