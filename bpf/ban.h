@@ -237,9 +237,9 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 	struct xrl_lpm6_key *k;
 	struct xrl_offender *o;
 	struct xrl_ban_totals *t;
-	struct xrl_ban *ban;
+	struct xrl_ban *ban, *old;
 	__u64 memory_ns, len_ns;
-	__u32 level;
+	__u32 level, old_origin = 0;
 	int err;
 
 	if (!r || !kaddr)
@@ -305,23 +305,47 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 		ban_event_now(ban, kaddr, r->key_len, now_ns, 0x10000 | family << 8 | XRL_EV_BANNED);
 		return 0;
 	}
+	/* the rules' bans now: set, less those reclaimed or lifted (each
+	 * counted by whoever removed it) */
+	if (t->rule_bans_max &&
+	    t->set[XRL_BAN_RULE] - t->expired[XRL_BAN_RULE] - t->deleted[XRL_BAN_RULE] >=
+	    t->rule_bans_max) {
+		__sync_fetch_and_add(&t->refused_reserve, 1);
+		goto refused;
+	}
 	__builtin_memset(k, 0, sizeof(*k));
 	k->prefixlen = r->key_len;
 	if (family == 4) {
 		__builtin_memcpy(k->addr, kaddr, 4);
-		err = bpf_map_update_elem(&xrl_bans4, k, ban, BPF_ANY);
+		old = bpf_map_lookup_elem(&xrl_bans4, k);
 	} else {
 		__builtin_memcpy(k->addr, kaddr, 16);
-		err = bpf_map_update_elem(&xrl_bans6, k, ban, BPF_ANY);
+		old = bpf_map_lookup_elem(&xrl_bans6, k);
 	}
+	/* an ended entry of this very prefix is replaced: counted as
+	 * expired, as the sweep would have (a look-up answers the longest
+	 * prefix up to this length: the value says whether it is this one) */
+	if (old && old->prefix_len == r->key_len)
+		old_origin = old->origin;
+	if (family == 4)
+		err = bpf_map_update_elem(&xrl_bans4, k, ban, BPF_ANY);
+	else
+		err = bpf_map_update_elem(&xrl_bans6, k, ban, BPF_ANY);
 	if (err) {
 		/* a full table refuses: no live ban is ever replaced */
 		__sync_fetch_and_add(&t->refused_full, 1);
-		return 0;
+		goto refused;
 	}
+	if (old_origin && old_origin < XRL_BAN_ORIGINS)
+		__sync_fetch_and_add(&t->expired[old_origin], 1);
 	__sync_fetch_and_add(&t->set[XRL_BAN_RULE], 1);
 	ban_event_now(ban, kaddr, r->key_len, now_ns, family << 8 | XRL_EV_BANNED);
 	return 1;
+refused:
+	/* a ban not set does not escalate the next one */
+	o->level = level;
+	o->last_ns = now_ns;
+	return 0;
 }
 
 /* bucket_dropped() for the meter: and, at a key's transition to limited

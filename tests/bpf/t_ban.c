@@ -397,3 +397,40 @@ TEST(ban_events_and_sweep)
 	xrl_events_close(ev);
 	teardown();
 }
+
+/* The rules' bans hold at most three quarters of a table: past that a
+ * rule's ban is refused, counted, and the operator still has room; a ban
+ * reclaimed gives its room back. */
+TEST(ban_rules_leave_room_for_the_operator)
+{
+	struct xrl_open_opts o = { .no_pin = true, .test_clock = true, .keys = 4096, .bans = 8 };
+	char src[32];
+	size_t n;
+
+	CHECK(!xrl_open(&o, &X), "open: %s", xrl_errmsg());
+	now_ns = T0;
+	xrl_test_clock_set(X, T0);
+	CHECK_EQ(btotals().rule_bans_max, 6, "8 - 8/4");
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/s burst 1 ban 10s id 1"), "rules: %s", xrl_errmsg());
+	for (int i = 1; i <= 7; i++) {
+		snprintf(src, sizeof(src), "198.18.0.%d", i);
+		CHECK(!offend(src, 0), "offence of %s", src);
+	}
+	CHECK_EQ(btotals().set[XRL_BAN_RULE], 6, "six rule bans");
+	CHECK_EQ(btotals().refused_reserve, 1, "the seventh refused");
+	CHECK_EQ(ban_of("198.18.0.7/32").b.origin, 0, "not banned");
+	CHECK(!ban("ban add 198.51.100.1"), "the operator's: %s", xrl_errmsg());
+	CHECK(!ban("ban add 198.51.100.2"), "and another: %s", xrl_errmsg());
+	/* the rule bans end and are reclaimed: room again */
+	tick(12 * SEC);
+	CHECK(!xrl_bans_sweep(X, &n, NULL, NULL) && n == 6, "six reclaimed (%zu)", n);
+	CHECK(!offend("198.18.0.7", 0), "offence again");
+	CHECK_EQ(ban_of("198.18.0.7/32").b.origin, XRL_BAN_RULE, "banned now");
+	/* an ended rule ban replaced by the data path counts as expired */
+	tick(12 * SEC);
+	CHECK(!offend("198.18.0.7", 0), "offence after its end, not reclaimed");
+	CHECK_EQ(btotals().expired[XRL_BAN_RULE], 7, "the replaced one counted as expired");
+	CHECK_EQ(btotals().set[XRL_BAN_RULE] - btotals().expired[XRL_BAN_RULE] -
+		 btotals().deleted[XRL_BAN_RULE], 1, "one rule ban in the table");
+	teardown();
+}

@@ -252,6 +252,8 @@ void stats_bans_json(struct xrl *x)
 		jw_obj_end(&jw);
 	}
 	jw_ku64(&jw, "refused_full", t.refused_full);
+	jw_ku64(&jw, "refused_reserve", t.refused_reserve);
+	jw_ku64(&jw, "rule_bans_max", t.rule_bans_max);
 	jw_ku64(&jw, "would_ban", t.would_ban);
 	jw_ku64(&jw, "offences", t.offences);
 	jw_obj_end(&jw);
@@ -265,9 +267,10 @@ void stats_bans_text(struct xrl *x)
 	xrl_ban_totals_get(x, &t);
 	xrl_ban_stats_get(x, &s);
 	printf("bans: dropped %llu packets (%llu would-drop, %llu allowed past a rule's ban); "
-	       "%llu refused (table full), %llu would-bans, %llu offences\n",
+	       "%llu refused (table full), %llu rules' refused (rules hold %llu), %llu would-bans, %llu offences\n",
 	       (unsigned long long)s.dropped_packets, (unsigned long long)s.would_drop_packets,
 	       (unsigned long long)s.allowed_packets, (unsigned long long)t.refused_full,
+	       (unsigned long long)t.refused_reserve, (unsigned long long)t.rule_bans_max,
 	       (unsigned long long)t.would_ban, (unsigned long long)t.offences);
 	for (__u32 o = XRL_BAN_RULE; o < XRL_BAN_ORIGINS; o++)
 		printf("  %-9s set %llu, expired %llu, deleted %llu\n", xrl_ban_origin_name(o),

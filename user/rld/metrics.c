@@ -76,6 +76,9 @@ static int bans_write(struct prom *p, struct xrl *x)
 			    (unsigned long long)t.deleted[o]);
 	prom_family(p, "xdp_rl_bans_refused_total", "counter", "Bans not set because the table was full (no ban is evicted).");
 	prom_sample(p, NULL, "%llu", (unsigned long long)t.refused_full);
+	prom_family(p, "xdp_rl_rule_bans_refused_total", "counter",
+		    "Rules' bans not set: the rules hold their most (three quarters of a table; the rest is the operator's).");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.refused_reserve);
 	prom_family(p, "xdp_rl_would_bans_total", "counter", "Bans a dry-run rule (or the dry-run mode) would have set.");
 	prom_sample(p, NULL, "%llu", (unsigned long long)t.would_ban);
 	prom_family(p, "xdp_rl_ban_offences_total", "counter", "Keys of rules that ban becoming limited.");
