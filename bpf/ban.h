@@ -101,13 +101,32 @@ static __always_inline int ban_event_now(const struct xrl_ban *b, const __u32 *a
 	return 1;
 }
 
-/* Out of line for the ban step's transitions; inlined into ban_offence(),
- * itself out of line under the rule step (a fourth frame would pass the
+/* The first plen bits of a network-order word at bit offset `at`. */
+static __always_inline __u32 ban_mask_word(__u32 w, __u32 plen, __u32 at)
+{
+	if (plen <= at)
+		return 0;
+	if (plen - at >= 32)
+		return w;
+	return w & bpf_htonl(~0U << (32 - (plen - at)));
+}
+
+/* Out of line for the ban step's transitions, which name the ban's prefix
+ * (the source masked by its length); inlined into ban_offence(), itself
+ * out of line under the rule step (a fourth frame would pass the
  * verifier's 512 bytes of stack for a call chain). */
-static __noinline int ban_event(const struct xrl_ban *b, const __u32 *addr, __u32 plen,
+static __noinline int ban_event(const struct xrl_ban *b, const __u32 *src, __u32 plen,
 				__u64 now_ns, __u32 flags)
 {
-	return ban_event_now(b, addr, plen, now_ns, flags);
+	__u32 a[4];
+
+	if (!src)
+		return 0;
+	a[0] = ban_mask_word(src[0], plen, 0);
+	a[1] = ban_mask_word(src[1], plen, 32);
+	a[2] = ban_mask_word(src[2], plen, 64);
+	a[3] = ban_mask_word(src[3], plen, 96);
+	return ban_event_now(b, a, plen, now_ns, flags);
 }
 
 /* A ban's event once: the CPU whose compare-and-swap moves its state on. */
@@ -116,9 +135,8 @@ static __always_inline void ban_transition(struct xrl_ban *b, __u32 from, __u32 
 {
 	if (__sync_val_compare_and_swap(&b->state, from, to) != from)
 		return;
-	/* the event's key: the source (its prefix is in the table, not
-	 * known here: the event names the source, at its full length) */
-	ban_event(b, p->saddr, p->family == 4 ? 32 : 128, now_ns, p->family << 8 | kind);
+	/* the event's key: the ban's prefix (its own length, in the value) */
+	ban_event(b, p->saddr, b->prefix_len, now_ns, p->family << 8 | kind);
 }
 
 /*
@@ -219,9 +237,9 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 	struct xrl_lpm6_key *k;
 	struct xrl_offender *o;
 	struct xrl_ban_totals *t;
-	struct xrl_ban *ban;
+	struct xrl_ban *ban, *old;
 	__u64 memory_ns, len_ns;
-	__u32 level;
+	__u32 level, old_origin = 0;
 	int err;
 
 	if (!r || !kaddr)
@@ -287,23 +305,47 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 		ban_event_now(ban, kaddr, r->key_len, now_ns, 0x10000 | family << 8 | XRL_EV_BANNED);
 		return 0;
 	}
+	/* the rules' bans now: set, less those reclaimed or lifted (each
+	 * counted by whoever removed it) */
+	if (t->rule_bans_max &&
+	    t->set[XRL_BAN_RULE] - t->expired[XRL_BAN_RULE] - t->deleted[XRL_BAN_RULE] >=
+	    t->rule_bans_max) {
+		__sync_fetch_and_add(&t->refused_reserve, 1);
+		goto refused;
+	}
 	__builtin_memset(k, 0, sizeof(*k));
 	k->prefixlen = r->key_len;
 	if (family == 4) {
 		__builtin_memcpy(k->addr, kaddr, 4);
-		err = bpf_map_update_elem(&xrl_bans4, k, ban, BPF_ANY);
+		old = bpf_map_lookup_elem(&xrl_bans4, k);
 	} else {
 		__builtin_memcpy(k->addr, kaddr, 16);
-		err = bpf_map_update_elem(&xrl_bans6, k, ban, BPF_ANY);
+		old = bpf_map_lookup_elem(&xrl_bans6, k);
 	}
+	/* an ended entry of this very prefix is replaced: counted as
+	 * expired, as the sweep would have (a look-up answers the longest
+	 * prefix up to this length: the value says whether it is this one) */
+	if (old && old->prefix_len == r->key_len)
+		old_origin = old->origin;
+	if (family == 4)
+		err = bpf_map_update_elem(&xrl_bans4, k, ban, BPF_ANY);
+	else
+		err = bpf_map_update_elem(&xrl_bans6, k, ban, BPF_ANY);
 	if (err) {
 		/* a full table refuses: no live ban is ever replaced */
 		__sync_fetch_and_add(&t->refused_full, 1);
-		return 0;
+		goto refused;
 	}
+	if (old_origin && old_origin < XRL_BAN_ORIGINS)
+		__sync_fetch_and_add(&t->expired[old_origin], 1);
 	__sync_fetch_and_add(&t->set[XRL_BAN_RULE], 1);
 	ban_event_now(ban, kaddr, r->key_len, now_ns, family << 8 | XRL_EV_BANNED);
 	return 1;
+refused:
+	/* a ban not set does not escalate the next one */
+	o->level = level;
+	o->last_ns = now_ns;
+	return 0;
 }
 
 /* bucket_dropped() for the meter: and, at a key's transition to limited

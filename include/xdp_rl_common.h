@@ -571,7 +571,14 @@ struct xrl_ban_totals {
 	__u64 refused_full;	/* not set: the table was full */
 	__u64 would_ban;	/* a dry-run rule's (or mode's) bans, not set */
 	__u64 offences;		/* a rule's keys becoming limited, counted for bans */
+	/* not a counter: rules may hold at most this many bans (both
+	 * families), set at load to three quarters of a table: a flood of
+	 * offenders never fills the room the operator, the configuration
+	 * and the deciders need (XRL_BAN_RESERVE_DIV). 0: no limit */
+	__u64 rule_bans_max;
+	__u64 refused_reserve;	/* a rule's ban not set: rules hold rule_bans_max */
 };
+#define XRL_BAN_RESERVE_DIV	4	/* a quarter of a table is not for rules' bans */
 
 /* Escalation: per (rule id, key), an LRU of XRL_OFFENDERS entries. */
 struct xrl_offender_key {

@@ -348,6 +348,42 @@ static void test_parse_table(void)
 }
 
 /* No command or keyword of the table is without a valid row above. */
+/* Durations and times left, as bans and rules that ban write them. */
+static void test_ban_values(void)
+{
+	static const struct { const char *s; __u64 secs; } ok[] = {
+		{ "90", 90 }, { "90s", 90 }, { "10m", 600 }, { "2h", 7200 }, { "7d", 604800 },
+		{ "366d", 366 * 86400ULL },
+	};
+	static const char *const bad[] = { "", "0", "0s", "1w", "-5", "+5", "5 s", "s", "367d",
+					   "31622401", "99999999999999999999" };
+	char buf[32];
+	__u64 v;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		CHECK(!xrl_duration_parse(ok[i].s, XRL_BAN_MAX_S, &v) && v == ok[i].secs,
+		      "'%s': %llu", ok[i].s, (unsigned long long)v);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(xrl_duration_parse(bad[i], XRL_BAN_MAX_S, &v) == -EINVAL, "'%s' accepted", bad[i]);
+	xrl_duration_format(600, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "10m"), "600 s: %s", buf);
+	xrl_duration_format(90000, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "25h"), "90000 s: %s", buf);
+	xrl_duration_format(61, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "61s"), "61 s: %s", buf);
+	xrl_left_format(599500000000ULL, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "10m"), "599.5 s left: %s", buf);
+	xrl_left_format(3723000000000ULL, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "1h2m"), "3723 s left: %s", buf);
+	xrl_left_format(1, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "1s"), "1 ns left: %s", buf);
+	CHECK(!xrl_ban_reason_check("ssh brute force, 5 tries"), "a reason with spaces");
+	CHECK(xrl_ban_reason_check("tab\there") == -EINVAL, "a control byte");
+	CHECK(xrl_ban_reason_check("caf\xc3\xa9") == -EINVAL, "not ASCII");
+	CHECK(!xrl_ban_who_check("fail2ban") && !xrl_ban_who_check("crowd-sec_1.x"), "decider names");
+	CHECK(xrl_ban_who_check("") == -EINVAL && xrl_ban_who_check("a b") == -EINVAL, "bad names");
+}
+
 static void test_table_covered(void)
 {
 	for (size_t i = 0; i < xrl_ncommands; i++) {
@@ -1292,6 +1328,7 @@ int main(int argc, char **argv)
 	tl_init(argc, argv);
 	RUN(test_parse_table);
 	RUN(test_table_covered);
+	RUN(test_ban_values);
 	RUN(test_prefixes);
 	RUN(test_word_match);
 	RUN(test_help_topics);

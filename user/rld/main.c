@@ -278,6 +278,7 @@ static void event_loop(struct rld *r, const struct loop_fds *fd)
 			if (read(fd->timer, &ticks, sizeof(ticks)) > 0) {
 				check_pins(r);
 				events_tick(r);
+				bans_tick(r);
 			}
 		}
 		if (p[4].revents & POLLIN)

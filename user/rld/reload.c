@@ -156,8 +156,8 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 	enum xrl_mode old_mode = XRL_MODE_ENFORCE, mode = c->has_mode ? c->mode : XRL_MODE_ENFORCE;
 	struct xrl_iface_cfg *ifs;
 	struct timespec t0;
-	size_t nifs;
-	int err;
+	size_t nifs, bans_set = 0, bans_lifted = 0;
+	int err, ban_err = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&r->lock);
@@ -172,6 +172,10 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 		err = xrl_rules_commit(r->x, c->rules, c->nrules);
 	if (!err)
 		xrl_mode_set(r->x, mode);
+	/* the configuration's bans replace those of the last one; the
+	 * operator's, the deciders' and the rules' are kept */
+	if (!err && (ban_err = xrl_bans_apply_config(r->x, c->bans, c->nbans, &bans_set, &bans_lifted)))
+		xrl_log(XRL_LOG_WARN, "%s: the configuration's bans: %s", what, xrl_errmsg());
 	if (!err && is_reload && xrl_rules_get(r->x, &cur, &ncur))
 		cur = NULL, ncur = 0;
 	xrl_unlock(r->x);
@@ -183,6 +187,9 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 	}
 	xrl_log(XRL_LOG_INFO, "%s: %zu rules, mode %s, applied in %.1f ms", what, c->nrules,
 	     xrl_mode_name(mode), ms_since(&t0));
+	if (c->nbans || bans_set || bans_lifted)
+		xrl_log(XRL_LOG_INFO, "%s: %zu bans in the configuration, %zu set, %zu lifted%s", what,
+			c->nbans, bans_set, bans_lifted, ban_err ? " (not all: see above)" : "");
 	if (is_reload) {
 		log_rule_changes(what, old, nold, cur, ncur);
 		if (old_mode != mode)

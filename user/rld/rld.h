@@ -234,6 +234,8 @@ void metrics_set(struct rld *r, const char *file, const char *why);
 int events_start(struct rld *r);
 void events_read(struct rld *r);
 void events_tick(struct rld *r);
+/* Once a second: reclaim the bans past their end, said in the log. */
+void bans_tick(struct rld *r);
 void events_stop(struct rld *r);
 
 /* fleet.c: the sync thread; fleet_rules() after each commit */

@@ -111,6 +111,7 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
 	struct ban_key k;
 	__u64 now = xrl_now_ns(x);
 	int err, fd = bans_fd(x, s->family);
+	bool was;
 
 	if (replaced)
 		*replaced = false;
@@ -118,7 +119,8 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
 		return -EINVAL;
 	xrl_bans_sweep(x, NULL, NULL, NULL);
 	key_of(&k, s->family, s->addr, s->prefix_len);
-	if (lookup_exact(x, s->family, &k, &old) == 0) {
+	was = lookup_exact(x, s->family, &k, &old) == 0;
+	if (was) {
 		b.dropped = old.dropped;
 		if (replaced)
 			*replaced = true;
@@ -143,8 +145,20 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
 		}
 		return xrl_fail(err, "cannot ban %s: %s", p, strerror(err));
 	}
+	if (was)	/* the old entry is gone: as lifted (each origin's live = set - expired - deleted) */
+		count(x, f_deleted, old.origin);
 	count(x, f_set, s->origin);
 	return 0;
+}
+
+void xrl__bans_reserve(struct xrl *x)
+{
+	struct xrl_ban_totals *t = totals(x);
+	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
+
+	if (t && cap > 0)
+		__atomic_store_n(&t->rule_bans_max, (__u64)cap - cap / XRL_BAN_RESERVE_DIV,
+				 __ATOMIC_RELAXED);
 }
 
 int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)

@@ -330,6 +330,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
+	xrl__bans_reserve(x);
 
 	/* A program that finds no inner map passes everything as unmatched;
 	 * an empty rule set says the same, and lets `bpftool map` show it.
