@@ -16,6 +16,7 @@
 #include "base/url.h"
 #include "base/log.h"
 #include "deciders/crowdsec.h"
+#include "text/config.h"
 
 static int parse(const char *s)
 {
@@ -225,6 +226,36 @@ static void test_url(void)
 	CHECK(strstr(why, "https is not supported"), "%s", why);
 }
 
+/* the configuration's lines: a crowdsec URL as the follower would take it,
+ * a fleet ban refused (the command line's) */
+static void test_config_lines(void)
+{
+	static const struct { const char *text; int line, col; const char *msg; } bad[] = {
+		{ "crowdsec https://127.0.0.1:8080 key-file k\n", 1, 10, "https is not supported" },
+		{ "crowdsec http://127.0.0.1:8080 key-file k\ncrowdsec http://127.0.0.1:8081 key-file k\n", 2, 1, "crowdsec" },
+		{ "ban add 198.51.100.7 for 1h scope fleet\n", 1, 35, "'scope fleet' is xdp-rlctl's" },
+	};
+	struct xrl_config_err *errs = NULL;
+	struct xrl_config c;
+	size_t n = 0;
+
+	CHECK_EQ(xrl_config_parse_text("t.conf", "crowdsec http://127.0.0.1:8080 key-file /k poll 500 timeout 100\n",
+				       &c, &errs, &n), 0);
+	CHECK(!strcmp(c.crowdsec.url, "http://127.0.0.1:8080") && !strcmp(c.crowdsec.key_file, "/k") &&
+	      c.crowdsec.poll_ms == 500 && c.crowdsec.timeout_ms == 100 && c.crowdsec_line == 1, "the settings");
+	xrl_config_free(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errs = NULL;
+		n = 0;
+		CHECK(xrl_config_parse_text("t.conf", bad[i].text, &c, &errs, &n) == -EINVAL && n >= 1, "%s", bad[i].text);
+		if (n >= 1)
+			CHECK(errs[0].line == bad[i].line && errs[0].col == bad[i].col && strstr(errs[0].msg, bad[i].msg),
+			      "%s: %d:%d: %s", bad[i].text, errs[0].line, errs[0].col, errs[0].msg);
+		free(errs);
+		xrl_config_free(&c);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	tl_init(argc, argv);
@@ -237,5 +268,6 @@ int main(int argc, char **argv)
 	RUN(test_cs_refused);
 	RUN(test_cs_many);
 	RUN(test_url);
+	RUN(test_config_lines);
 	return tl_summary();
 }

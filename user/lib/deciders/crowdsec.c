@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "base/url.h"
+#include "maps/xrl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,8 +214,17 @@ int xrl_cs_pull(struct xrl_cs *c)
 	free(r.body);
 	if (err)
 		return failed(c, XRL_CS_BAD_ANSWER, 200, err);
+	/* the daemon's other writers of maps, then the pin-directory lock of
+	 * every writer (xdp-rlctl's ban commands) */
 	if (c->apply)
 		pthread_mutex_lock(c->apply);
+	err = xrl_lock(c->x);
+	if (err) {
+		if (c->apply)
+			pthread_mutex_unlock(c->apply);
+		xrl_cs_answer_free(&a);
+		return failed(c, c->st.state, 200, err);	/* the pin directory busy: try again */
+	}
 	for (size_t i = 0; i < a.n; i++) {
 		const struct xrl_cs_decision *d = &a.v[i];
 
@@ -236,6 +246,7 @@ int xrl_cs_pull(struct xrl_cs *c)
 	}
 	if (full)
 		xrl__cs_reconcile(c->x, a.v, a.n, &lifted);
+	xrl_unlock(c->x);
 	if (c->apply)
 		pthread_mutex_unlock(c->apply);
 	pthread_mutex_lock(&c->lock);

@@ -245,7 +245,8 @@ int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
 		*n = 0;
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_entry);
+	/* xrl_sort: no qsort() of NULL when both tables are empty (UBSan) */
+	xrl_sort(v, *n, sizeof(*v), cmp_entry);
 	*out = v;
 	return 0;
 }

@@ -159,7 +159,7 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	return 0;
 }
 
-enum { BA_PREFIX, BA_FOR, BA_REASON, BA_BY };
+enum { BA_PREFIX, BA_FOR, BA_REASON, BA_BY, BA_SCOPE };
 
 /* ban add, del, flush: the prefix into the ban, whose it is, its words */
 static int check_ban(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -171,6 +171,13 @@ static int check_ban(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	b->family = c->rule.family;
 	b->prefix_len = c->rule.prefix_len;
 	memcpy(b->addr, c->rule.addr, sizeof(b->addr));
+	/* scope fleet: the fleet client's ban (the decider "fleet"), which
+	 * xdp-rld shares through Redis with every host */
+	if (c->kind == XRL_CMD_BAN_ADD && c->rule.r.scope == XRL_SCOPE_FLEET) {
+		if (b->who[0])
+			return xrl_parse_fail(e, at[BA_BY], "'by' and 'scope fleet' do not go together: a fleet ban is the fleet's");
+		snprintf(b->who, sizeof(b->who), "%s", XRL_BAN_FLEET_WHO);
+	}
 	b->origin = b->who[0] ? XRL_BAN_DECIDER : XRL_BAN_OPERATOR;
 	if (b->who[0] && xrl_ban_who_check(b->who))
 		return xrl_parse_fail(e, at[by], "%s", xrl_errmsg());
@@ -407,6 +414,8 @@ static const struct xrl_param p_ban_add[] = {
 			.help = "why, as ban list shows it: printable ASCII, at most 63 bytes" },
 	[BA_BY] = { "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
 		    .help = "a decider sets it (fail2ban, crowdsec ...: a-z 0-9 - _ .), not the operator" },
+	[BA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope),
+		       .help = "host (default), or fleet: xdp-rld shares it with every host (fleet redis)" },
 	END,
 };
 

@@ -102,6 +102,9 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		struct xrl_ban_spec *nb;
 		int *nl;
 
+		if (cmd.rule.r.scope == XRL_SCOPE_FLEET)
+			return add_err(errs, nerrs, line, cols[argc - 1],
+				       "'scope fleet' is xdp-rlctl's: a ban of the configuration is this host's") ?: 0;
 		if (cmd.ban.who[0])
 			return add_err(errs, nerrs, line, cols[argc - 1],
 				       "'by' is xdp-rlctl's: a ban of the configuration is the configuration's") ?: 0;
