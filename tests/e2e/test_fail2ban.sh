@@ -89,8 +89,10 @@ wait_banned() {	# PREFIX WHO|"" [SECONDS]
 
 # attached, one rule that lets the lab's IPv4 sources through and counts them
 attach() {
-	ctl attach dev d0 >/dev/null 2>&1 && ctl rule add 198.18.0.0/24 rate 1000/s burst 1000 id 1 >/dev/null ||
-		{ fail "attach"; return 1; }
+	if ! ctl attach dev d0 >/dev/null 2>&1 || ! ctl rule add 198.18.0.0/24 rate 1000/s burst 1000 id 1 >/dev/null; then
+		fail "attach"
+		return 1
+	fi
 }
 passed() { rule_stat 1 passed_packets; }
 
