@@ -352,6 +352,27 @@ test_crowdsec_lying_lapi() {
 	((SECONDS - t0 <= 2)) || fail "the stop took $((SECONDS - t0)) s"
 }
 
+# a blocklist's startup pull: thousands of decisions, all applied in one
+# pull, the heartbeat fresh meanwhile; the time it took is printed, not held
+test_crowdsec_blocklist() {
+	lab_up || return
+	write_key
+	fake_start many:${CS_MANY:-3000} || return
+	conf $FAKE_PORT
+	local t0=$SECONDS n i
+	start || return
+	for ((i = 0; i < 600; i++)); do
+		n=$(metric 'xdp_rl_crowdsec_decisions_total{action="applied"}')
+		[[ ${n:-0} -ge ${CS_MANY:-3000} ]] && break
+		((i % 10)) || hb_ok
+		sleep 0.1
+	done
+	check_eq "all applied" "$n" "${CS_MANY:-3000}"
+	check_eq "all listed" "$(ctl -j ban list | jq length)" "${CS_MANY:-3000}"
+	echo "    note: ${CS_MANY:-3000} decisions applied $((SECONDS - t0)) s after the start" >&2
+	hb_ok
+}
+
 # a reload that changes the line: a new follower (a full pull); one whose key
 # is unreadable is refused, the follower in force stays
 test_crowdsec_reload() {
@@ -373,6 +394,7 @@ test_crowdsec_reload() {
 }
 
 run_test test_crowdsec_check
+run_test test_crowdsec_blocklist
 run_test test_crowdsec_ban_and_delete
 run_test test_crowdsec_operator_ban_kept
 run_test test_crowdsec_lapi_down

@@ -19,6 +19,7 @@ request, so that a test switches it without a restart):
   deep      valid headers, 100,000 nested brackets
   badstatus "HTTP/1.1 2OO OK"
   close     accept and close at once
+  many:N    N valid bans, 198.18.128.0 upwards (a blocklist's startup pull)
 
 Each request is appended to LOG as "MODE PATH KEY".
 """
@@ -40,7 +41,13 @@ def answer(conn, mode):
         send(b"HTTP/1.1 " + status.encode() + b"\r\nContent-Type: application/json\r\n"
              + extra + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
-    if mode == "ok":
+    if mode.startswith("many:"):
+        n = int(mode[5:])
+        items = [b'{"duration":"1h","id":%d,"origin":"lists","scenario":"list","scope":"Ip",'
+                 b'"type":"ban","value":"198.%d.%d.%d"}' % (i, 18 + (i >> 16), (i >> 8) & 255, i & 255)
+                 for i in range(n)]
+        ok(b'{"deleted":null,"new":[' + b",".join(items) + b"]}")
+    elif mode == "ok":
         ok(ONE_BAN)
     elif mode == "garbage":
         ok(b"\x00\xffnot json at all {{{")

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "base/url.h"
+#include "maps/bans.h"
 #include "maps/xrl.h"
 
 #include <errno.h>
@@ -225,6 +226,9 @@ int xrl_cs_pull(struct xrl_cs *c)
 		xrl_cs_answer_free(&a);
 		return failed(c, c->st.state, 200, err);	/* the pin directory busy: try again */
 	}
+	/* one sweep for the whole answer: each ban below is then one lookup
+	 * and one update, not a walk of both tables */
+	xrl_bans_sweep(c->x, NULL, NULL, NULL);
 	for (size_t i = 0; i < a.n; i++) {
 		const struct xrl_cs_decision *d = &a.v[i];
 

@@ -50,13 +50,13 @@ int xrl__cs_ban(struct xrl *x, const struct xrl_cs_decision *d)
 	if (!xrl_ban_get(x, s.family, s.addr, s.prefix_len, &cur) && !cur.ended && !ours(&cur.b) &&
 	    (!cur.b.expires_ns || cur.left_ns >= s.duration_s * 1000000000ull))
 		return 1;
-	err = xrl_ban_add(x, &s, &replaced);
+	err = xrl_ban_add_nosweep(x, &s, &replaced);
 	return err;
 }
 
 int xrl__cs_unban(struct xrl *x, const struct xrl_cs_decision *d)
 {
-	int err = xrl_ban_del(x, d->family, d->addr, d->prefix_len, XRL_CS_WHO);
+	int err = xrl_ban_del_nosweep(x, d->family, d->addr, d->prefix_len, XRL_CS_WHO);
 
 	if (err == -EPERM)
 		return 1;
@@ -100,7 +100,7 @@ int xrl__cs_reconcile(struct xrl *x, const struct xrl_cs_decision *v, size_t n, 
 		memcpy(key.addr, bans[i].addr, sizeof(key.addr));
 		if (nlive && bsearch(&key, live, nlive, sizeof(*live), cmp_prefix))
 			continue;
-		if (!xrl_ban_del(x, key.family, key.addr, key.prefix_len, XRL_CS_WHO))
+		if (!xrl_ban_del_nosweep(x, key.family, key.addr, key.prefix_len, XRL_CS_WHO))
 			(*lifted)++;
 	}
 cleanup:

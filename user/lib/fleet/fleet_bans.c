@@ -197,6 +197,7 @@ int xrl__fleet_bans_apply(struct xrl_fleet *f, const redisReply *rep)
 		pthread_mutex_lock(f->bans_lock);
 	err = xrl_lock(f->x);
 	if (!err) {
+		xrl_bans_sweep(f->x, NULL, NULL, NULL);	/* once, not per ban */
 		err = bans_apply(f, rep);
 		xrl_unlock(f->x);
 	}
@@ -262,7 +263,7 @@ static int bans_apply(struct xrl_fleet *f, const redisReply *rep)
 
 			s.reason[o++] = c >= ' ' && c <= '~' ? c : '?';
 		}
-		if (!xrl_ban_add(f->x, &s, &(bool){ false }))
+		if (!xrl_ban_add_nosweep(f->x, &s, &(bool){ false }))
 			f->st.bans_set++;
 	}
 	/* the fleet's bans known at the last sync and gone from the hash: lifted
@@ -273,7 +274,7 @@ static int bans_apply(struct xrl_fleet *f, const redisReply *rep)
 
 		for (size_t j = 0; j < nnext && !still; j++)
 			still = same(&next[j], k->family, k->prefix_len, k->addr);
-		if (!still && !xrl_ban_del(f->x, k->family, k->addr, k->prefix_len, XRL_BAN_FLEET_WHO))
+		if (!still && !xrl_ban_del_nosweep(f->x, k->family, k->addr, k->prefix_len, XRL_BAN_FLEET_WHO))
 			f->st.bans_lifted++;
 	}
 	free(f->known);

@@ -105,7 +105,7 @@ static void prefix_str(int family, const __u8 *addr, __u8 plen, char *buf, size_
 	xrl_prefix_format(&e, buf, len);
 }
 
-int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
+static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, bool sweep)
 {
 	struct xrl_ban b = {}, old;
 	struct ban_key k;
@@ -117,7 +117,8 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
 		*replaced = false;
 	if (xrl_ban_spec_check(s))
 		return -EINVAL;
-	xrl_bans_sweep(x, NULL, NULL, NULL);
+	if (sweep)
+		xrl_bans_sweep(x, NULL, NULL, NULL);
 	key_of(&k, s->family, s->addr, s->prefix_len);
 	was = lookup_exact(x, s->family, &k, &old) == 0;
 	if (was) {
@@ -161,14 +162,26 @@ void xrl__bans_reserve(struct xrl *x)
 				 __ATOMIC_RELAXED);
 }
 
-int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
+int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
+{
+	return ban_add(x, s, replaced, true);
+}
+
+int xrl_ban_add_nosweep(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
+{
+	return ban_add(x, s, replaced, false);
+}
+
+static int ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who,
+		   bool sweep)
 {
 	struct xrl_ban b;
 	struct ban_key k;
 	char p[64], by[40];
 	int err;
 
-	xrl_bans_sweep(x, NULL, NULL, NULL);
+	if (sweep)
+		xrl_bans_sweep(x, NULL, NULL, NULL);
 	key_of(&k, family, addr, prefix_len);
 	prefix_str(family, addr, prefix_len, p, sizeof(p));
 	if ((err = lookup_exact(x, family, &k, &b)) == -ENOENT)
@@ -184,6 +197,16 @@ int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, co
 			xrl_fail(errno, "cannot lift the ban of %s: %s", p, strerror(errno));
 	count(x, f_deleted, b.origin);
 	return 0;
+}
+
+int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
+{
+	return ban_del(x, family, addr, prefix_len, who, true);
+}
+
+int xrl_ban_del_nosweep(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
+{
+	return ban_del(x, family, addr, prefix_len, who, false);
 }
 
 /* Every entry of one family's table, appended to *v. */

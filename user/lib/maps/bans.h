@@ -27,6 +27,11 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced);
  * non-NULL: only a decider's ban of that name (-EPERM naming who set it
  * otherwise). Counted in deleted[origin]. */
 int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who);
+/* The same two without the sweep each does first (a walk of both tables),
+ * for a writer of many bans at once (a decider's pull: N bans in O(N), not
+ * O(N * table)); it sweeps once itself (xrl_bans_sweep()) before its batch. */
+int xrl_ban_add_nosweep(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced);
+int xrl_ban_del_nosweep(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who);
 /* Lift every ban (origin 0, who NULL), or only those of an origin, or only
  * a decider's of that name; *n: how many. */
 int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n);
