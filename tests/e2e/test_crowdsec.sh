@@ -107,6 +107,7 @@ cs_start() {
 
 fake_start() {	# MODE
 	echo "$1" >"$TMPD/fake.mode"
+	: >"$TMPD/fake.log"	# an earlier test's requests
 	nsenter --net="/run/netns/$DST" "$PYTHON" "$FAKE" --port $FAKE_PORT --mode-file "$TMPD/fake.mode" \
 		--log "$TMPD/fake.log" </dev/null >>"$TMPD/fake.out" 2>&1 &
 	BG_PIDS+=($!)
