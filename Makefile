@@ -58,7 +58,7 @@ DAEMON    := $(OUTPUT)/xdp-rld
 # bash completion, written from the grammar's table by a generator
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
-CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_testlib \
+CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
 	     $(OUTPUT)/test_kernel
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz \
@@ -151,6 +151,10 @@ $(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/lib/testlib.h $(LIBXRL)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_deciders: tests/unit/test_deciders.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
@@ -311,6 +315,8 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' packaging/xdp-rld.service > $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	install -D -m 0644 packaging/xdp-rl-alerts.yml $(DESTDIR)$(PREFIX)/share/xdp-rl/xdp-rl-alerts.yml
+	install -D -m 0644 packaging/fail2ban/action.d/xdp-rl.conf \
+		$(DESTDIR)$(PREFIX)/share/xdp-rl/fail2ban/action.d/xdp-rl.conf
 	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
 		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
 	else \

@@ -9,6 +9,7 @@
 #include "maps.h"
 #include "context.h"
 #include "events.h"
+#include "ban.h"
 #include "shared.h"
 
 /* The state of a new key with this first packet admitted; 0 when even the
@@ -127,7 +128,7 @@ static __always_inline int meter_window(struct xrl_bucket *b, struct xrl_step *m
 			window_undo(&b->tat, next, cost);
 		}
 	}
-	return bucket_dropped(b, m);
+	return ban_bucket_dropped(b, m);
 passed:
 	if (b->limited)
 		window_passed(b, m, next);
@@ -196,7 +197,7 @@ static __always_inline int meter_bucket(void *map, const void *key, struct xrl_s
 			return XRL_PASS;
 		}
 	}
-	return bucket_dropped(b, m);
+	return ban_bucket_dropped(b, m);
 }
 
 #endif

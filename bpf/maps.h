@@ -198,4 +198,53 @@ struct {
 	__type(value, struct xrl_sc_stats);
 } xrl_sc_stats SEC(".maps");
 
+/* Bans (xdp_rl_common.h, struct xrl_ban): one LPM trie per family, written
+ * in place, entry by entry; the size is kept from the pins (attach bans N). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XRL_DEFAULT_BANS);
+	__type(key, struct xrl_lpm4_key);
+	__type(value, struct xrl_ban);
+} xrl_bans4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XRL_DEFAULT_BANS);
+	__type(key, struct xrl_lpm6_key);
+	__type(value, struct xrl_ban);
+} xrl_bans6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_ban_stats);
+} xrl_ban_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_ban_totals);
+} xrl_ban_totals SEC(".maps");
+
+/* Rules that ban: each key's offences and bans so far (escalation). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_OFFENDERS);
+	__type(key, struct xrl_offender_key);
+	__type(value, struct xrl_offender);
+} xrl_offenders SEC(".maps");
+
+/* Per CPU: a rule's new ban while it is built (off the verifier's stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_ban_scratch);
+} xrl_ban_scratch SEC(".maps");
+
 #endif

@@ -3,7 +3,7 @@
  * xdp-rl: per-source rate limiting at the XDP hook.
  *
  * One straight pipeline of small inlined steps:
- *   parse -> hot-key cache -> SYN cookies (unverified TCP sources of a
+ *   parse -> bans -> hot-key cache -> SYN cookies (unverified TCP sources of a
  *   syn-cookies rule: answered or dropped) -> classify -> rule step
  *   (decide, meter, dry-run, count) -> endpoint rule -> verdict
  * This file is the pipeline; each feature is a header of its own, all in
@@ -15,6 +15,7 @@
  *   classify.h  the source rule and the endpoint rule of a packet
  *   hot.h       the hot-key drop cache
  *   events.h    live events of keys that become limited or no longer are
+ *   ban.h       bans: the ban step after parsing, and rules that ban
  *   shared.h    the rule's shared GCRAs: the aggregate, the new-key budget
  *   bucket.h    one key's bucket: GCRA, fixed and sliding windows
  *   fleet.h     fleet-wide rules: leases and the local share
@@ -29,6 +30,7 @@
 #include "classify.h"
 #include "hot.h"
 #include "events.h"
+#include "ban.h"
 #include "shared.h"
 #include "bucket.h"
 #include "fleet.h"
@@ -306,6 +308,10 @@ int xdp_rl(struct xdp_md *ctx)
 		gs->malformed_packets++;
 		return verdict(gs, is, mode, XRL_DROP);
 	}
+
+	/* a banned source: dropped before anything else is looked up */
+	if (ban_drop(&pkt, ctrl, mode))
+		return verdict(gs, is, mode, XRL_DROP);
 
 	/* The epoch before the rule set: a rule published after this read
 	 * is followed by a bump that voids what this packet caches. Only

@@ -28,7 +28,7 @@
  * size, flags, size) and refuses on any difference, so a forgotten bump is
  * still caught for everything but a same-size reinterpretation.
  */
-#define XRL_LAYOUT_VERSION	1
+#define XRL_LAYOUT_VERSION	2	/* 2: bans (xrl_rule's ban fields, xrl_event's) */
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and
@@ -173,6 +173,17 @@ struct xrl_rule {
 	__u64 nk_rate_period_ns;
 	__u32 nk_burst;
 	__u32 nk_chunk;
+	/*
+	 * A rule that bans (rule add ... ban DURATION [after N] [ban-max D]):
+	 * a key that becomes limited `ban_after` times, each within ban_max_s
+	 * of the one before (or of its last ban's end), is banned for ban_s,
+	 * doubled at each ban of a repeat offender up to ban_max_s, plus a
+	 * random jitter (struct xrl_ban). ban_s 0: the rule never bans.
+	 */
+	__u32 ban_s;
+	__u32 ban_max_s;
+	__u32 ban_after;
+	__u32 pad3;
 };
 
 /* Rules without new-keys: table size / XRL_NEWKEYS_DEFAULT_DIV new keys a
@@ -304,6 +315,8 @@ struct xrl_bucket {
 enum xrl_event_kind {
 	XRL_EV_LIMITED = 1,
 	XRL_EV_UNLIMITED = 2,
+	XRL_EV_BANNED = 3,	/* a ban set (a rule's), or its first drop (others') */
+	XRL_EV_UNBANNED = 4,	/* the first packet after a ban's end */
 };
 
 /* One record of the rings. */
@@ -317,6 +330,11 @@ struct xrl_event {
 	__u8 mode;		/* enum xrl_mode: in dry-run (the mode's or the
 				 * rule's), "would be" and would-drops */
 	__u8 addr[16];		/* the key: the source masked, network order */
+	/* bans (XRL_EV_BANNED, XRL_EV_UNBANNED): the ban's end (0: none) and
+	 * who set it (enum xrl_ban_origin); key_len is the ban's prefix length */
+	__u64 expires_ns;
+	__u32 origin;
+	__u32 pad;
 };
 
 /* Per CPU: the global cap's state and what became of the events. */
@@ -533,6 +551,101 @@ struct xrl_sc_stats {
 	__u64 verified;		/* sources entered in xrl_sc_verified */
 	__u64 unverified_dropped;	/* other packets of unverified sources, and
 					 * SYNs that could not be answered */
+};
+
+/*
+ * Bans (docs/bans.md): prefixes dropped right after parsing, before the
+ * rule and bucket look-ups, until their end on the data path's clock. One
+ * LPM trie per family (xrl_bans4, xrl_bans6: struct xrl_lpm4_key and
+ * xrl_lpm6_key, any prefix length), written in place: a ban is one entry,
+ * added or deleted on its own (an LPM trie update is atomic per entry). A
+ * full trie refuses a new entry (-ENOSPC); it never evicts one.
+ *
+ * An entry past its end no longer matches (the data path checks it) and
+ * is reclaimed by whoever sweeps: the daemon every second, xdp-rlctl when
+ * a ban command writes the table.
+ */
+#define XRL_DEFAULT_BANS	65536	/* entries per family */
+#define XRL_BAN_REASON_LEN	64	/* with its NUL: printable ASCII */
+#define XRL_BAN_WHO_LEN		16	/* a decider's name, with its NUL */
+#define XRL_OFFENDERS		65536	/* escalation state, keys of every rule */
+#define XRL_BAN_MAX_DEFAULT_S	86400	/* ban-max: 24 h (or ban, if longer) */
+#define XRL_BAN_JITTER_DIV	8	/* a rule's ban lasts d + [0, d / 8] */
+
+enum xrl_ban_origin {
+	XRL_BAN_RULE = 1,	/* a rule's ban (rule_id) */
+	XRL_BAN_OPERATOR = 2,	/* xdp-rlctl ban add */
+	XRL_BAN_CONFIG = 3,	/* a ban line of the configuration (replaced on reload) */
+	XRL_BAN_DECIDER = 4,	/* another tool through xdp-rlctl ban add ... by NAME */
+	XRL_BAN_ORIGINS = 5,
+};
+
+/* struct xrl_ban.state: which of its events went out (set by cmpxchg) */
+#define XRL_BAN_S_NEW		0	/* "banned" due at its first drop */
+#define XRL_BAN_S_BANNED	1	/* "banned" went out (or is not due) */
+#define XRL_BAN_S_ENDED		2	/* "unbanned" went out */
+
+struct xrl_ban {
+	__u64 expires_ns;	/* data-path clock; 0: until deleted */
+	__u64 set_ns;		/* data-path clock when set */
+	__u64 dropped;		/* packets it dropped (an atomic add) */
+	__u32 origin;		/* enum xrl_ban_origin */
+	__u32 rule_id;		/* XRL_BAN_RULE: the rule; else 0 */
+	__u32 state;		/* XRL_BAN_S_* */
+	__u16 level;		/* a rule's ban: bans of the key before it (doubling) */
+	__u16 prefix_len;	/* its own key's: a look-up tells an exact entry */
+	char who[XRL_BAN_WHO_LEN];	/* XRL_BAN_DECIDER: its name; else "" */
+	char reason[XRL_BAN_REASON_LEN];	/* the operator's words; "" */
+};
+
+/* Per CPU: what bans did to packets, and the clock they read (once a tick:
+ * jiffies, as the hot-key cache does). */
+struct xrl_ban_stats {
+	__u64 dropped_packets;	/* dropped by a ban (also in the global verdicts) */
+	__u64 dropped_bytes;
+	__u64 would_drop_packets;	/* matched a ban in dry-run or fail-open mode */
+	__u64 allowed_packets;	/* a rule's ban over a source an allow rule covers */
+	__u64 clock_j;		/* not a counter: jiffies at clock_ns */
+	__u64 clock_ns;		/* not a counter: the coarse clock then */
+};
+
+/* One entry, shared by every CPU and by userspace (mmap-able, atomic adds):
+ * the bans set and ended, by origin, and those refused. */
+struct xrl_ban_totals {
+	__u64 set[XRL_BAN_ORIGINS];	/* by origin (index 0 unused) */
+	__u64 expired[XRL_BAN_ORIGINS];	/* reclaimed past their end */
+	__u64 deleted[XRL_BAN_ORIGINS];	/* ban del, ban flush, a reload */
+	__u64 refused_full;	/* not set: the table was full */
+	__u64 would_ban;	/* a dry-run rule's (or mode's) bans, not set */
+	__u64 offences;		/* a rule's keys becoming limited, counted for bans */
+	/* not a counter: rules may hold at most this many bans (both
+	 * families), set at load to three quarters of a table: a flood of
+	 * offenders never fills the room the operator, the configuration
+	 * and the deciders need (XRL_BAN_RESERVE_DIV). 0: no limit */
+	__u64 rule_bans_max;
+	__u64 refused_reserve;	/* a rule's ban not set: rules hold rule_bans_max */
+};
+#define XRL_BAN_RESERVE_DIV	4	/* a quarter of a table is not for rules' bans */
+
+/* Escalation: per (rule id, key), an LRU of XRL_OFFENDERS entries. */
+struct xrl_offender_key {
+	__u32 rule_id;
+	__u32 family;
+	__u32 addr[4];		/* the key: source masked by the rule's key_len */
+};
+
+struct xrl_offender {
+	__u64 last_ns;		/* the last offence, or the end of the last ban */
+	__u32 count;		/* offences towards the next ban (after N) */
+	__u32 level;		/* bans so far: the next lasts ban << level */
+};
+
+/* Per CPU, the data path's only: a rule's new ban and its keys while it is
+ * built, off the verifier's 512 bytes of stack for a call chain. */
+struct xrl_ban_scratch {
+	struct xrl_ban ban;
+	struct xrl_offender_key ok;
+	struct xrl_lpm6_key k;	/* either family's: a v4 trie reads 8 bytes */
 };
 
 #endif /* XDP_RL_COMMON_H */

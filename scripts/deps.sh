@@ -26,6 +26,7 @@ TEST=(
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck
+	crowdsec fail2ban
 )
 
 set_name=${1:-test}
@@ -53,7 +54,16 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Packages with a service (prometheus, redis-server) must not start it: the tests start
+# Debian's crowdsec registers with CrowdSec's central API in its post-install
+# script; offline that fails and leaves dpkg half-configured (every later
+# apt-get install fails too). Its README.Debian: a credentials file holding
+# only a comment, before the install, and the Local API runs offline. The
+# tests run a Local API of their own (tests/e2e/test_crowdsec.sh).
+if [[ " ${missing[*]} " == *" crowdsec "* && ! -e /etc/crowdsec/online_api_credentials.yaml ]]; then
+	mkdir -p /etc/crowdsec
+	echo '# no thanks' >/etc/crowdsec/online_api_credentials.yaml
+fi
+# Packages with a service (prometheus, redis-server, crowdsec, fail2ban) must not start it: the tests start
 # their own, inside a namespace. A policy-rc.d of ours says so for the
 # length of the install, unless the machine has one already.
 policy=/usr/sbin/policy-rc.d

@@ -76,6 +76,7 @@ SUITES=(
 	"unit     binary 0 1 $OUT/test_meter"
 	"grammar  binary 0 1 $OUT/test_grammar"
 	"classes  binary 0 1 $OUT/test_classes"
+	"deciders binary 0 1 $OUT/test_deciders"
 	"kernel   binary 0 1 $OUT/test_kernel"
 	"docs     script 0 1 tests/docs/run.sh"
 	"runner   shell  0 1 tests/runner/run.sh"

@@ -116,6 +116,28 @@ static void *two_run(void *p)
 	return NULL;
 }
 
+/* 64 bans per family, among them the banned cases' prefixes */
+static int bans_setup(struct xrl *x)
+{
+	for (int i = 0; i < 64; i++) {
+		struct xrl_ban_spec s = { .family = 4, .prefix_len = 24, .duration_s = 3600,
+					  .origin = XRL_BAN_OPERATOR };
+		struct xrl_ban_spec s6 = { .family = 6, .prefix_len = 48, .duration_s = 3600,
+					   .origin = XRL_BAN_OPERATOR };
+
+		s.addr[0] = 198;
+		s.addr[1] = 51;
+		s.addr[2] = i;
+		if (i == 0)	/* the case's */
+			s.addr[1] = 18, s.addr[2] = 15;
+		s6.addr[0] = 0x20, s6.addr[1] = 0x01, s6.addr[2] = 0x0d, s6.addr[3] = 0xb8;
+		s6.addr[4] = i ? 0x10 : 0x0b, s6.addr[5] = i ? i : 0xad;
+		if (xrl_ban_add(x, &s, NULL) || xrl_ban_add(x, &s6, NULL))
+			return -1;
+	}
+	return 0;
+}
+
 /* ns a packet on each CPU, both CPUs running the case at once: their mean */
 static double two_cpus(int fd, const char *const src[2], int repeat)
 {
@@ -181,6 +203,12 @@ int main(int argc, char **argv)
 		{ "xdp-rl fleet rule, local share", 0, { .src = "198.18.9.1", .payload = 18 } },
 		{ "xdp-rl fleet rule, leased key", 0, { .src = "198.18.10.1", .payload = 18 } },
 		{ "xdp-rl aggregate far from its limit, passed", 0, { .src = "198.18.11.1", .payload = 18 } },
+		/* bans: an operator's (a /24 of 64 bans), a rule's (one look-up
+		 * more: is the source allowed?); compare with the hot-key
+		 * cache's cached drop ("steady hit, dropped") */
+		{ "xdp-rl banned source (operator ban), dropped", 0, { .src = "198.18.15.1", .payload = 18 } },
+		{ "xdp-rl banned source (a rule's ban), dropped", 0, { .src = "198.18.16.1", .payload = 18 } },
+		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 0, { .src = "2001:db8:bad::1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -188,7 +216,7 @@ int main(int argc, char **argv)
 	size_t ncases = sizeof(cases) / sizeof(cases[0]) - 2;
 	bool counted = true;
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
-	struct xrl_rule_entry v[24];
+	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
 	int repeat = 1000000, rounds = 5, opt, fds[4];
 	bool json = false, with_stats = false;
@@ -252,7 +280,8 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
-	    xrl_rules_commit(x, v, n) || fleet_setup(x)) {
+	    add_rule(x, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
+	    xrl_rules_commit(x, v, n) || fleet_setup(x) || bans_setup(x)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make install: binaries, man pages, the systemd unit, the alerting rules, the example config.
+# make install: binaries, man pages, the systemd unit, the alerting rules, the
+# fail2ban action, the example config.
 source "$(dirname "$0")/../lib/e2e.sh"
 
 test_make_install() {
@@ -8,7 +9,8 @@ test_make_install() {
 	for f in usr/sbin/xdp-rlctl usr/sbin/xdp-rld usr/share/man/man8/xdp-rlctl.8 \
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
 		usr/lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
-		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml; do
+		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml \
+		usr/share/xdp-rl/fail2ban/action.d/xdp-rl.conf; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
 	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/usr/lib/systemd/system/xdp-rld.service")" \

@@ -11,6 +11,7 @@ The layers of user/lib, bottom to top, and what each may use:
   text      model, base (grammar engine, command table, config reader)
   maps      model, base (pins, maps, links, rules, stats, events, attach)
   fleet     maps, model, base
+  deciders  maps, model, base (the CrowdSec follower, its HTTP client)
   features  fleet, maps, text, model, base (upgrade, replay, restore)
   libxrl.h  the umbrella the programs include; no library file includes it
 
@@ -33,7 +34,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["base", "model", "text", "maps", "fleet", "features"]
+LAYERS = ["base", "model", "text", "maps", "fleet", "deciders", "features"]
 ALLOWED = {
     "common": {"common"},
     "base": {"base", "common"},
@@ -41,6 +42,7 @@ ALLOWED = {
     "text": {"text", "model", "base", "common"},
     "maps": {"maps", "model", "base", "common", "skel"},
     "fleet": {"fleet", "maps", "model", "base", "common", "skel"},
+    "deciders": {"deciders", "maps", "model", "base", "common", "skel"},
     "features": {"features", "fleet", "maps", "text", "model", "base", "common", "skel"},
     "api": set(LAYERS) | {"common"},
 }

@@ -161,8 +161,47 @@ static const struct pcase cases[] = {
 	{ "fleet redis 198.18.10.1:6379 hosts 8", CONF, -1 },
 	{ "fleet redis 198.18.10.1:6379 hosts 0", CONF, 4, "invalid hosts '0'" },
 	{ "fleet redis", CONF, 2, "missing HOST:PORT[,HOST:PORT...]" },
+	{ "crowdsec http://127.0.0.1:8080 key-file /etc/xdp-rl/crowdsec.key poll 5000 timeout 1000", CONF, -1 },
+	{ "crowdsec http://127.0.0.1:8080 key-file k poll 50", CONF, 5, "invalid poll '50'" },
+	{ "crowdsec http://127.0.0.1:8080 key-file k timeout 5", CONF, 5, "invalid timeout '5'" },
+	{ "crowdsec http://127.0.0.1:8080", CONF, 2, "missing 'key-file FILE'" },
+	{ "crowdsec", CLI, 0, "it belongs in xdp-rl.conf" },
 	{ "metrics [::1]:9437", CONF, -1 },
 	{ "metrics off", CONF, -1 },
+
+	/* bans */
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 per /24 ban 10m", CLI, -1 },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 10m after 3 ban-max 1d", CONF, -1 },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 after 3", CLI, 7, "'after' belongs to 'ban DURATION'" },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban-max 1h", CLI, 7, "'ban-max' belongs to 'ban DURATION'" },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 1h ban-max 10m", CLI, 7, "'ban-max' is shorter than 'ban'" },
+	{ "rule add 198.18.0.0/16 action allow ban 1h", CLI, 5, "'ban' needs action limit" },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 1h after 0", CLI, 10, "invalid offences '0'" },
+	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 1w", CLI, 8, "invalid duration '1w'" },
+	{ "ban add 198.51.100.7", CLI, -1 },
+	{ "ban add 198.51.100.0/24 for 10m reason scanning", CLI, -1 },
+	{ "ban add 2001:db8::/32 for 2d by fail2ban", CLI, -1 },
+	{ "ban add 198.51.100.7 for 1h scope fleet", CLI, -1 },
+	{ "ban add 198.51.100.7 for 1h scope fleet by fail2ban", CLI, 8, "'by' and 'scope fleet' do not go together" },
+	{ "ban add 198.51.100.7 scope world", CLI, 4, "invalid scope 'world' (host, fleet)" },
+	{ "ban add 0.0.0.0/0 for 90", CONF, -1 },
+	{ "ban add 198.51.100.7 reason ssh brute force for 1h", CLI, 5, "unknown argument 'brute'" },
+	{ "ban add 198.51.100.7 for 0", CLI, 4, "invalid duration '0'" },
+	{ "ban add 198.51.100.7 for 367d", CLI, 4, "too long" },
+	{ "ban add 198.51.100.7 for 10x", CLI, 4, "invalid duration '10x'" },
+	{ "ban add 198.51.100.7 for", CLI, 3, "missing value after 'for'" },
+	{ "ban add 198.51.100.1/24", CLI, 2, "host bits set" },
+	{ "ban add 198.51.100.7 by Fail2ban", CLI, 4, "a-z, 0-9" },
+	{ "ban add 198.51.100.7 by averyveryverylongname", CLI, 4, "is too long" },
+	{ "ban add 198.51.100.7 reason 0123456789012345678901234567890123456789012345678901234567890123", CLI, 4, "reason '0123" },
+	{ "ban add", CLI, 2, "missing PREFIX" },
+	{ "ban del 198.51.100.0/24", CLI, -1 },
+	{ "ban del 198.51.100.0/24 by crowdsec", CLI, -1 },
+	{ "ban del 198.51.100.0/24", CONF, 0, "'ban del' is not a configuration command" },
+	{ "ban list", CLI, -1 },
+	{ "ban flush", CLI, -1 },
+	{ "ban flush by crowdsec", CLI, -1 },
+	{ "ban frob", CLI, 1, "unknown ban command 'frob' (add, del, list, flush)" },
 
 	/* errors, each naming its word */
 	{ "top sample 5", CLI, 2, "invalid sample '5': out of range (milliseconds, 10 .. 60000)" },
@@ -178,7 +217,7 @@ static const struct pcase cases[] = {
 	{ "", CLI, 0, "missing command" },
 	{ "frobnicate", CLI, 0, "unknown command 'frobnicate'" },
 	{ "interface eth1", CLI, 0, "it belongs in xdp-rl.conf" },
-	{ "attach dev eth1", CONF, 0, "'attach' is not a configuration command (rule add, mode set, interface, heartbeat, watchdog, metrics, fleet redis, fleet host, fleet auth)" },
+	{ "attach dev eth1", CONF, 0, "'attach' is not a configuration command (rule add, mode set, ban add, interface, heartbeat, watchdog, metrics, fleet redis, fleet host, fleet auth, crowdsec)" },
 	{ "rule del 3", CONF, 0, "'rule del' is not a configuration command" },
 	{ "attach", CLI, 1, "missing 'dev IFACE'" },
 	{ "attach dev", CLI, 1, "missing value after 'dev'" },
@@ -199,7 +238,7 @@ static const struct pcase cases[] = {
 	{ "rule add ::ffff:198.18.0.1 rate 1/s burst 1", CLI, 2, "did you mean 198.18.0.1?" },
 	{ "rule add 198.18.0.0/24 rate 1/s", CLI, 5, "missing 'burst N'" },
 	{ "rule add 198.18.0.0/24 burst 1", CLI, 5, "missing 'rate N/s|N/min|N/h'" },
-	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn, scope, aggregate, new-keys, syn-cookies)" },
+	{ "rule add 198.18.0.0/24 rate 1/s brust 1", CLI, 5, "unknown argument 'brust' (rate, burst, per, action, id, on-failure, algo, dry-run, proto, dport, syn, scope, aggregate, new-keys, syn-cookies, ban, after, ban-max)" },
 	{ "rule add 198.18.0.0/24 rate 1/fortnight burst 1", CLI, 4, "invalid rate '1/fortnight'" },
 	{ "rule add 198.18.0.0/24 rate 0/s burst 1", CLI, 4, "rate must be at least 1" },
 	{ "rule add 198.18.0.0/24 burst 1 rate 200000000/s", CLI, 6, "rate must be between 1/h and 100000000/s" },
@@ -318,6 +357,42 @@ static void test_parse_table(void)
 }
 
 /* No command or keyword of the table is without a valid row above. */
+/* Durations and times left, as bans and rules that ban write them. */
+static void test_ban_values(void)
+{
+	static const struct { const char *s; __u64 secs; } ok[] = {
+		{ "90", 90 }, { "90s", 90 }, { "10m", 600 }, { "2h", 7200 }, { "7d", 604800 },
+		{ "366d", 366 * 86400ULL },
+	};
+	static const char *const bad[] = { "", "0", "0s", "1w", "-5", "+5", "5 s", "s", "367d",
+					   "31622401", "99999999999999999999" };
+	char buf[32];
+	__u64 v;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		CHECK(!xrl_duration_parse(ok[i].s, XRL_BAN_MAX_S, &v) && v == ok[i].secs,
+		      "'%s': %llu", ok[i].s, (unsigned long long)v);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(xrl_duration_parse(bad[i], XRL_BAN_MAX_S, &v) == -EINVAL, "'%s' accepted", bad[i]);
+	xrl_duration_format(600, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "10m"), "600 s: %s", buf);
+	xrl_duration_format(90000, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "25h"), "90000 s: %s", buf);
+	xrl_duration_format(61, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "61s"), "61 s: %s", buf);
+	xrl_left_format(599500000000ULL, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "10m"), "599.5 s left: %s", buf);
+	xrl_left_format(3723000000000ULL, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "1h2m"), "3723 s left: %s", buf);
+	xrl_left_format(1, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "1s"), "1 ns left: %s", buf);
+	CHECK(!xrl_ban_reason_check("ssh brute force, 5 tries"), "a reason with spaces");
+	CHECK(xrl_ban_reason_check("tab\there") == -EINVAL, "a control byte");
+	CHECK(xrl_ban_reason_check("caf\xc3\xa9") == -EINVAL, "not ASCII");
+	CHECK(!xrl_ban_who_check("fail2ban") && !xrl_ban_who_check("crowd-sec_1.x"), "decider names");
+	CHECK(xrl_ban_who_check("") == -EINVAL && xrl_ban_who_check("a b") == -EINVAL, "bad names");
+}
+
 static void test_table_covered(void)
 {
 	for (size_t i = 0; i < xrl_ncommands; i++) {
@@ -1262,6 +1337,7 @@ int main(int argc, char **argv)
 	tl_init(argc, argv);
 	RUN(test_parse_table);
 	RUN(test_table_covered);
+	RUN(test_ban_values);
 	RUN(test_prefixes);
 	RUN(test_word_match);
 	RUN(test_help_topics);

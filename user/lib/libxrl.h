@@ -24,12 +24,14 @@
 #include "model/addr.h"
 #include "model/rule.h"
 #include "model/words.h"
+#include "model/ban.h"
 
 /* The map layer, the fleet as the CLI shows it, the features. */
 #include "maps/xrl.h"
 #include "maps/rules.h"
 #include "maps/stats.h"
 #include "maps/events.h"
+#include "maps/bans.h"
 #include "maps/attach.h"
 #include "maps/kernel.h"
 #include "maps/syncookie.h"

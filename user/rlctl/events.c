@@ -59,8 +59,25 @@ static int on_event(const struct xrl_event *e, void *ctx)
 		jw_kstr(&w, "mode", mode);
 		/* its drops were would-drops: the rule's dry-run or the mode's */
 		jw_kbool(&w, "dry_run", dry);
+		if (xrl_event_is_ban(e)) {	/* a ban's: who set it, its end */
+			jw_kstr(&w, "origin", xrl_ban_origin_name(e->origin));
+			jw_key(&w, "until");
+			if (e->expires_ns) {
+				char until[40];
+
+				iso_time(xrl_event_wall_ns(f->x, e->expires_ns), until, sizeof(until));
+				jw_str(&w, until);
+			} else {
+				jw_null(&w);
+			}
+		}
 		jw_obj_end(&w);
 		jw_finish(&w);
+	} else if (xrl_event_is_ban(e)) {
+		char text[160];
+
+		xrl_ban_event_format(e, text, sizeof(text));
+		printf("%s %s\n", when, text);
 	} else if (e->kind == XRL_EV_LIMITED) {
 		printf("%s %s %slimited by rule %u\n", when, key, dry ? "would be " : "", e->rule_id);
 	} else {

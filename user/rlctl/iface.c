@@ -293,6 +293,7 @@ int do_status(struct xrl_cmd *c)
 		jw_obj_end(&jw);
 		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
 		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
+		status_bans_json(x);
 		jw_key(&jw, "daemon");
 		jw_obj_start(&jw);
 		jw_kbool(&jw, "heartbeating", hb);
@@ -368,6 +369,7 @@ int do_status(struct xrl_cmd *c)
 		       xrl_keys_capacity_family(x, 6));
 		printf("keys:        %llu inserted, ~%llu evicted or deleted\n",
 		       (unsigned long long)g.keys_inserted, xrl_keys_evicted_estimate(&g, keys4 + keys6));
+		status_bans_text(x);
 		if (hb_age < 0)
 			printf("daemon:      none has heartbeated\n");
 		else

@@ -12,6 +12,7 @@
  *   keys.c   key list, reset, del
  *   replay.c replay
  *   events.c events
+ *   bans.c   ban add, del, list, flush
  */
 #include "rlctl.h"
 
@@ -131,6 +132,10 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
+	[XRL_CMD_BAN_ADD] = do_ban_add,
+	[XRL_CMD_BAN_DEL] = do_ban_del,
+	[XRL_CMD_BAN_LIST] = do_ban_list,
+	[XRL_CMD_BAN_FLUSH] = do_ban_flush,
 };
 
 int main(int argc, char **argv)

@@ -72,5 +72,15 @@ void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len);
 void rules_by_gen(struct xrl_rule_entry *v, size_t n);
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen);
 int do_events(struct xrl_cmd *c);
+int do_ban_add(struct xrl_cmd *c);
+int do_ban_del(struct xrl_cmd *c);
+int do_ban_list(struct xrl_cmd *c);
+int do_ban_flush(struct xrl_cmd *c);
+/* status: the ban tables' fill and size, refusals (bans.c) */
+void status_bans_json(struct xrl *x);
+void status_bans_text(struct xrl *x);
+/* stats: what bans did (bans.c) */
+void stats_bans_json(struct xrl *x);
+void stats_bans_text(struct xrl *x);
 
 #endif

@@ -126,6 +126,7 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, xrl_mode_name(m), g.dropped_packets[m]);
 		jw_obj_end(&jw);
 		jw_obj_end(&jw);
+		stats_bans_json(x);
 		jw_key(&jw, "interfaces");
 		jw_arr_start(&jw);
 		for (size_t i = 0; i < natt; i++) {
@@ -202,6 +203,7 @@ int do_stats(struct xrl_cmd *c)
 				printf("%s: passed %llu, dropped %llu\n", xrl_mode_name(m),
 				       (unsigned long long)g.passed_packets[m],
 				       (unsigned long long)g.dropped_packets[m]);
+		stats_bans_text(x);
 		for (size_t i = 0; i < natt; i++) {
 			char shared[256];
 

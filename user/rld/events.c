@@ -8,6 +8,7 @@
  */
 #include "rld.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int on_event(const struct xrl_event *e, void *ctx)
@@ -16,7 +17,9 @@ static int on_event(const struct xrl_event *e, void *ctx)
 	struct rld *r = ctx;
 	char key[64];
 
-	__atomic_add_fetch(&r->stats.events[e->kind == XRL_EV_LIMITED ? 0 : 1], 1, __ATOMIC_RELAXED);
+	if (!xrl_event_is_ban(e))
+		__atomic_add_fetch(&r->stats.events[e->kind == XRL_EV_LIMITED ? 0 : 1], 1,
+				   __ATOMIC_RELAXED);
 	/* GCRA, in ms: one line costs 1000 / EVENT_LOG_PER_SEC */
 	if (r->ev.log_tat < now)
 		r->ev.log_tat = now;
@@ -27,7 +30,12 @@ static int on_event(const struct xrl_event *e, void *ctx)
 	}
 	r->ev.log_tat += 1000.0 / EVENT_LOG_PER_SEC;
 	xrl_event_key_format(e, key, sizeof(key));
-	if (e->kind == XRL_EV_LIMITED)
+	if (xrl_event_is_ban(e)) {
+		char text[160];
+
+		xrl_ban_event_format(e, text, sizeof(text));
+		xrl_log(XRL_LOG_INFO, "event: %s", text);
+	} else if (e->kind == XRL_EV_LIMITED)
 		xrl_log(XRL_LOG_INFO, "event: %s %slimited by rule %u", key,
 			e->mode == XRL_MODE_DRY_RUN ? "would be " : "", e->rule_id);
 	else
@@ -65,6 +73,46 @@ void events_tick(struct rld *r)
 			"xdp_rl_events_total counts them all)", r->ev.unlogged, EVENT_LOG_PER_SEC);
 		r->ev.unlogged = 0;
 	}
+}
+
+/* A ban the sweep reclaims: said in the log. */
+static void on_ban_ended(const struct xrl_ban_entry *e, void *ctx)
+{
+	struct xrl_rule_entry p = { .family = e->family, .prefix_len = e->prefix_len };
+	char pfx[64], by[40];
+
+	(void)ctx;
+	memcpy(p.addr, e->addr, sizeof(p.addr));
+	xrl_prefix_format(&p, pfx, sizeof(pfx));
+	xrl_ban_by_format(&e->b, by, sizeof(by));
+	xrl_log(XRL_LOG_INFO, "unbanned %s: the ban by %s ended (%llu dropped)", pfx, by,
+		(unsigned long long)e->b.dropped);
+}
+
+/*
+ * Once a second: reclaim the bans past their end (they no longer match in
+ * the data path already). Only when there is one: the walk takes no lock,
+ * the sweep takes the pin-directory lock as every writer does.
+ */
+void bans_tick(struct rld *r)
+{
+	struct xrl_ban_entry *v = NULL;
+	bool ended = false;
+	size_t n = 0;
+
+	if (xrl_bans_get(r->x, &v, &n))
+		return;
+	for (size_t i = 0; i < n && !ended; i++)
+		ended = v[i].ended;
+	free(v);
+	if (!ended)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!xrl_lock(r->x)) {
+		xrl_bans_sweep(r->x, NULL, on_ban_ended, r);
+		xrl_unlock(r->x);
+	}
+	pthread_mutex_unlock(&r->lock);
 }
 
 void events_stop(struct rld *r)

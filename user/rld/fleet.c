@@ -101,6 +101,8 @@ static int fleet_open(struct rld *r, const struct xrl_config *c, struct xrl_flee
 		xrl_log(XRL_LOG_ERR, "fleet: %s", xrl_errmsg());
 		return -1;
 	}
+	/* its ban writes beside the event loop's (sweeps, reloads) */
+	xrl_fleet_set_bans_lock(*out, &r->lock);
 	return 0;
 }
 
@@ -293,6 +295,12 @@ void fleet_metrics(struct rld *r, struct prom *p)
 	prom_sample(p, PROM_LABELS("kind", "backoff"), "%llu", st.redis.backoff);
 	prom_sample(p, PROM_LABELS("kind", "late_sync"), "%llu", st.late);
 	prom_sample(p, PROM_LABELS("kind", "grant_clamped"), "%llu", st.clamped);
+	prom_family(p, "xdp_rl_fleet_bans_total", "counter",
+		    "Fleet-wide bans: published to Redis, withdrawn from it (lifted here before their end), set here from it, lifted here (gone from it).");
+	prom_sample(p, PROM_LABELS("kind", "published"), "%llu", st.bans_published);
+	prom_sample(p, PROM_LABELS("kind", "withdrawn"), "%llu", st.bans_withdrawn);
+	prom_sample(p, PROM_LABELS("kind", "set"), "%llu", st.bans_set);
+	prom_sample(p, PROM_LABELS("kind", "lifted"), "%llu", st.bans_lifted);
 	prom_family(p, "xdp_rl_fleet_rule_state", "gauge", "Each fleet rule's state: 1 for the current one.");
 	if (xrl_rules_get(r->x, &v, &n))
 		return;

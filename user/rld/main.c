@@ -196,6 +196,10 @@ static int check(struct rld *r)
 		printf("%s:%d:1: %s\n", r->opt.config, c.fleet_auth_line, xrl_errmsg());
 		err = 1;
 	}
+	if (!err && c.crowdsec.url[0] && xrl_cs_key_check(c.crowdsec.key_file)) {
+		printf("%s:%d:1: %s\n", r->opt.config, c.crowdsec_line, xrl_errmsg());
+		err = 1;
+	}
 	/* what the start would refuse: an interface another XDP
 	 * program holds */
 	if (!err && ifaces_held(r, &c, true))
@@ -274,6 +278,7 @@ static void event_loop(struct rld *r, const struct loop_fds *fd)
 			if (read(fd->timer, &ticks, sizeof(ticks)) > 0) {
 				check_pins(r);
 				events_tick(r);
+				bans_tick(r);
 			}
 		}
 		if (p[4].revents & POLLIN)
@@ -295,6 +300,7 @@ static int run(struct rld *r, const sigset_t *mask)
 {
 	struct xrl_open_opts oo = { .create = true };
 	struct loop_fds fd = { .lm = NULL };
+	struct xrl_cs *cs = NULL;
 	struct xrl_config c;
 	bool builtin;
 	int err, wd = -1;
@@ -361,7 +367,15 @@ static int run(struct rld *r, const sigset_t *mask)
 		xrl_close(r->x);
 		return 1;
 	}
+	/* the same for a crowdsec line (its key unreadable) */
+	if (crowdsec_open(r, &c, &cs)) {
+		fleet_stop(r, false);
+		xrl_config_free(&c);
+		xrl_close(r->x);
+		return 1;
+	}
 	if (apply(r, &c, "start")) {
+		xrl_cs_free(cs);
 		fleet_stop(r, false);
 		xrl_config_free(&c);
 		xrl_close(r->x);
@@ -376,6 +390,7 @@ static int run(struct rld *r, const sigset_t *mask)
 
 		if (ifaces_failed(r, names, sizeof(names))) {
 			xrl_log(XRL_LOG_ERR, "not starting: interface(s)%s could not be attached (see above)", names);
+			xrl_cs_free(cs);
 			fleet_stop(r, false);
 			stop_data_path(r);
 			xrl_config_free(&c);
@@ -402,6 +417,8 @@ static int run(struct rld *r, const sigset_t *mask)
 		return 1;
 	}
 	metrics_set(r, c.metrics, "start");
+	/* the bans table is there and the heartbeat runs: its decisions may come */
+	crowdsec_start(r, &c, cs);
 	/* systemd (Type=notify): started once the rules are applied, the
 	 * interfaces attached and the metrics served */
 	sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached%s", c.nrules,
@@ -417,6 +434,7 @@ static int run(struct rld *r, const sigset_t *mask)
 	sd_notify(0, "STOPPING=1");
 	/* the heartbeat goes on until the very end: nothing the stop waits
 	 * for (the sync thread, Redis, a scrape) may look like a dead daemon */
+	crowdsec_stop(r);	/* the bans it set stay: they are pinned, and end on time */
 	fleet_stop(r, true);	/* leaves the live hosts: the others' shares grow at once */
 	events_read(r);		/* the last ones, for the log */
 	events_stop(r);
@@ -450,6 +468,7 @@ static struct rld *rld_new(void)
 	r->metrics.runtime_fd = -1;
 	rld_thread_init(&r->hb.thread);
 	rld_thread_init(&r->fleet.thread);
+	rld_thread_init(&r->cs.thread);
 	return r;
 }
 

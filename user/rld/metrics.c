@@ -44,6 +44,56 @@ static int events_write(struct prom *p, struct xrl *x, const struct xrl_daemon_s
 	return 0;
 }
 
+/* Bans: the tables' fill and size, what they did, by origin. */
+static int bans_write(struct prom *p, struct xrl *x)
+{
+	static const char *const fam[2] = { "ipv4", "ipv6" };
+	struct xrl_ban_totals t;
+	struct xrl_ban_stats s;
+	__u32 n[2] = {}, cap[2] = {};
+	int err;
+
+	if ((err = xrl_ban_totals_get(x, &t)) || (err = xrl_ban_stats_get(x, &s)) ||
+	    (err = xrl_bans_fill(x, 4, &n[0], &cap[0])) || (err = xrl_bans_fill(x, 6, &n[1], &cap[1])))
+		return err;
+	prom_family(p, "xdp_rl_bans", "gauge",
+		    "Entries of the ban table (those past their end not yet reclaimed included), per family.");
+	for (int f = 0; f < 2; f++)
+		prom_sample(p, PROM_LABELS("family", fam[f]), "%u", n[f]);
+	prom_family(p, "xdp_rl_bans_capacity", "gauge", "Entries the ban table holds at most, per family.");
+	for (int f = 0; f < 2; f++)
+		prom_sample(p, PROM_LABELS("family", fam[f]), "%u", cap[f]);
+	prom_family(p, "xdp_rl_bans_set_total", "counter", "Bans set, by origin (rule, operator, config, decider).");
+	for (__u32 o = XRL_BAN_RULE; o < XRL_BAN_ORIGINS; o++)
+		prom_sample(p, PROM_LABELS("origin", xrl_ban_origin_name(o)), "%llu", (unsigned long long)t.set[o]);
+	prom_family(p, "xdp_rl_bans_expired_total", "counter", "Bans reclaimed past their end, by origin.");
+	for (__u32 o = XRL_BAN_RULE; o < XRL_BAN_ORIGINS; o++)
+		prom_sample(p, PROM_LABELS("origin", xrl_ban_origin_name(o)), "%llu",
+			    (unsigned long long)t.expired[o]);
+	prom_family(p, "xdp_rl_bans_deleted_total", "counter", "Bans lifted (ban del, ban flush, a reload), by origin.");
+	for (__u32 o = XRL_BAN_RULE; o < XRL_BAN_ORIGINS; o++)
+		prom_sample(p, PROM_LABELS("origin", xrl_ban_origin_name(o)), "%llu",
+			    (unsigned long long)t.deleted[o]);
+	prom_family(p, "xdp_rl_bans_refused_total", "counter", "Bans not set because the table was full (no ban is evicted).");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.refused_full);
+	prom_family(p, "xdp_rl_rule_bans_refused_total", "counter",
+		    "Rules' bans not set: the rules hold their most (three quarters of a table; the rest is the operator's).");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.refused_reserve);
+	prom_family(p, "xdp_rl_would_bans_total", "counter", "Bans a dry-run rule (or the dry-run mode) would have set.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.would_ban);
+	prom_family(p, "xdp_rl_ban_offences_total", "counter", "Keys of rules that ban becoming limited.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)t.offences);
+	prom_family(p, "xdp_rl_ban_dropped_packets_total", "counter", "Packets dropped by bans.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)s.dropped_packets);
+	prom_family(p, "xdp_rl_ban_would_drop_packets_total", "counter",
+		    "Packets a ban covered that passed (the dry-run or fail-open mode).");
+	prom_sample(p, NULL, "%llu", (unsigned long long)s.would_drop_packets);
+	prom_family(p, "xdp_rl_ban_allowed_packets_total", "counter",
+		    "Packets of a source an allow rule covers, passed through a rule's ban.");
+	prom_sample(p, NULL, "%llu", (unsigned long long)s.allowed_packets);
+	return 0;
+}
+
 /* Each rule's counters and configuration. */
 static void rules_write(struct prom *p, const struct xrl_rule_entry *v, const struct xrl_rule_stats *rs, size_t n)
 {
@@ -232,6 +282,8 @@ static int daemon_write(struct prom *p, struct xrl *x, const struct xrl_daemon_s
 	prom_family(p, "xdp_rl_pin_restores_total", "counter",
 		    "Times the pins were found removed and restored (links re-attached).");
 	prom_sample(p, NULL, "%llu", ds->pin_restores);
+	if (bans_write(p, x))
+		return -EIO;
 	return events_write(p, x, ds);
 }
 
@@ -379,6 +431,8 @@ static int metrics_fill(FILE *f, void *ctx)
 	err = xrl_metrics_write(&p, r->x, &r->stats);
 	if (!err)
 		fleet_metrics(r, &p);
+	if (!err)
+		crowdsec_metrics(r, &p);
 	pthread_mutex_unlock(&r->lock);
 	caps_effective(false);
 	return err;

@@ -156,8 +156,8 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 	enum xrl_mode old_mode = XRL_MODE_ENFORCE, mode = c->has_mode ? c->mode : XRL_MODE_ENFORCE;
 	struct xrl_iface_cfg *ifs;
 	struct timespec t0;
-	size_t nifs;
-	int err;
+	size_t nifs, bans_set = 0, bans_lifted = 0;
+	int err, ban_err = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_lock(&r->lock);
@@ -172,6 +172,10 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 		err = xrl_rules_commit(r->x, c->rules, c->nrules);
 	if (!err)
 		xrl_mode_set(r->x, mode);
+	/* the configuration's bans replace those of the last one; the
+	 * operator's, the deciders' and the rules' are kept */
+	if (!err && (ban_err = xrl_bans_apply_config(r->x, c->bans, c->nbans, &bans_set, &bans_lifted)))
+		xrl_log(XRL_LOG_WARN, "%s: the configuration's bans: %s", what, xrl_errmsg());
 	if (!err && is_reload && xrl_rules_get(r->x, &cur, &ncur))
 		cur = NULL, ncur = 0;
 	xrl_unlock(r->x);
@@ -183,6 +187,9 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 	}
 	xrl_log(XRL_LOG_INFO, "%s: %zu rules, mode %s, applied in %.1f ms", what, c->nrules,
 	     xrl_mode_name(mode), ms_since(&t0));
+	if (c->nbans || bans_set || bans_lifted)
+		xrl_log(XRL_LOG_INFO, "%s: %zu bans in the configuration, %zu set, %zu lifted%s", what,
+			c->nbans, bans_set, bans_lifted, ban_err ? " (not all: see above)" : "");
 	if (is_reload) {
 		log_rule_changes(what, old, nold, cur, ncur);
 		if (old_mode != mode)
@@ -265,7 +272,8 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 void reload(struct rld *r, const char *why)
 {
 	struct xrl_fleet *fleet_next = NULL;
-	bool builtin, fleet_changed = false;
+	bool builtin, fleet_changed = false, cs_changed;
+	struct xrl_cs *cs_next = NULL;
 	time_t last_applied = r->applied.at;
 	struct xrl_config c;
 	char names[300];
@@ -280,14 +288,28 @@ void reload(struct rld *r, const char *why)
 		return;
 	}
 	check_pins(r);
+	/* a changed crowdsec line: its new follower first (its key read),
+	 * or the reload is refused as for the fleet lines */
+	cs_changed = crowdsec_changed(r, &c);
+	if (cs_changed && crowdsec_open(r, &c, &cs_next)) {
+		r->stats.reload_failures++;
+		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode, interfaces and CrowdSec follower in force are unchanged");
+		sd_notify(0, "READY=1\nSTATUS=reload refused (crowdsec line); the rules in force are unchanged");
+		xrl_config_free(&c);
+		return;
+	}
 	if (fleet_reload_prepare(r, &c, &fleet_next, &fleet_changed)) {
 		r->stats.reload_failures++;
 		xrl_log(XRL_LOG_ERR, "reload refused: the rules, mode, interfaces and fleet client in force are unchanged");
 		sd_notify(0, "READY=1\nSTATUS=reload refused (fleet lines); the rules in force are unchanged");
+		xrl_cs_free(cs_next);
+		cs_next = NULL;
 	} else if (apply(r, &c, "reload")) {
 		r->stats.reload_failures++;
 		if (fleet_next)
 			xrl_fleet_free(fleet_next);
+		xrl_cs_free(cs_next);
+		cs_next = NULL;
 		sd_notify(0, "READY=1\nSTATUS=reload failed; the rules in force are unchanged");
 	} else if (ifaces_failed(r, names, sizeof(names))) {
 		/* The rules and mode are in force, but an interface of the
@@ -298,6 +320,8 @@ void reload(struct rld *r, const char *why)
 		metrics_set(r, c.metrics, "reload");
 		if (fleet_changed)
 			fleet_reload_commit(r, &c, fleet_next);
+		if (cs_changed)
+			crowdsec_reload_commit(r, &c, cs_next);
 		xrl_log(XRL_LOG_ERR, "reload failed: the rules and mode are applied, but interface(s)%s could not be attached (see above); attaching again every second",
 			names);
 		sd_notifyf(0, "READY=1\nSTATUS=reload failed: interface(s)%s not attached; %zu rules, %u interface(s) attached",
@@ -307,6 +331,8 @@ void reload(struct rld *r, const char *why)
 		metrics_set(r, c.metrics, "reload");
 		if (fleet_changed)
 			fleet_reload_commit(r, &c, fleet_next);
+		if (cs_changed)
+			crowdsec_reload_commit(r, &c, cs_next);
 		sd_notifyf(0, "READY=1\nSTATUS=%zu rules, %u interface(s) attached", c.nrules,
 			   r->stats.interfaces_attached);
 	}

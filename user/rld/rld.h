@@ -7,6 +7,7 @@
  *   heartbeat.c  the heartbeat thread
  *   events.c     the data path's live events: counted, logged at a bounded rate
  *   fleet.c      the fleet client's sync thread and its metrics
+ *   crowdsec.c   the CrowdSec follower's thread and its metrics
  *   logq.c       the log queue and its writer thread
  *   thread.c     how each of those threads starts and stops
  *   metrics.c    what /metrics serves and where; prom.c writes the
@@ -25,6 +26,7 @@
 
 #include "text/config.h"
 #include "fleet/fleet.h"
+#include "deciders/crowdsec.h"
 #include "libxrl.h"
 #include "linkmon.h"
 #include "metrics.h"
@@ -133,6 +135,13 @@ struct rld_fleet {
 	char where[400];		/* their Redis and host name */
 };
 
+/* the CrowdSec follower (crowdsec.c); client NULL: no 'crowdsec' line */
+struct rld_cs {
+	struct xrl_cs *client;
+	struct rld_thread thread;
+	char line[PATH_MAX + 200];	/* the crowdsec line in force */
+};
+
 /* the log queue (logq.c) */
 #define LOGQ_LINES	256
 #define LOGQ_LINE	1100
@@ -161,6 +170,7 @@ struct rld {
 	struct rld_metrics metrics;
 	struct rld_events ev;
 	struct rld_fleet fleet;
+	struct rld_cs cs;
 	struct rld_logq log;
 };
 
@@ -224,6 +234,8 @@ void metrics_set(struct rld *r, const char *file, const char *why);
 int events_start(struct rld *r);
 void events_read(struct rld *r);
 void events_tick(struct rld *r);
+/* Once a second: reclaim the bans past their end, said in the log. */
+void bans_tick(struct rld *r);
 void events_stop(struct rld *r);
 
 /* fleet.c: the sync thread; fleet_rules() after each commit */
@@ -238,6 +250,19 @@ void fleet_stop(struct rld *r, bool leave);
 /* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
 struct prom;
 void fleet_metrics(struct rld *r, struct prom *p);
+
+/* crowdsec.c: the follower for the config's crowdsec line (*out NULL
+ * without one; -1 logged: its key unreadable), started with its thread
+ * (the line remembered either way), whether a reload's line differs, the
+ * follower stopped and freed (without r->lock), its metrics */
+int crowdsec_open(struct rld *r, const struct xrl_config *c, struct xrl_cs **out);
+void crowdsec_start(struct rld *r, const struct xrl_config *c, struct xrl_cs *next);
+bool crowdsec_changed(struct rld *r, const struct xrl_config *c);
+void crowdsec_stop(struct rld *r);
+/* a reload's changed line: the old follower stopped, next (NULL: no line
+ * any more) started */
+void crowdsec_reload_commit(struct rld *r, const struct xrl_config *c, struct xrl_cs *next);
+void crowdsec_metrics(struct rld *r, struct prom *p);
 
 /* heartbeat.c */
 void heartbeat(struct rld *r);

@@ -23,6 +23,7 @@
 #ifndef XRL_FLEET_H
 #define XRL_FLEET_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "xdp_rl_common.h"
@@ -112,6 +113,9 @@ struct xrl_fleet_stats {
 	unsigned long long bad_replies;	/* script replies of the wrong type or out of range */
 	unsigned long long clamped;	/* grants outside [0, asked], clamped */
 	unsigned long long late;	/* syncs that took longer than a lease: failed */
+	/* fleet-wide bans: published to Redis, withdrawn (lifted here before
+	 * their end), set here from Redis, lifted here (gone from Redis) */
+	unsigned long long bans_published, bans_withdrawn, bans_set, bans_lifted;
 	struct xrl_redis_stats redis;
 	char last_error[96];
 };
@@ -121,6 +125,9 @@ extern const double xrl_fleet_lat_bounds[XRL_FLEET_LAT_BUCKETS];	/* seconds */
 struct xrl_fleet;
 
 /* Read the credentials and open the client (no connection yet). */
+/* A lock the sync thread holds while it writes bans (never across the
+ * network): the daemon's, which its other writers of maps take. */
+void xrl_fleet_set_bans_lock(struct xrl_fleet *f, pthread_mutex_t *m);
 int xrl_fleet_new(struct xrl *x, const struct xrl_fleet_settings *cfg, struct xrl_fleet **out);
 /* The 'fleet auth' file as xrl_fleet_new() reads it (a regular file, not
  * readable by everyone, a password): 0, or an error with xrl_errmsg()

@@ -11,6 +11,16 @@
 #include "maps/internal.h"
 
 #define HOSTS_KEY	"{xrl}:hosts"
+#define BANS_KEY	"{xrl}:bans"	/* the fleet's bans (fleet_bans.c) */
+#define XRL_FLEET_BANS_MAX	4096	/* bans the hash holds, at most */
+
+/* a fleet ban as the sync thread last saw it */
+struct fban {
+	int family;
+	__u8 prefix_len;
+	__u8 addr[16];
+	long long end_ms;	/* Redis' clock; 0: not read from Redis */
+};
 
 struct frule {
 	__u32 id, slot, gen;
@@ -61,6 +71,12 @@ struct xrl_fleet {
 	int policy_due;			/* syncs until the policy is read again */
 	__u64 last_ok_ns;		/* data-path clock */
 	__u64 last_lat_ns;
+	/* fleet-wide bans, the sync thread's own: the hash as last read, and
+	 * this host's fleet bans when the last sync began */
+	struct fban *known, *local;
+	size_t nknown, nlocal;
+	long long redis_now_ms;		/* Redis' TIME at the last read */
+	pthread_mutex_t *bans_lock;	/* held while writing bans; NULL: none */
 	struct xrl_fleet_stats st;
 };
 
@@ -91,5 +107,11 @@ void xrl__fleet_swap_lease(struct xrl_fleet *f, __u32 s, __u64 grant, __u64 now_
 void xrl__fleet_promote_hot(struct xrl_fleet *f, const struct frule *r, const char *s, __u64 now_ns);
 void xrl__fleet_hold_closed(struct xrl_fleet *f);
 void xrl__fleet_demote_idle(struct xrl_fleet *f);
+
+/* Fleet-wide bans (fleet_bans.c): the script; this host's changes for the
+ * sync's bans call (*ops: malloc()ed lines); the reply applied. */
+extern const char xrl__fleet_bans_script[];
+int xrl__fleet_bans_ops(struct xrl_fleet *f, char **ops);
+int xrl__fleet_bans_apply(struct xrl_fleet *f, const redisReply *rep);
 
 #endif

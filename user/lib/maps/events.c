@@ -3,6 +3,7 @@
  * libxrl: the live events of the data path, read from its ring buffers.
  */
 #include "maps/internal.h"
+#include "model/ban.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -145,7 +146,35 @@ int xrl_event_stats_get(struct xrl *x, struct xrl_event_stats *sum)
 
 const char *xrl_event_kind_name(int kind)
 {
-	return kind == XRL_EV_LIMITED ? "limited" : kind == XRL_EV_UNLIMITED ? "unlimited" : "unknown";
+	return kind == XRL_EV_LIMITED ? "limited" : kind == XRL_EV_UNLIMITED ? "unlimited" :
+	       kind == XRL_EV_BANNED ? "banned" : kind == XRL_EV_UNBANNED ? "unbanned" : "unknown";
+}
+
+bool xrl_event_is_ban(const struct xrl_event *e)
+{
+	return e->kind == XRL_EV_BANNED || e->kind == XRL_EV_UNBANNED;
+}
+
+void xrl_ban_event_format(const struct xrl_event *e, char *buf, size_t len)
+{
+	char key[64], by[40], d[32];
+	struct xrl_ban b = { .origin = e->origin, .rule_id = e->rule_id };
+
+	xrl_event_key_format(e, key, sizeof(key));
+	if (e->origin == XRL_BAN_DECIDER)
+		snprintf(by, sizeof(by), "a decider");
+	else
+		xrl_ban_by_format(&b, by, sizeof(by));
+	if (e->kind == XRL_EV_UNBANNED) {
+		snprintf(buf, len, "%s no longer banned (ban by %s ended; %llu dropped)", key, by,
+			 (unsigned long long)e->dropped);
+		return;
+	}
+	if (e->expires_ns > e->ts_ns)
+		xrl_left_format(e->expires_ns - e->ts_ns, d, sizeof(d));
+	snprintf(buf, len, "%s %sbanned by %s %s%s", key,
+		 e->mode == XRL_MODE_DRY_RUN ? "would be " : "", by,
+		 e->expires_ns ? "for " : "until ban del", e->expires_ns ? d : "");
 }
 
 void xrl_event_key_format(const struct xrl_event *e, char *buf, size_t len)

@@ -5,6 +5,7 @@
 #ifndef XRL_MAPS_EVENTS_H
 #define XRL_MAPS_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "xdp_rl_common.h"
 
@@ -28,8 +29,13 @@ int xrl_events_consume(struct xrl_events *ev);
 void xrl_events_close(struct xrl_events *ev);
 /* The per-CPU event counters, summed (the cap's state left out). */
 int xrl_event_stats_get(struct xrl *x, struct xrl_event_stats *sum);
-/* "limited", "unlimited" */
+/* "limited", "unlimited", "banned", "unbanned" */
 const char *xrl_event_kind_name(int kind);
+/* A ban's event (XRL_EV_BANNED, XRL_EV_UNBANNED), in words: "198.18.5.0/24
+ * banned by rule 4 for 10s", "... would be banned ...", "198.18.3.4 no
+ * longer banned (ban by operator ended; 2 dropped)". */
+bool xrl_event_is_ban(const struct xrl_event *e);
+void xrl_ban_event_format(const struct xrl_event *e, char *buf, size_t len);
 /* The key: "198.18.0.1" for a whole address, else "198.18.0.0/24". */
 void xrl_event_key_format(const struct xrl_event *e, char *buf, size_t len);
 /* The wall clock (ns since the epoch) of a data-path time. */

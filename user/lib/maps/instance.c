@@ -184,6 +184,8 @@ void xrl_close(struct xrl *x)
 		close(x->prog_fd);	/* adopted after an upgrade */
 	if (x->leases)
 		munmap(x->leases, XRL_FLEET_SLOTS * sizeof(struct xrl_lease));
+	if (x->ban_totals)
+		munmap(x->ban_totals, sizeof(struct xrl_ban_totals));
 	if (x->skel) {
 		xdp_rl__destroy(x->skel);	/* owns the fds */
 	} else {

@@ -23,6 +23,7 @@
 #include "maps/rules.h"
 #include "maps/stats.h"
 #include "maps/events.h"
+#include "maps/bans.h"
 #include "maps/attach.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
@@ -44,6 +45,7 @@ enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
 	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS,
 	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M_RULE_SHARED, M_HOT, M_FLEET_SCRATCH,
+	M_BANS4, M_BANS6, M_BAN_STATS, M_BAN_TOTALS, M_OFFENDERS, M_BAN_SCRATCH,
 	M_ANSWERS, M_SC_VERIFIED, M_SC_STATS,
 	M__COUNT
 };
@@ -64,6 +66,7 @@ struct xrl {
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
 	struct xrl_lease *leases;	/* mmap of the fleet leases (fleet_map.c) */
+	struct xrl_ban_totals *ban_totals;	/* mmap of the ban totals (bans.c) */
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
@@ -141,6 +144,9 @@ void xrl__sets_close(struct xrl *x);
 int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
+
+/* Bans (bans.c): how many bans the rules may hold, set at load. */
+void xrl__bans_reserve(struct xrl *x);
 
 /* Void every hot-key cache entry (control.c): after a commit, a mode
  * change, a key reset. */

@@ -39,6 +39,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "bpf_csum_diff", "4.6", XRL_NEED_HELPER, BPF_FUNC_csum_diff },
 	{ "BPF_MAP_TYPE_PERCPU_ARRAY", "4.6", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_PERCPU_ARRAY },
 	{ "bpf_ktime_get_ns", "4.1", XRL_NEED_HELPER, BPF_FUNC_ktime_get_ns },
+	{ "bpf_get_prandom_u32", "4.1", XRL_NEED_HELPER, BPF_FUNC_get_prandom_u32 },
 	{ "bpf_map_lookup_elem", "3.19", XRL_NEED_HELPER, BPF_FUNC_map_lookup_elem },
 	{ "bpf_map_update_elem", "3.19", XRL_NEED_HELPER, BPF_FUNC_map_update_elem },
 	{ "BPF_MAP_TYPE_HASH", "3.19", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_HASH },

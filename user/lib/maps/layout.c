@@ -254,6 +254,12 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_RULE_SHARED] = x->skel->maps.xrl_rule_shared;
 	maps[M_HOT] = x->skel->maps.xrl_hot;
 	maps[M_FLEET_SCRATCH] = x->skel->maps.xrl_fleet_scratch;
+	maps[M_BANS4] = x->skel->maps.xrl_bans4;
+	maps[M_BANS6] = x->skel->maps.xrl_bans6;
+	maps[M_BAN_STATS] = x->skel->maps.xrl_ban_stats;
+	maps[M_BAN_TOTALS] = x->skel->maps.xrl_ban_totals;
+	maps[M_OFFENDERS] = x->skel->maps.xrl_offenders;
+	maps[M_BAN_SCRATCH] = x->skel->maps.xrl_ban_scratch;
 	maps[M_ANSWERS] = x->skel->maps.xrl_answers;
 	maps[M_SC_VERIFIED] = x->skel->maps.xrl_sc_verified;
 	maps[M_SC_STATS] = x->skel->maps.xrl_sc_stats;
@@ -277,6 +283,28 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		/* `keys` sizes each family's table */
 		bpf_map__set_max_entries(maps[M_BUCKETS4], o->keys);
 		bpf_map__set_max_entries(maps[M_BUCKETS6], o->keys);
+	}
+
+	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BANS4])) {
+		/* Bans survive an upgrade: take the pinned table's size. */
+		int fd, cap;
+
+		xrl__pin_path(x, xrl__map_names[M_BANS4], p, sizeof(p));
+		fd = bpf_obj_get(p);
+		cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
+		if (fd >= 0)
+			close(fd);
+		if (cap < 0)
+			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
+		if (o->bans && (__u32)cap != o->bans)
+			return xrl_fail(EEXIST, "the pinned ban tables hold %d entries each, not %u: attach "
+				    "without 'bans' to keep them (the size is set at the first attach)",
+				    cap, o->bans);
+		bpf_map__set_max_entries(maps[M_BANS4], cap);
+		bpf_map__set_max_entries(maps[M_BANS6], cap);
+	} else if (o->bans) {
+		bpf_map__set_max_entries(maps[M_BANS4], o->bans);
+		bpf_map__set_max_entries(maps[M_BANS6], o->bans);
 	}
 
 	if (x->pinned) {
@@ -305,6 +333,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
+	xrl__bans_reserve(x);
 
 	/* A program that finds no inner map passes everything as unmatched;
 	 * an empty rule set says the same, and lets `bpftool map` show it.

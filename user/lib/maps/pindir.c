@@ -25,6 +25,8 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_ep4", "xrl_ep6", "xrl_ep_class",
 	"xrl_fleet_rules", "xrl_fleet_keys4", "xrl_fleet_keys6", "xrl_leases",
 	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch",
+	"xrl_bans4", "xrl_bans6", "xrl_ban_stats", "xrl_ban_totals", "xrl_offenders",
+	"xrl_ban_scratch",
 	"xrl_answers", "xrl_sc_verified", "xrl_sc_stats",
 };
 

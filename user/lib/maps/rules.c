@@ -39,7 +39,8 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
 	       a->agg_rate_count == b->agg_rate_count &&
 	       a->agg_rate_period_ns == b->agg_rate_period_ns && a->agg_burst == b->agg_burst &&
-	       a->nk_rate_count == b->nk_rate_count && a->nk_rate_period_ns == b->nk_rate_period_ns;
+	       a->nk_rate_count == b->nk_rate_count && a->nk_rate_period_ns == b->nk_rate_period_ns &&
+	       a->ban_s == b->ban_s && a->ban_after == b->ban_after && a->ban_max_s == b->ban_max_s;
 }
 
 /* A fresh trie holding the rules of one family: an fd, or an error. */

@@ -10,6 +10,11 @@
 #include <limits.h>
 #include <stdbool.h>
 
+/* Fleet-wide bans (ban add ... scope fleet, and the bans of fleet rules on
+ * other hosts) are the bans of this decider on every host: the fleet
+ * client publishes them to Redis and sets them from it. */
+#define XRL_BAN_FLEET_WHO	"fleet"
+
 struct xrl_fleet_settings {
 	char redis[256];		/* HOST:PORT[,HOST:PORT...]; "": no fleet */
 	bool cluster;			/* the addresses are a Redis Cluster's */

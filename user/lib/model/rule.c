@@ -6,6 +6,7 @@
  * the CLI, the configuration reader, --check and the commit all call these.
  */
 #include "model/rule.h"
+#include "model/ban.h"
 #include "model/addr.h"
 #include "model/epclass.h"
 #include "model/words.h"
@@ -84,6 +85,17 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 		if (r->syn && r->proto != IPPROTO_TCP)
 			return xrl_fail(EINVAL, "'syn' needs proto tcp");
 		*bad = XRL_FIELD_SYNCOOKIES;
+	*bad = XRL_FIELD_BAN;
+	if (r->ban_s && r->action != XRL_ACT_LIMIT)
+		return xrl_fail(EINVAL, "'ban' needs action limit: only a key a rule limits can be banned");
+	if (!r->ban_s && (r->ban_after || r->ban_max_s))
+		return xrl_fail(EINVAL, "'%s' belongs to 'ban DURATION': the rule does not ban",
+				r->ban_after ? "after" : "ban-max");
+	if (r->ban_s > XRL_BAN_MAX_S || r->ban_max_s > XRL_BAN_MAX_S || r->ban_after > XRL_BAN_AFTER_MAX)
+		return xrl_fail(EINVAL, "a ban lasts 1s .. %ud, after 1 .. %u offences", XRL_BAN_MAX_S / 86400,
+				XRL_BAN_AFTER_MAX);
+	if (r->ban_s && r->ban_max_s && r->ban_max_s < r->ban_s)
+		return xrl_fail(EINVAL, "'ban-max' is shorter than 'ban': a repeat offender's ban only grows");
 		if (r->syncookies && r->proto != IPPROTO_TCP)
 			return xrl_fail(EINVAL, "'syn-cookies' needs proto tcp: a SYN cookie is TCP's");
 		/* the cookie's ACK must reach the rule: a syn rule sees SYNs only */
@@ -266,6 +278,13 @@ int xrl_rule_check_written(struct xrl_rule_entry *e, const struct xrl_rule_writt
 			return -EINVAL;
 		snprintf(msg, sizeof(msg), "%s", xrl_errmsg());
 		return xrl_fail(EINVAL, "rule %s: %s", pfx, msg);
+	}
+	/* a rule that bans: its defaults written out (rule list config) */
+	if (r->ban_s) {
+		if (!r->ban_after)
+			r->ban_after = 1;
+		if (!r->ban_max_s)
+			r->ban_max_s = r->ban_s > XRL_BAN_MAX_DEFAULT_S ? r->ban_s : XRL_BAN_MAX_DEFAULT_S;
 	}
 	*bad = XRL_FIELD_ACTION;
 	if (r->action > XRL_ACT_DENY)

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 int xrl_parse_fail(struct xrl_parse_err *e, int argi, const char *fmt, ...)
 {
@@ -37,7 +38,7 @@ bool xrl_param_end(const struct xrl_param *p)
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
        RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
-       RA_AGGREGATE, RA_NEWKEYS, RA_SYNCOOKIES };
+       RA_AGGREGATE, RA_NEWKEYS, RA_SYNCOOKIES, RA_BAN, RA_AFTER, RA_BAN_MAX };
 
 /* An endpoint rule's words: proto first, dport and syn with it (what the
  * values then say is the rule check's). */
@@ -66,6 +67,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	static const struct { int at; bool kw; } field_at[] = {
 		[XRL_FIELD_ACTION] = { RA_ACTION }, [XRL_FIELD_KEYLEN] = { RA_PER },
 		[XRL_FIELD_RATE] = { RA_RATE }, [XRL_FIELD_BURST] = { RA_BURST },
+		[XRL_FIELD_BAN] = { RA_BAN, true },
 		[XRL_FIELD_AGGREGATE] = { RA_AGGREGATE }, [XRL_FIELD_NEWKEYS] = { RA_NEWKEYS },
 		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
 		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true }, [XRL_FIELD_SCOPE] = { RA_SCOPE, true },
@@ -110,6 +112,12 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 	}
 	if (check_rule_endpoint(c, at, e))
 		return -EINVAL;
+	/* after and ban-max without ban: blame the one written */
+	if (at[RA_BAN] < 0 && (at[RA_AFTER] >= 0 || at[RA_BAN_MAX] >= 0)) {
+		k = at[RA_AFTER] >= 0 ? RA_AFTER : RA_BAN_MAX;
+		return xrl_parse_fail(e, at[k] - 1, "'%s' belongs to 'ban DURATION': the rule does not ban",
+				      k == RA_AFTER ? "after" : "ban-max");
+	}
 	written->burst = at[RA_BURST] >= 0;
 	if (xrl_rule_check_written(&c->rule, written, &bad)) {
 		/* blame the word that set the field; a default one, the prefix */
@@ -152,6 +160,33 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 		c->top.count = c->top.watch ? 20 : 10;
 	if (at[TOP_SAMPLE] < 0)
 		c->top.sample_ms = 1000;
+	return 0;
+}
+
+enum { BA_PREFIX, BA_FOR, BA_REASON, BA_BY, BA_SCOPE };
+
+/* ban add, del, flush: the prefix into the ban, whose it is, its words */
+static int check_ban(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	struct xrl_ban_spec *b = &c->ban;
+	/* where each command has its 'by' */
+	int by = c->kind == XRL_CMD_BAN_ADD ? BA_BY : c->kind == XRL_CMD_BAN_DEL ? 1 : 0;
+
+	b->family = c->rule.family;
+	b->prefix_len = c->rule.prefix_len;
+	memcpy(b->addr, c->rule.addr, sizeof(b->addr));
+	/* scope fleet: the fleet client's ban (the decider "fleet"), which
+	 * xdp-rld shares through Redis with every host */
+	if (c->kind == XRL_CMD_BAN_ADD && c->rule.r.scope == XRL_SCOPE_FLEET) {
+		if (b->who[0])
+			return xrl_parse_fail(e, at[BA_BY], "'by' and 'scope fleet' do not go together: a fleet ban is the fleet's");
+		snprintf(b->who, sizeof(b->who), "%s", XRL_BAN_FLEET_WHO);
+	}
+	b->origin = b->who[0] ? XRL_BAN_DECIDER : XRL_BAN_OPERATOR;
+	if (b->who[0] && xrl_ban_who_check(b->who))
+		return xrl_parse_fail(e, at[by], "%s", xrl_errmsg());
+	if (c->kind == XRL_CMD_BAN_ADD && at[BA_REASON] >= 0 && xrl_ban_reason_check(b->reason))
+		return xrl_parse_fail(e, at[BA_REASON], "%s", xrl_errmsg());
 	return 0;
 }
 
@@ -221,6 +256,15 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
 			 .late = true,
 			 .help = "new buckets per s, min or h (default: from the table size)" },
+	[RA_BAN] = { "ban", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
+		     F(rule.r.ban_s), .what = "ban", .late = true,
+		     .help = "a key this rule limits (after N times) is banned so long: N, Ns, Nm, Nh, Nd" },
+	[RA_AFTER] = { "after", XRL_ARG_NUM, "N", .min = 1, .max = XRL_BAN_AFTER_MAX, F(rule.r.ban_after),
+		       .what = "offences", .late = true,
+		       .help = "ban at the Nth time the key becomes limited, 1 .. 1000 (default 1)" },
+	[RA_BAN_MAX] = { "ban-max", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
+			 F(rule.r.ban_max_s), .what = "ban-max", .late = true,
+			 .help = "a repeat offender's ban doubles up to this; also the memory (default 24h)" },
 	[RA_SYNCOOKIES] = { "syn-cookies", XRL_ARG_FLAG, F(rule.r.syncookies), .late = true,
 			    .help = "an endpoint rule of tcp: unverified sources get a cookie SYN-ACK" },
 	END,
@@ -366,6 +410,49 @@ static const struct xrl_param p_fleet_auth[] = {
 	END,
 };
 
+static const struct xrl_param p_ban_add[] = {
+	[BA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
+			.help = "the sources: ADDR/LEN, IPv4 or IPv6, any length (a bare address: one host)" },
+	[BA_FOR] = { "for", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
+		     F(ban.duration_s), .what = "ban duration",
+		     .help = "how long: N, Ns, Nm, Nh or Nd, 1s .. 366d (default: until ban del)" },
+	[BA_REASON] = { "reason", XRL_ARG_STRING, "TEXT", F(ban.reason), .what = "reason",
+			.help = "why, as ban list shows it: printable ASCII, at most 63 bytes" },
+	[BA_BY] = { "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
+		    .help = "a decider sets it (fail2ban, crowdsec ...: a-z 0-9 - _ .), not the operator" },
+	[BA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope),
+		       .help = "host (default), or fleet: xdp-rld shares it with every host (fleet redis)" },
+	END,
+};
+
+static const struct xrl_param p_ban_del[] = {
+	[BA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
+			.help = "the banned prefix, exactly as ban list shows it" },
+	[BA_FOR] = { "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
+		     .help = "only that decider's ban (another's is left as it is)" },
+	END,
+};
+
+static const struct xrl_param p_ban_flush[] = {
+	{ "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
+	  .help = "only that decider's bans" },
+	END,
+};
+
+static const struct xrl_param p_crowdsec[] = {
+	{ NULL, XRL_ARG_STRING, "URL", F(crowdsec.url), .need = XRL_REQUIRED,
+	  .what = "Local API URL",
+	  .help = "the CrowdSec Local API: http://HOST:PORT, HOST an IP address" },
+	{ "key-file", XRL_ARG_FILE, "FILE", F(crowdsec.key_file), .need = XRL_REQUIRED,
+	  .what = "bouncer key file",
+	  .help = "the bouncer key (cscli bouncers add) on one line, readable by root only" },
+	{ "poll", XRL_ARG_NUM, "MS", .min = 100, .max = 3600000, .range = "milliseconds, 100 .. 3600000",
+	  F(crowdsec.poll_ms), .help = "milliseconds between pulls of the decision stream (default 10000)" },
+	{ "timeout", XRL_ARG_NUM, "MS", .min = 10, .max = 60000, .range = "milliseconds, 10 .. 60000",
+	  F(crowdsec.timeout_ms), .help = "a pull's deadline in milliseconds (default 2000, at most poll)" },
+	END,
+};
+
 #define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
 
 const struct xrl_command xrl_commands[] = {
@@ -409,6 +496,14 @@ const struct xrl_command xrl_commands[] = {
 	  "follow keys becoming limited and no longer limited; stop after N or SEC" },
 	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
 	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
+	{ "ban add", XRL_CMD_BAN_ADD, BOTH, p_ban_add, check_ban,
+	  "drop every packet from PREFIX, before any rule, for DURATION (default: until ban del)" },
+	{ "ban del", XRL_CMD_BAN_DEL, XRL_IN_CLI, p_ban_del, check_ban,
+	  "lift the ban of PREFIX (by NAME: only that decider's)" },
+	{ "ban list", XRL_CMD_BAN_LIST, XRL_IN_CLI, NULL, NULL,
+	  "the bans: prefix, who set it, time left, packets dropped, reason" },
+	{ "ban flush", XRL_CMD_BAN_FLUSH, XRL_IN_CLI, p_ban_flush, check_ban,
+	  "lift every ban (by NAME: only that decider's)" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
@@ -425,6 +520,8 @@ const struct xrl_command xrl_commands[] = {
 	  "this host's name in the fleet (default: the hostname)" },
 	{ "fleet auth", XRL_CMD_FLEET_AUTH, XRL_IN_CONFIG, p_fleet_auth, NULL,
 	  "Redis credentials: FILE holds PASSWORD or USER PASSWORD on one line" },
+	{ "crowdsec", XRL_CMD_CROWDSEC, XRL_IN_CONFIG, p_crowdsec, NULL,
+	  "follow a CrowdSec Local API's decisions: its bans become bans of origin crowdsec" },
 };
 
 const size_t xrl_ncommands = sizeof(xrl_commands) / sizeof(xrl_commands[0]);

@@ -16,6 +16,7 @@
 #include "text/grammar.h"
 #include "base/log.h"
 #include "base/sha256.h"
+#include "base/url.h"
 
 const char xrl_default_config[] =
 	"# built-in default rule set: every source, 1000 packets/s, burst 2000\n"
@@ -97,6 +98,36 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		c->rule_col[c->nrules++] = cols[2];
 		return 0;
 	}
+	case XRL_CMD_BAN_ADD: {
+		struct xrl_ban_spec *nb;
+		int *nl;
+
+		if (cmd.rule.r.scope == XRL_SCOPE_FLEET)
+			return add_err(errs, nerrs, line, cols[argc - 1],
+				       "'scope fleet' is xdp-rlctl's: a ban of the configuration is this host's") ?: 0;
+		if (cmd.ban.who[0])
+			return add_err(errs, nerrs, line, cols[argc - 1],
+				       "'by' is xdp-rlctl's: a ban of the configuration is the configuration's") ?: 0;
+		for (size_t i = 0; i < c->nbans; i++)
+			if (c->bans[i].family == cmd.ban.family &&
+			    c->bans[i].prefix_len == cmd.ban.prefix_len &&
+			    !memcmp(c->bans[i].addr, cmd.ban.addr, sizeof(cmd.ban.addr)))
+				return add_err(errs, nerrs, line, cols[2],
+					       "%s banned twice (first on line %d): write it once", argv[2],
+					       c->ban_line[i]) ?: 0;
+		nb = realloc(c->bans, (c->nbans + 1) * sizeof(*nb));
+		if (nb)
+			c->bans = nb;
+		nl = realloc(c->ban_line, (c->nbans + 1) * sizeof(*nl));
+		if (nl)
+			c->ban_line = nl;
+		if (!nb || !nl)
+			return -ENOMEM;
+		cmd.ban.origin = XRL_BAN_CONFIG;
+		nb[c->nbans] = cmd.ban;
+		nl[c->nbans++] = line;
+		return 0;
+	}
 	case XRL_CMD_MODE_SET:
 		if (c->has_mode)
 			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
@@ -174,6 +205,20 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		strcpy(c->fleet.auth_file, cmd.fleet.auth_file);
 		c->fleet_auth_line = line;
 		return 0;
+	case XRL_CMD_CROWDSEC: {
+		char host[64], why[160];
+		int port;
+
+		if (c->crowdsec_line)
+			return twice(errs, nerrs, line, cols[0], "crowdsec", c->crowdsec_line);
+		/* what the daemon's follower would refuse at start or reload */
+		if (xrl_http_url_parse(cmd.crowdsec.url, host, sizeof(host), &port, why, sizeof(why)))
+			return add_err(errs, nerrs, line, cols[1], "invalid Local API URL '%s': %s",
+				       cmd.crowdsec.url, why) ?: 0;
+		c->crowdsec = cmd.crowdsec;
+		c->crowdsec_line = line;
+		return 0;
+	}
 	default:
 		/* the table lets only configuration commands through */
 		return add_err(errs, nerrs, line, cols[0], "'%s' is not a configuration command",
@@ -316,5 +361,7 @@ void xrl_config_free(struct xrl_config *c)
 	free(c->rule_col);
 	free(c->ifaces);
 	free(c->iface_line);
+	free(c->bans);
+	free(c->ban_line);
 	memset(c, 0, sizeof(*c));
 }

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <net/if.h>
 #include "base/hostport.h"
+#include "model/ban.h"
+#include "model/decider_settings.h"
 #include "model/fleet_settings.h"
 #include "model/rule.h"
 #include "model/words.h"
@@ -40,9 +42,16 @@ struct xrl_config {
 	char metrics[80];		/* "": not set */
 	/* fleet redis, fleet host, fleet auth ("", 0: not written) */
 	struct xrl_fleet_settings fleet;
+	/* crowdsec URL key-file FILE ... ("": not written) */
+	struct xrl_crowdsec_settings crowdsec;
 	/* where the single-valued lines were written (0: not written) */
 	int mode_line, heartbeat_line, watchdog_line, metrics_line;
 	int fleet_redis_line, fleet_host_line, fleet_auth_line;
+	/* ban add lines: origin config (replaced at each reload) */
+	struct xrl_ban_spec *bans;
+	int *ban_line;
+	size_t nbans;
+	int crowdsec_line;
 	unsigned char sha256[32];	/* of the text parsed */
 };
 

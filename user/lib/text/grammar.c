@@ -224,6 +224,14 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 			return xrl_parse_fail(e, i, "%s '%s' is too long", what(p), s);
 		strcpy(field, s);
 		return 0;
+	case XRL_ARG_DURATION:
+		if (xrl_duration_parse(s, p->max, &v))
+			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
+		if (v < p->min)
+			return xrl_parse_fail(e, i, "%s '%s' is too short (at least %llus)", what(p), s,
+					      (unsigned long long)p->min);
+		store(field, p->size, v);
+		return 0;
 	case XRL_ARG_TOPIC:	/* help's: commands of the CLI */
 		if (strlen(s) >= p->size)
 			return xrl_parse_fail(e, i, "%s '%s' is too long", what(p), s);

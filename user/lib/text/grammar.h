@@ -19,6 +19,8 @@
 #include <net/if.h>
 #include "base/strict.h"
 #include "model/addr.h"
+#include "model/ban.h"
+#include "model/decider_settings.h"
 #include "model/fleet_settings.h"
 #include "model/rule.h"
 #include "model/units.h"
@@ -46,6 +48,10 @@ enum xrl_cmd_kind {
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
 	XRL_CMD_UPGRADE,
+	XRL_CMD_BAN_ADD,	/* also in the configuration file */
+	XRL_CMD_BAN_DEL,
+	XRL_CMD_BAN_LIST,
+	XRL_CMD_BAN_FLUSH,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -54,6 +60,8 @@ enum xrl_cmd_kind {
 	XRL_CMD_FLEET_REDIS,
 	XRL_CMD_FLEET_HOST,
 	XRL_CMD_FLEET_AUTH,
+	/* the deciders the daemon follows (configuration file only) */
+	XRL_CMD_CROWDSEC,
 };
 
 /* Where a command may be written. */
@@ -155,6 +163,10 @@ struct xrl_cmd {
 		struct xrl_args_ms ms;			/* heartbeat, watchdog */
 		struct xrl_args_metrics metrics;
 		struct xrl_fleet_settings fleet;	/* fleet redis, host, auth */
+		/* ban add, del, flush: the prefix is in .rule (family,
+		 * prefix_len, addr) and copied here by the check; who: by NAME */
+		struct xrl_ban_spec ban;
+		struct xrl_crowdsec_settings crowdsec;	/* crowdsec */
 	};
 };
 
@@ -177,6 +189,7 @@ enum xrl_arg {
 	XRL_ARG_PORTS,		/* N|N-M: an endpoint rule's destination ports */
 	XRL_ARG_RATE_AT,	/* N/unit into the __u64 count, period_ns at off */
 	XRL_ARG_FILE,		/* a file name: a STRING that completion completes as one */
+	XRL_ARG_DURATION,	/* N[s|m|h|d]: seconds in [min, max], a __u32 or __u64 by its size */
 };
 
 enum xrl_need {
@@ -211,7 +224,7 @@ struct xrl_param {
 
 /* Positions of a command's parameters in argv (-1: not given), by index
  * in its params table; what a check needs to blame the right word. */
-#define XRL_MAX_PARAMS	16
+#define XRL_MAX_PARAMS	24
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */

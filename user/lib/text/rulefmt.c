@@ -5,6 +5,7 @@
  */
 #include "text/rulefmt.h"
 #include "model/addr.h"
+#include "model/ban.h"
 #include "model/units.h"
 #include "model/words.h"
 
@@ -101,6 +102,13 @@ size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t 
 		xrl_rate_format(r->nk_rate_count, r->nk_rate_period_ns, v, sizeof(v));
 		ADD(" new-keys %s", v);
 	}
+	if (r->action == XRL_ACT_LIMIT && r->ban_s) {
+		char m[32];
+
+		xrl_duration_format(r->ban_s, v, sizeof(v));
+		xrl_duration_format(r->ban_max_s ? r->ban_max_s : r->ban_s, m, sizeof(m));
+		ADD(" ban %s after %u ban-max %s", v, r->ban_after ? r->ban_after : 1, m);
+	}
 	return l;
 }
 #undef ADD
@@ -194,4 +202,20 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 	} else {
 		jw_null(w);
 	}
+	/* a rule that bans: seconds; null: it does not */
+	jw_key(w, "ban_s");
+	if (e->r.ban_s)
+		jw_u64(w, e->r.ban_s);
+	else
+		jw_null(w);
+	jw_key(w, "ban_after");
+	if (e->r.ban_s)
+		jw_u64(w, e->r.ban_after ? e->r.ban_after : 1);
+	else
+		jw_null(w);
+	jw_key(w, "ban_max_s");
+	if (e->r.ban_s)
+		jw_u64(w, e->r.ban_max_s ? e->r.ban_max_s : e->r.ban_s);
+	else
+		jw_null(w);
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# End-to-end: fleet-wide bans (docs/bans.md, "Fleet-wide bans") on the lab
+# of test_fleet.sh (sourced for its helpers), two hosts and a real
+# redis-server: `ban add ... scope fleet` on one host, and the bans that a
+# fleet rule sets, reach the other within a sync or two and end everywhere
+# within a second of one end; a fleet ban lifted on one host is lifted on
+# all; Redis down keeps the bans already applied.
+source "$(dirname "$0")/test_fleet.sh"
+
+lab_up() {
+	fleet_redis_ns || { fail "cannot build the lab"; return 1; }
+	local h
+	for h in h1 h2; do
+		add_host $h || { fail "cannot build host $h"; return 1; }
+	done
+}
+
+ban_by() {	# hN PREFIX: who set its ban there ("" when none)
+	hctl "$1" -j ban list | jq -r --arg p "$2" '.[] | select(.prefix == $p) | .by'
+}
+
+ban_left_ms() {	# hN PREFIX
+	hctl "$1" -j ban list | jq -r --arg p "$2" '.[] | select(.prefix == $p) | .left_ms'
+}
+
+wait_ban_on() {	# hN PREFIX WHO|"" [SECONDS]
+	local i
+	for ((i = 0; i < ${4:-5} * 20; i++)); do
+		[[ "$(ban_by "$1" "$2")" == "$3" ]] && return 0
+		sleep 0.05
+	done
+	fail "$1: $2 banned by '$(ban_by "$1" "$2")', expected '$3'"
+	return 1
+}
+
+two_hosts() {
+	lab_up || return 1
+	start_redis || return 1
+	start_host h1 "$@"
+	start_host h2 "$@"
+	N=2 wait_hosts h1 h2
+}
+
+test_fleet_ban_reaches_every_host() {
+	two_hosts || return
+	check_eq "the grammar" "$(hctl h1 ban add 198.18.0.5 for 30s by x scope fleet 2>&1)" \
+		"Error: 'by' and 'scope fleet' do not go together: a fleet ban is the fleet's"
+	hctl h1 ban add 198.18.0.5 for 30s reason "seen on h1" scope fleet >/dev/null || { fail "ban add"; return; }
+	check_eq "h1: the fleet's" "$(ban_by h1 198.18.0.5/32)" fleet
+	wait_ban_on h2 198.18.0.5/32 fleet 2 || return
+	check_eq "h2: its reason" "$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.5/32") | .reason')" "seen on h1"
+	# one end: the times left within a second of each other
+	local l1 l2
+	l1=$(ban_left_ms h1 198.18.0.5/32)
+	l2=$(ban_left_ms h2 198.18.0.5/32)
+	((l1 - l2 < 1100 && l2 - l1 < 1100)) || fail "ends apart: h1 $l1 ms left, h2 $l2 ms"
+	((l2 > 28000 && l2 <= 31000)) || fail "h2: $l2 ms left of 30 s"
+	# dropped on h2 too
+	nsenter --net="/run/netns/$RUN_ID-s2" "$FLOOD" -s 198.18.0.5 -d 198.18.0.254 -n 50 -r 500 -t 5 >/dev/null 2>&1
+	check_eq "h2 drops it" "$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.5/32") | .dropped_packets')" 50
+	# a host's own bans stay its own
+	hctl h1 ban add 198.18.0.6 for 30s >/dev/null
+	sleep 0.5
+	check_eq "a host ban stays on its host" "$(ban_by h2 198.18.0.6/32)" ""
+	# lifted on one host: lifted on all
+	hctl h2 ban del 198.18.0.5 >/dev/null
+	wait_ban_on h1 198.18.0.5/32 "" 2
+	check_eq "withdrawn" "$(hmetric h2 'xdp_rl_fleet_bans_total{kind="withdrawn"}')" 1
+	check_eq "lifted on h1" "$(hmetric h1 'xdp_rl_fleet_bans_total{kind="lifted"}')" 1
+}
+
+# a short fleet ban ends on both hosts at once
+test_fleet_ban_ends_everywhere() {
+	two_hosts || return
+	hctl h1 ban add 198.18.0.5 for 3s scope fleet >/dev/null || { fail "ban add"; return; }
+	wait_ban_on h2 198.18.0.5/32 fleet 2 || return
+	wait_ban_on h1 198.18.0.5/32 "" 5 || return
+	# h1's ended: h2's within a second of it
+	wait_ban_on h2 198.18.0.5/32 "" 1
+	check_eq "gone from Redis" "$(rcli hlen '{xrl}:bans')" 0
+}
+
+# the ban of a fleet rule on one host is a fleet ban on the other
+test_fleet_rule_ban_shared() {
+	two_hosts "rule add 198.18.0.4/32 rate 10/s burst 5 scope fleet ban 20s on-failure open id 3" || return
+	nsenter --net="/run/netns/$RUN_ID-s1" "$FLOOD" -s 198.18.0.4 -d 198.18.0.254 -n 200 -r 1000 -t 5 >/dev/null 2>&1
+	wait_ban_on h1 198.18.0.4/32 "rule 3" 3 || return
+	wait_ban_on h2 198.18.0.4/32 fleet 2 || return
+	check_match "its reason names the rule and host" \
+		"$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.4/32") | .reason')" "^rule 3 on h1$"
+}
+
+# Redis killed: the bans applied stay on every host, and end on time
+test_fleet_ban_redis_down() {
+	two_hosts || return
+	hctl h1 ban add 198.18.0.5 for 4s scope fleet >/dev/null || { fail "ban add"; return; }
+	wait_ban_on h2 198.18.0.5/32 fleet 2 || return
+	kill -9 "${REDIS_OF[6379]}"
+	wait "${REDIS_OF[6379]}" 2>/dev/null
+	sleep 1
+	check_eq "h1 keeps it" "$(ban_by h1 198.18.0.5/32)" fleet
+	check_eq "h2 keeps it" "$(ban_by h2 198.18.0.5/32)" fleet
+	wait_ban_on h2 198.18.0.5/32 "" 5
+}
+
+run_test test_fleet_ban_reaches_every_host
+run_test test_fleet_ban_ends_everywhere
+run_test test_fleet_rule_ban_shared
+run_test test_fleet_ban_redis_down
+summary

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * libxrl: bans (bans.h). Each ban is one entry of its family's LPM trie,
+ * written in place; the totals are one mmap-ed entry shared with the data
+ * path, added to atomically.
+ */
+#include "maps/internal.h"
+#include "maps/bans.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* The key of a family's trie: prefixlen and the address (4 or 16 bytes). */
+struct ban_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+static int bans_fd(struct xrl *x, int family)
+{
+	return x->map_fd[family == 6 ? M_BANS6 : M_BANS4];
+}
+
+static struct xrl_ban_totals *totals(struct xrl *x)
+{
+	void *p;
+
+	if (x->ban_totals)
+		return x->ban_totals;
+	p = mmap(NULL, sizeof(struct xrl_ban_totals), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 x->map_fd[M_BAN_TOTALS], 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	x->ban_totals = p;
+	return p;
+}
+
+/* A counter of the totals, added to as the data path adds (atomically). */
+static void count(struct xrl *x, __u64 *(*field)(struct xrl_ban_totals *, __u32), __u32 origin)
+{
+	struct xrl_ban_totals *t = totals(x);
+
+	if (t)
+		__atomic_fetch_add(field(t, origin), 1, __ATOMIC_RELAXED);
+}
+
+static __u64 *f_set(struct xrl_ban_totals *t, __u32 o) { return &t->set[o % XRL_BAN_ORIGINS]; }
+static __u64 *f_expired(struct xrl_ban_totals *t, __u32 o) { return &t->expired[o % XRL_BAN_ORIGINS]; }
+static __u64 *f_deleted(struct xrl_ban_totals *t, __u32 o) { return &t->deleted[o % XRL_BAN_ORIGINS]; }
+static __u64 *f_full(struct xrl_ban_totals *t, __u32 o) { (void)o; return &t->refused_full; }
+
+static void key_of(struct ban_key *k, int family, const __u8 *addr, __u8 plen)
+{
+	memset(k, 0, sizeof(*k));
+	k->prefixlen = plen;
+	memcpy(k->addr, addr, family == 6 ? 16 : 4);
+}
+
+static void entry_of(struct xrl_ban_entry *e, int family, const struct ban_key *k,
+		     const struct xrl_ban *b, __u64 now)
+{
+	memset(e, 0, sizeof(*e));
+	e->family = family;
+	e->prefix_len = k->prefixlen;
+	memcpy(e->addr, k->addr, family == 6 ? 16 : 4);
+	e->b = *b;
+	e->b.who[sizeof(e->b.who) - 1] = '\0';
+	e->b.reason[sizeof(e->b.reason) - 1] = '\0';
+	e->ended = b->expires_ns && (__s64)(now - b->expires_ns) >= 0;
+	e->left_ns = b->expires_ns && !e->ended ? b->expires_ns - now : 0;
+}
+
+/* The entry of exactly this prefix: a look-up finds the longest prefix of
+ * at most this length covering it; the value says whether it is this one. */
+static int lookup_exact(struct xrl *x, int family, const struct ban_key *k, struct xrl_ban *b)
+{
+	if (bpf_map_lookup_elem(bans_fd(x, family), k, b))
+		return errno == ENOENT ? -ENOENT : xrl_fail(errno, "cannot read the ban table: %s",
+							      strerror(errno));
+	return b->prefix_len == k->prefixlen ? 0 : -ENOENT;
+}
+
+int xrl_ban_get(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
+		struct xrl_ban_entry *out)
+{
+	struct ban_key k;
+	struct xrl_ban b;
+	int err;
+
+	key_of(&k, family, addr, prefix_len);
+	if ((err = lookup_exact(x, family, &k, &b)))
+		return err;
+	entry_of(out, family, &k, &b, xrl_now_ns(x));
+	return 0;
+}
+
+static void prefix_str(int family, const __u8 *addr, __u8 plen, char *buf, size_t len)
+{
+	struct xrl_rule_entry e = { .family = family, .prefix_len = plen };
+
+	memcpy(e.addr, addr, 16);
+	xrl_prefix_format(&e, buf, len);
+}
+
+static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, bool sweep)
+{
+	struct xrl_ban b = {}, old;
+	struct ban_key k;
+	__u64 now = xrl_now_ns(x);
+	int err, fd = bans_fd(x, s->family);
+	bool was;
+
+	if (replaced)
+		*replaced = false;
+	if (xrl_ban_spec_check(s))
+		return -EINVAL;
+	if (sweep)
+		xrl_bans_sweep(x, NULL, NULL, NULL);
+	key_of(&k, s->family, s->addr, s->prefix_len);
+	was = lookup_exact(x, s->family, &k, &old) == 0;
+	if (was) {
+		b.dropped = old.dropped;
+		if (replaced)
+			*replaced = true;
+	}
+	b.expires_ns = s->duration_s ? now + s->duration_s * 1000000000ULL : 0;
+	b.set_ns = now;
+	b.origin = s->origin;
+	b.prefix_len = s->prefix_len;
+	b.state = XRL_BAN_S_NEW;
+	memcpy(b.who, s->who, sizeof(b.who));
+	memcpy(b.reason, s->reason, sizeof(b.reason));
+	if (bpf_map_update_elem(fd, &k, &b, BPF_ANY)) {
+		char p[64];
+
+		err = errno;
+		prefix_str(s->family, s->addr, s->prefix_len, p, sizeof(p));
+		if (err == ENOSPC || err == E2BIG) {
+			count(x, f_full, 0);
+			return xrl_fail(ENOSPC, "cannot ban %s: the IPv%d ban table is full (%d entries); "
+				    "no ban is evicted for it: lift one (ban del) or attach with a larger 'bans' "
+				    "after a purge", p, s->family, xrl__map_max_entries(fd));
+		}
+		return xrl_fail(err, "cannot ban %s: %s", p, strerror(err));
+	}
+	if (was)	/* the old entry is gone: as lifted (each origin's live = set - expired - deleted) */
+		count(x, f_deleted, old.origin);
+	count(x, f_set, s->origin);
+	return 0;
+}
+
+void xrl__bans_reserve(struct xrl *x)
+{
+	struct xrl_ban_totals *t = totals(x);
+	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
+
+	if (t && cap > 0)
+		__atomic_store_n(&t->rule_bans_max, (__u64)cap - cap / XRL_BAN_RESERVE_DIV,
+				 __ATOMIC_RELAXED);
+}
+
+int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
+{
+	return ban_add(x, s, replaced, true);
+}
+
+int xrl_ban_add_nosweep(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
+{
+	return ban_add(x, s, replaced, false);
+}
+
+static int ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who,
+		   bool sweep)
+{
+	struct xrl_ban b;
+	struct ban_key k;
+	char p[64], by[40];
+	int err;
+
+	if (sweep)
+		xrl_bans_sweep(x, NULL, NULL, NULL);
+	key_of(&k, family, addr, prefix_len);
+	prefix_str(family, addr, prefix_len, p, sizeof(p));
+	if ((err = lookup_exact(x, family, &k, &b)) == -ENOENT)
+		return xrl_fail(ENOENT, "%s is not banned", p);
+	if (err)
+		return err;
+	if (who && (b.origin != XRL_BAN_DECIDER || strncmp(b.who, who, sizeof(b.who)))) {
+		xrl_ban_by_format(&b, by, sizeof(by));
+		return xrl_fail(EPERM, "the ban of %s is %s's, not %s's: left as it is", p, by, who);
+	}
+	if (bpf_map_delete_elem(bans_fd(x, family), &k))
+		return errno == ENOENT ? xrl_fail(ENOENT, "%s is not banned", p) :
+			xrl_fail(errno, "cannot lift the ban of %s: %s", p, strerror(errno));
+	count(x, f_deleted, b.origin);
+	return 0;
+}
+
+int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
+{
+	return ban_del(x, family, addr, prefix_len, who, true);
+}
+
+int xrl_ban_del_nosweep(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
+{
+	return ban_del(x, family, addr, prefix_len, who, false);
+}
+
+/* Every entry of one family's table, appended to *v. */
+static int read_family(struct xrl *x, int family, __u64 now, struct xrl_ban_entry **v,
+		       size_t *n, size_t *cap)
+{
+	struct ban_key k, next;
+	int fd = bans_fd(x, family);
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct xrl_ban b;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &b))
+			continue;	/* gone meanwhile */
+		if (b.prefix_len != k.prefixlen)
+			continue;	/* gone meanwhile: a shorter one answered */
+		if (*n == *cap) {
+			size_t nc = *cap ? 2 * *cap : 64;
+			struct xrl_ban_entry *t = realloc(*v, nc * sizeof(**v));
+
+			if (!t)
+				return xrl_fail(ENOMEM, "out of memory");
+			*v = t;
+			*cap = nc;
+		}
+		entry_of(&(*v)[(*n)++], family, &k, &b, now);
+	}
+	if (errno != ENOENT)
+		return xrl_fail(errno, "cannot walk the ban table: %s", strerror(errno));
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct xrl_ban_entry *p = a, *q = b;
+	int c;
+
+	if (p->family != q->family)
+		return p->family < q->family ? -1 : 1;
+	if ((c = memcmp(p->addr, q->addr, 16)))
+		return c;
+	return p->prefix_len < q->prefix_len ? -1 : p->prefix_len > q->prefix_len;
+}
+
+int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
+{
+	struct xrl_ban_entry *v = NULL;
+	size_t cap = 0;
+	__u64 now = xrl_now_ns(x);
+	int err;
+
+	*n = 0;
+	if ((err = read_family(x, 4, now, &v, n, &cap)) ||
+	    (err = read_family(x, 6, now, &v, n, &cap))) {
+		free(v);
+		*n = 0;
+		return err;
+	}
+	/* xrl_sort: no qsort() of NULL when both tables are empty (UBSan) */
+	xrl_sort(v, *n, sizeof(*v), cmp_entry);
+	*out = v;
+	return 0;
+}
+
+/* Delete one entry read before, unless it changed since (a rule's ban set
+ * again over an ended one in between: kept). */
+static int del_if_same(struct xrl *x, const struct xrl_ban_entry *e)
+{
+	struct ban_key k;
+	struct xrl_ban now;
+
+	key_of(&k, e->family, e->addr, e->prefix_len);
+	if (lookup_exact(x, e->family, &k, &now) || now.set_ns != e->b.set_ns ||
+	    now.expires_ns != e->b.expires_ns)
+		return -ESTALE;
+	return bpf_map_delete_elem(bans_fd(x, e->family), &k) ? -errno : 0;
+}
+
+int xrl_bans_sweep(struct xrl *x, size_t *n, xrl_ban_cb cb, void *ctx)
+{
+	struct xrl_ban_entry *v;
+	size_t nv, done = 0;
+	int err;
+
+	if (n)
+		*n = 0;
+	if ((err = xrl_bans_get(x, &v, &nv)))
+		return err;
+	for (size_t i = 0; i < nv; i++) {
+		if (!v[i].ended)
+			continue;
+		if (cb)
+			cb(&v[i], ctx);
+		if (del_if_same(x, &v[i]) == 0) {
+			count(x, f_expired, v[i].b.origin);
+			done++;
+		}
+	}
+	free(v);
+	if (n)
+		*n = done;
+	return 0;
+}
+
+int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n)
+{
+	struct xrl_ban_entry *v;
+	size_t nv;
+	int err;
+
+	*n = 0;
+	xrl_bans_sweep(x, NULL, NULL, NULL);
+	if ((err = xrl_bans_get(x, &v, &nv)))
+		return err;
+	for (size_t i = 0; i < nv; i++) {
+		struct ban_key k;
+
+		if (origin && v[i].b.origin != origin)
+			continue;
+		if (who && (v[i].b.origin != XRL_BAN_DECIDER || strncmp(v[i].b.who, who, XRL_BAN_WHO_LEN)))
+			continue;
+		key_of(&k, v[i].family, v[i].addr, v[i].prefix_len);
+		if (bpf_map_delete_elem(bans_fd(x, v[i].family), &k) == 0) {
+			count(x, f_deleted, v[i].b.origin);
+			(*n)++;
+		} else if (errno != ENOENT) {
+			err = xrl_fail(errno, "cannot lift a ban: %s", strerror(errno));
+			break;
+		}
+	}
+	free(v);
+	return err;
+}
+
+int xrl_bans_apply_config(struct xrl *x, const struct xrl_ban_spec *v, size_t n,
+			  size_t *set, size_t *lifted)
+{
+	struct xrl_ban_entry *cur;
+	size_t ncur;
+	int err;
+
+	*set = *lifted = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].origin != XRL_BAN_CONFIG)
+			return xrl_fail(EINVAL, "a configuration's ban has origin config");
+	xrl_bans_sweep(x, NULL, NULL, NULL);
+	if ((err = xrl_bans_get(x, &cur, &ncur)))
+		return err;
+	/* lift the config bans the file no longer has */
+	for (size_t i = 0; i < ncur && !err; i++) {
+		bool kept = false;
+		struct ban_key k;
+
+		if (cur[i].b.origin != XRL_BAN_CONFIG)
+			continue;
+		for (size_t j = 0; j < n && !kept; j++)
+			kept = v[j].family == cur[i].family && v[j].prefix_len == cur[i].prefix_len &&
+			       !memcmp(v[j].addr, cur[i].addr, 16);
+		if (kept)
+			continue;
+		key_of(&k, cur[i].family, cur[i].addr, cur[i].prefix_len);
+		if (bpf_map_delete_elem(bans_fd(x, cur[i].family), &k) == 0) {
+			count(x, f_deleted, XRL_BAN_CONFIG);
+			(*lifted)++;
+		}
+	}
+	/* set those not held by a live config ban already */
+	for (size_t j = 0; j < n && !err; j++) {
+		struct xrl_ban_entry e;
+
+		if (xrl_ban_get(x, v[j].family, v[j].addr, v[j].prefix_len, &e) == 0 &&
+		    e.b.origin == XRL_BAN_CONFIG && !e.ended)
+			continue;
+		if (!(err = xrl_ban_add(x, &v[j], NULL)))
+			(*set)++;
+	}
+	free(cur);
+	return err;
+}
+
+int xrl_ban_totals_get(struct xrl *x, struct xrl_ban_totals *t)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(x->map_fd[M_BAN_TOTALS], &zero, t))
+		return xrl_fail(errno, "cannot read the ban counters: %s", strerror(errno));
+	return 0;
+}
+
+int xrl_ban_stats_get(struct xrl *x, struct xrl_ban_stats *sum)
+{
+	size_t nf = sizeof(*sum) / sizeof(__u64);
+	__u64 *vals = calloc(x->ncpus, sizeof(*sum)), *s = (__u64 *)sum;
+	__u32 zero = 0;
+
+	if (!vals)
+		return xrl_fail(ENOMEM, "out of memory");
+	if (bpf_map_lookup_elem(x->map_fd[M_BAN_STATS], &zero, vals)) {
+		int err = xrl_fail(errno, "cannot read the ban counters: %s", strerror(errno));
+
+		free(vals);
+		return err;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (int c = 0; c < x->ncpus; c++)
+		for (size_t f = 0; f < nf; f++)
+			s[f] += vals[c * nf + f];
+	sum->clock_j = sum->clock_ns = 0;	/* not counters */
+	free(vals);
+	return 0;
+}
+
+int xrl_bans_fill(struct xrl *x, int family, __u32 *n, __u32 *cap)
+{
+	struct ban_key k, next;
+	int fd = bans_fd(x, family), c = xrl__map_max_entries(fd);
+	void *prev = NULL;
+
+	if (c < 0)
+		return xrl_fail(c, "cannot read the ban table: %s", strerror(-c));
+	*cap = c;
+	*n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		(*n)++;
+	}
+	return 0;
+}
+
+int xrl_offenders_count(struct xrl *x, __u32 *n)
+{
+	struct xrl_offender_key k, next;
+	void *prev = NULL;
+
+	*n = 0;
+	while (bpf_map_get_next_key(x->map_fd[M_OFFENDERS], prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		(*n)++;
+	}
+	return 0;
+}
