@@ -85,17 +85,6 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 		if (r->syn && r->proto != IPPROTO_TCP)
 			return xrl_fail(EINVAL, "'syn' needs proto tcp");
 		*bad = XRL_FIELD_SYNCOOKIES;
-	*bad = XRL_FIELD_BAN;
-	if (r->ban_s && r->action != XRL_ACT_LIMIT)
-		return xrl_fail(EINVAL, "'ban' needs action limit: only a key a rule limits can be banned");
-	if (!r->ban_s && (r->ban_after || r->ban_max_s))
-		return xrl_fail(EINVAL, "'%s' belongs to 'ban DURATION': the rule does not ban",
-				r->ban_after ? "after" : "ban-max");
-	if (r->ban_s > XRL_BAN_MAX_S || r->ban_max_s > XRL_BAN_MAX_S || r->ban_after > XRL_BAN_AFTER_MAX)
-		return xrl_fail(EINVAL, "a ban lasts 1s .. %ud, after 1 .. %u offences", XRL_BAN_MAX_S / 86400,
-				XRL_BAN_AFTER_MAX);
-	if (r->ban_s && r->ban_max_s && r->ban_max_s < r->ban_s)
-		return xrl_fail(EINVAL, "'ban-max' is shorter than 'ban': a repeat offender's ban only grows");
 		if (r->syncookies && r->proto != IPPROTO_TCP)
 			return xrl_fail(EINVAL, "'syn-cookies' needs proto tcp: a SYN cookie is TCP's");
 		/* the cookie's ACK must reach the rule: a syn rule sees SYNs only */
@@ -108,6 +97,17 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 	if (r->syncookies && r->action != XRL_ACT_LIMIT)
 		return xrl_fail(EINVAL, "'syn-cookies' means nothing with action %s: only a limit rule challenges its sources",
 				xrl_word_name(xrl_action_words, r->action));
+	*bad = XRL_FIELD_BAN;
+	if (r->ban_s && r->action != XRL_ACT_LIMIT)
+		return xrl_fail(EINVAL, "'ban' needs action limit: only a key a rule limits can be banned");
+	if (!r->ban_s && (r->ban_after || r->ban_max_s))
+		return xrl_fail(EINVAL, "'%s' belongs to 'ban DURATION': the rule does not ban",
+				r->ban_after ? "after" : "ban-max");
+	if (r->ban_s > XRL_BAN_MAX_S || r->ban_max_s > XRL_BAN_MAX_S || r->ban_after > XRL_BAN_AFTER_MAX)
+		return xrl_fail(EINVAL, "a ban lasts 1s .. %ud, after 1 .. %u offences", XRL_BAN_MAX_S / 86400,
+				XRL_BAN_AFTER_MAX);
+	if (r->ban_s && r->ban_max_s && r->ban_max_s < r->ban_s)
+		return xrl_fail(EINVAL, "'ban-max' is shorter than 'ban': a repeat offender's ban only grows");
 	if (r->action != XRL_ACT_LIMIT)
 		return 0;
 	*bad = XRL_FIELD_WINDOW_BURST;

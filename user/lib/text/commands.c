@@ -256,6 +256,8 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
 			 .late = true,
 			 .help = "new buckets per s, min or h (default: from the table size)" },
+	[RA_SYNCOOKIES] = { "syn-cookies", XRL_ARG_FLAG, F(rule.r.syncookies), .late = true,
+			    .help = "an endpoint rule of tcp: unverified sources get a cookie SYN-ACK" },
 	[RA_BAN] = { "ban", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
 		     F(rule.r.ban_s), .what = "ban", .late = true,
 		     .help = "a key this rule limits (after N times) is banned so long: N, Ns, Nm, Nh, Nd" },
@@ -265,8 +267,6 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_BAN_MAX] = { "ban-max", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
 			 F(rule.r.ban_max_s), .what = "ban-max", .late = true,
 			 .help = "a repeat offender's ban doubles up to this; also the memory (default 24h)" },
-	[RA_SYNCOOKIES] = { "syn-cookies", XRL_ARG_FLAG, F(rule.r.syncookies), .late = true,
-			    .help = "an endpoint rule of tcp: unverified sources get a cookie SYN-ACK" },
 	END,
 };
 

@@ -57,7 +57,7 @@ struct xrl_config {
 
 struct xrl_config_err {
 	int line, col;
-	char msg[300];
+	char msg[560];
 };
 
 #define XRL_DEFAULT_CONFIG	"/etc/xdp-rl/rules.conf"

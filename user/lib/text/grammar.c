@@ -275,7 +275,7 @@ static int parse_params(const struct xrl_command *cmd, int argc, char **argv, in
 {
 	const struct xrl_param *ps = cmd->params, *p;
 	int at[XRL_MAX_PARAMS], np = 0, err, k;
-	char list[128], hint[96];
+	char list[320], hint[96];
 	struct xrl_names kws = { 0 };
 
 	for (p = ps; !xrl_param_end(p) && np < XRL_MAX_PARAMS; p++) {

@@ -228,7 +228,7 @@ struct xrl_param {
 
 struct xrl_parse_err {
 	int argi;		/* index of the offending word */
-	char msg[256];
+	char msg[512];
 };
 
 struct xrl_command {
