@@ -12,6 +12,7 @@
  *   keys.c   key list, reset, del
  *   replay.c replay
  *   events.c events
+ *   capture.c capture
  */
 #include "rlctl.h"
 
@@ -131,6 +132,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
+	[XRL_CMD_CAPTURE] = do_capture,
 };
 
 int main(int argc, char **argv)
