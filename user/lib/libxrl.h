@@ -38,5 +38,6 @@
 #include "features/upgrade.h"
 #include "features/restore.h"
 #include "features/replay.h"
+#include "features/report.h"
 
 #endif
