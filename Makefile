@@ -298,7 +298,7 @@ demo-fleet:
 	$(Q)scripts/demo-fleet.sh
 
 # The unit goes under the prefix, where systemd looks for it; the alerting
-# rules beside the other data, in $(PREFIX)/share/xdp-rl.
+# rules and the Grafana dashboard beside the other data, in $(PREFIX)/share/xdp-rl.
 # The unit:
 # PREFIX=/usr -> /usr/lib/systemd/system, /usr/local -> /usr/local/lib/systemd/system.
 # Another PREFIX needs SYSTEMDDIR= naming a directory of systemd's unit path.
@@ -314,6 +314,7 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' packaging/xdp-rld.service > $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/xdp-rld.service
 	install -D -m 0644 packaging/xdp-rl-alerts.yml $(DESTDIR)$(PREFIX)/share/xdp-rl/xdp-rl-alerts.yml
+	install -D -m 0644 packaging/grafana/xdp-rl.json $(DESTDIR)$(PREFIX)/share/xdp-rl/grafana/xdp-rl.json
 	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
 		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
 	else \

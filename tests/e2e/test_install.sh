@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make install: binaries, man pages, the systemd unit, the alerting rules, the example config.
+# make install: binaries, man pages, the systemd unit, the alerting rules, the Grafana dashboard, the example config.
 source "$(dirname "$0")/../lib/e2e.sh"
 
 test_make_install() {
@@ -8,7 +8,8 @@ test_make_install() {
 	for f in usr/sbin/xdp-rlctl usr/sbin/xdp-rld usr/share/man/man8/xdp-rlctl.8 \
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
 		usr/lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
-		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml; do
+		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml \
+		usr/share/xdp-rl/grafana/xdp-rl.json; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
 	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/usr/lib/systemd/system/xdp-rld.service")" \
@@ -21,6 +22,10 @@ test_make_install() {
 		fail "the installed alerting rules are not packaging/xdp-rl-alerts.yml"
 	check_match "installed alerting rules load" "$(promtool check rules "$root/usr/share/xdp-rl/xdp-rl-alerts.yml" 2>&1)" \
 		"SUCCESS: [0-9]+ rules found"
+	# the Grafana dashboard, as packaged, and JSON
+	cmp -s "$root/usr/share/xdp-rl/grafana/xdp-rl.json" "$TOP/packaging/grafana/xdp-rl.json" ||
+		fail "the installed dashboard is not packaging/grafana/xdp-rl.json"
+	jq -e .panels "$root/usr/share/xdp-rl/grafana/xdp-rl.json" >/dev/null || fail "the installed dashboard is no JSON"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"
 	# the installed completion is the one generated from the grammar, and works
 	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$OUT/xdp-rlctl.bash" ||
