@@ -59,7 +59,7 @@ DAEMON    := $(OUTPUT)/xdp-rld
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
-	     $(OUTPUT)/test_kernel
+	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz \
 	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
@@ -155,6 +155,10 @@ $(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_deciders: tests/unit/test_deciders.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_pcapw: tests/unit/test_pcapw.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
@@ -299,7 +303,7 @@ demo-fleet:
 	$(Q)scripts/demo-fleet.sh
 
 # The unit goes under the prefix, where systemd looks for it; the alerting
-# rules beside the other data, in $(PREFIX)/share/xdp-rl.
+# rules and the Grafana dashboard beside the other data, in $(PREFIX)/share/xdp-rl.
 # The unit:
 # PREFIX=/usr -> /usr/lib/systemd/system, /usr/local -> /usr/local/lib/systemd/system.
 # Another PREFIX needs SYSTEMDDIR= naming a directory of systemd's unit path.
@@ -317,6 +321,7 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	install -D -m 0644 packaging/xdp-rl-alerts.yml $(DESTDIR)$(PREFIX)/share/xdp-rl/xdp-rl-alerts.yml
 	install -D -m 0644 packaging/fail2ban/action.d/xdp-rl.conf \
 		$(DESTDIR)$(PREFIX)/share/xdp-rl/fail2ban/action.d/xdp-rl.conf
+	install -D -m 0644 packaging/grafana/xdp-rl.json $(DESTDIR)$(PREFIX)/share/xdp-rl/grafana/xdp-rl.json
 	@if [ -e $(DESTDIR)/etc/xdp-rl/rules.conf ]; then \
 		echo "keeping the existing $(DESTDIR)/etc/xdp-rl/rules.conf"; \
 	else \

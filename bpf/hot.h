@@ -113,7 +113,7 @@ static __always_inline int hot_still_refused(struct xrl_hot *e, const struct xrl
  * source over its rule's limit under the current rule set (and has counted
  * the drop), 0 to take the whole path.
  */
-static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_control *ctrl,
+static __always_inline int hot_drop(struct xrl_pkt *p, const struct xrl_control *ctrl,
 				    __u32 epoch)
 {
 	__u32 idx = hot_index(p);
@@ -134,6 +134,7 @@ static __always_inline int hot_drop(const struct xrl_pkt *p, const struct xrl_co
 		return 0;
 	if (!hot_still_refused(e, ctrl))
 		return 0;
+	p->rule_slot = e->slot + 1;
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &e->slot);
 	if (rs) {
 		rs->hot_dropped++;

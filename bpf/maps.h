@@ -247,4 +247,26 @@ struct {
 	__type(value, struct xrl_ban_scratch);
 } xrl_ban_scratch SEC(".maps");
 
+/* Capture (xdp_rl_common.h, struct xrl_capture): the filter, its counters
+ * and the perf ring of the records. Not pinned: the program's own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_capture);
+} xrl_capture SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_capture_stats);
+} xrl_capture_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} xrl_capture_ring SEC(".maps");
+
 #endif

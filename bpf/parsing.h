@@ -42,6 +42,9 @@ struct xrl_pkt {
 	 * jumbogram) and the headers through TCP's options or UDP's */
 	__u16 l3len;
 	__u16 hdrs;
+	/* not parsed: the slot + 1 of the rule that decided, 0: none (for
+	 * a capture) */
+	__u32 rule_slot;
 };
 
 struct hdr_cursor {

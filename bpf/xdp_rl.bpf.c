@@ -20,6 +20,7 @@
  *   bucket.h    one key's bucket: GCRA, fixed and sliding windows
  *   fleet.h     fleet-wide rules: leases and the local share
  *   syncookie.h SYN cookies: SYN-ACKs for unverified sources, their ACKs
+ *   capture.h   copies of packets and their verdicts, while a capture runs
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -35,6 +36,7 @@
 #include "bucket.h"
 #include "fleet.h"
 #include "syncookie.h"
+#include "capture.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -251,15 +253,16 @@ __noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
 	return decision;
 }
 
-/* Verdict: the mode has the last word; count it. */
-static __always_inline int verdict(struct xrl_global_stats *gs,
-				   struct xrl_if_stats *is, __u32 mode,
-				   int decision)
+/* Verdict: the mode has the last word; count it (and capture it). */
+static __always_inline int verdict(struct xdp_md *ctx, struct xrl_pkt *p,
+				   struct xrl_control *ctrl, struct xrl_global_stats *gs,
+				   struct xrl_if_stats *is, __u32 mode, int decision)
 {
 	__u32 zero = 0;
 
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
+	capture(ctx, p, ctrl, mode, decision);
 	if (decision == XRL_TX) {
 		struct xrl_answer_stats *as = bpf_map_lookup_elem(&xrl_answers, &zero);
 
@@ -300,18 +303,18 @@ int xdp_rl(struct xdp_md *ctx)
 		/* ARP, LLDP, ...: untouched in every mode, so that a host
 		 * stays reachable on its link even when failing closed. */
 		gs->non_ip_packets++;
-		return verdict(gs, is, mode, XRL_PASS);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_PASS);
 	}
 	if (res == XRL_PARSE_MALFORMED) {
 		/* The stack would discard it anyway; passing it would open
 		 * an unmetered way past the limiter. */
 		gs->malformed_packets++;
-		return verdict(gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
 	}
 
 	/* a banned source: dropped before anything else is looked up */
 	if (ban_drop(&pkt, ctrl, mode))
-		return verdict(gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
 
 	/* The epoch before the rule set: a rule published after this read
 	 * is followed by a bump that voids what this packet caches. Only
@@ -320,14 +323,14 @@ int xdp_rl(struct xdp_md *ctx)
 	 * rule would not have seen either. */
 	epoch = READ_ONCE(ctrl->cache_epoch);
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
-		return verdict(gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
 
 	/* SYN cookies: an unverified source's TCP packets to a syn-cookies
 	 * rule's ports are answered or dropped here, before any bucket */
 	if (mode == XRL_MODE_ENFORCE && pkt.ports && pkt.l4proto == IPPROTO_TCP) {
 		decision = xrl_syncookie_step(ctx, &pkt);
 		if (decision != XRL_PASS)
-			return verdict(gs, is, mode, decision);
+			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision);
 	}
 
 	rule = classify(&pkt);
@@ -336,6 +339,7 @@ int xdp_rl(struct xdp_md *ctx)
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
 	} else {
 		decision = xrl_rule_step(ctx, &pkt, rule, mode, epoch);
+		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
 	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED) {
@@ -345,11 +349,13 @@ int xdp_rl(struct xdp_md *ctx)
 			/* the endpoint rule's entries: (source, class) */
 			pkt.klass = class;
 			if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
-				return verdict(gs, is, mode, XRL_DROP);
+				return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
 			rule = classify_endpoint(&pkt, class);
-			if (rule)
+			if (rule) {
 				decision = xrl_rule_step(ctx, &pkt, rule, mode, epoch);
+				pkt.rule_slot = rule->slot + 1;
+			}
 		}
 	}
-	return verdict(gs, is, mode, decision);
+	return verdict(ctx, &pkt, ctrl, gs, is, mode, decision);
 }

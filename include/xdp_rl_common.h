@@ -358,7 +358,11 @@ struct xrl_control {
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
 	__u32 cache_epoch;	/* bumped after a commit, mode change, key reset:
 				 * every xrl_hot entry of an older epoch is void */
-	__u32 pad_epoch;
+	/* A capture runs (struct xrl_capture): until this time of the
+	 * data path's (coarse) clock >> XRL_CAPTURE_LEASE_SHIFT; 0: none. The reader
+	 * renews it; a reader killed lets it lapse (read with the epoch,
+	 * in the same cache line: a capture costs nothing while off) */
+	__u32 capture_until;
 };
 
 /*
@@ -646,6 +650,60 @@ struct xrl_ban_scratch {
 	struct xrl_ban ban;
 	struct xrl_offender_key ok;
 	struct xrl_lpm6_key k;	/* either family's: a v4 trie reads 8 bytes */
+};
+
+/*
+ * Capture: copies of the packets the data path handled, with their final
+ * verdict, for `xdp-rlctl capture`. Only while xrl_control.capture_until
+ * is in the future; the filter and the rate cap below decide which. The
+ * maps are the program's own, not pinned (the reader finds them by the
+ * program's map ids): one capture at a time per instance, by a claim on
+ * the pin directory. Each record on the perf ring is a struct
+ * xrl_capture_hdr followed by the first caplen bytes of the frame.
+ */
+#define XRL_CAPTURE_LEASE_SHIFT	30	/* lease units: 2^30 ns, about 1.07 s */
+#define XRL_CAPTURE_LEASE	4	/* units a renewal grants */
+#define XRL_CAPTURE_RATE	2000	/* records per second at most (default and cap) */
+#define XRL_CAPTURE_BURST	200
+#define XRL_CAPTURE_SNAPLEN	256	/* default bytes per packet */
+#define XRL_CAPTURE_MAX_SNAPLEN	4096
+
+#define XRL_CAPTURE_F_PASS	(1u << 0)	/* verdicts to capture */
+#define XRL_CAPTURE_F_DROP	(1u << 1)
+
+/* The capture's filter and rate cap: one entry, written by the reader
+ * before it sets the lease. */
+struct xrl_capture {
+	__u64 tat;		/* the rate cap's GCRA (ns, the coarse clock); 0: fresh */
+	__u64 interval_ns;	/* 1e9 / records per second */
+	__u64 limit_ns;		/* (burst - 1) * interval */
+	__u32 verdicts;		/* XRL_CAPTURE_F_* */
+	__u32 rule_slot;	/* the deciding rule's slot + 1; 0: any packet */
+	__u32 snaplen;		/* bytes of each frame, at most */
+	__u8 family;		/* source filter: 0 none, 4 or 6 */
+	__u8 pad[3];
+	__u32 addr[4];		/* the source prefix, network order, masked */
+	__u32 mask[4];
+};
+
+/* Per CPU: what the capture did. */
+struct xrl_capture_stats {
+	__u64 matched;		/* packets the filter matched */
+	__u64 captured;		/* written to the ring */
+	__u64 left_out;		/* matched but over the rate cap */
+	__u64 lost;		/* the ring had no room (or no reader on that CPU) */
+};
+
+/* The record's header. */
+struct xrl_capture_hdr {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (the precise clock; the test clock) */
+	__u32 ifindex;		/* the receiving interface */
+	__u32 len;		/* the frame's length */
+	__u32 caplen;		/* bytes that follow */
+	__u32 rule_slot;	/* the deciding rule's slot + 1; 0: no rule */
+	__u8 verdict;		/* XRL_CAPTURE_F_PASS or _DROP */
+	__u8 mode;		/* enum xrl_mode */
+	__u8 pad[6];
 };
 
 #endif /* XDP_RL_COMMON_H */

@@ -22,7 +22,7 @@ TEST=(
 	bc python3
 	nftables iptables gnuplot-nox
 	prometheus man-db tmux
-	tcpdump systemd
+	tcpdump systemd chromium
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck

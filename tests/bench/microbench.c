@@ -32,7 +32,9 @@
 struct bcase {
 	const char *name;
 	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only,
-				 * 3: xdp-rl with an endpoint rule (UDP/5353) */
+				 * 3: xdp-rl with an endpoint rule (UDP/5353),
+				 * 4: xdp-rl with a capture of another source,
+				 * 5: xdp-rl with a capture of every packet */
 	struct pkt_spec spec;
 	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
@@ -171,6 +173,13 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int capture_cb(const struct xrl_capture_pkt *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t ext[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS };
@@ -209,6 +218,11 @@ int main(int argc, char **argv)
 		{ "xdp-rl banned source (operator ban), dropped", 0, { .src = "198.18.15.1", .payload = 18 } },
 		{ "xdp-rl banned source (a rule's ban), dropped", 0, { .src = "198.18.16.1", .payload = 18 } },
 		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 0, { .src = "2001:db8:bad::1", .payload = 18 } },
+		/* a capture running: its filter refuses the packet; it takes
+		 * it, over the rate cap (a flood: left out, counted) */
+		{ "xdp-rl steady hit, dropped, capture on (another source)", 4, { .src = "198.18.1.1", .payload = 18 } },
+		{ "xdp-rl steady hit, dropped, capture on (matched, over its rate cap)", 5, { .src = "198.18.1.1", .payload = 18 } },
+		{ "xdp-rl steady hit, passed, capture on (matched, over its rate cap)", 5, { .src = "198.18.0.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -218,10 +232,11 @@ int main(int argc, char **argv)
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[4];
+	int repeat = 1000000, rounds = 5, opt, fds[6];
 	bool json = false, with_stats = false;
-	struct xrl *x, *xe;
-	size_t n = 0;
+	struct xrl *x, *xe, *xc[2];
+	struct xrl_capture_run *cap[2];
+	size_t n = 0, nsrc;
 	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "n:r:js")) != -1) {
@@ -285,6 +300,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
+	/* two more with the same rules and a capture each: of a source
+	 * no packet comes from, of every packet (never read: the copies
+	 * are the rate cap's few) */
+	nsrc = n;
+	for (int i = 0; i < 2; i++) {
+		struct xrl_capture_filter f = { .verdicts = XRL_CAPTURE_F_PASS | XRL_CAPTURE_F_DROP };
+
+		if (!i) {
+			f.family = 4;
+			f.prefix_len = 24;
+			inet_pton(AF_INET, "192.0.2.0", f.addr);
+		}
+		if (xrl_open(&o, &xc[i]) || xrl_rules_commit(xc[i], v, nsrc) ||
+		    xrl_capture_start(xc[i], &f, capture_cb, NULL, &cap[i])) {
+			fprintf(stderr, "Error: %s\n", xrl_errmsg());
+			return 1;
+		}
+		fds[4 + i] = xrl_prog_fd(xc[i]);
+	}
 	/* a second instance: the same rules and two endpoint rules */
 	if (xrl_open(&o, &xe) ||
 	    add_rule(xe, v, &n, "rule add 0.0.0.0/0 proto udp dport 5353 rate 100000000/s burst 4000000000") ||
@@ -314,6 +348,9 @@ int main(int argc, char **argv)
 			__u32 il = sizeof(in0);
 			int sfd = -1;
 
+			/* the capture's lease, renewed (it lapses in seconds) */
+			if (cases[i].prog >= 4)
+				xrl_capture_poll(cap[cases[i].prog - 4], 0);
 			if (cases[i].stats) {
 				sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 				if (sfd < 0) {
@@ -398,6 +435,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run-time statistics %s BPF_PROG_TEST_RUN's runs (run_cnt)\n",
 			counted ? "counted" : "did NOT count");
 	xrl_test_progs__destroy(ref);
+	for (int i = 0; i < 2; i++) {
+		xrl_capture_stop(cap[i], NULL);
+		xrl_close(xc[i]);
+	}
 	xrl_close(xe);
 	xrl_close(x);
 	return 0;

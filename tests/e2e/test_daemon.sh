@@ -236,7 +236,7 @@ test_prometheus_scrape() {
 	check_match "keys per family" "$m" 'xdp_rl_keys_tracked\{family="ipv4"\} 1'
 	check_match "capacity per family" "$m" 'xdp_rl_keys_capacity\{family="ipv6"\} [0-9]+'
 	check_match "heartbeat" "$m" "xdp_rl_heartbeat_age_seconds 0\.[0-9]+"
-	check_eq "404" "$(nsenter --net="/run/netns/$DST" curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:9437/)" 404
+	check_eq "404" "$(nsenter --net="/run/netns/$DST" curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:9437/nope)" 404
 
 	mkdir -p "$TMPD/prom"
 	cat >"$TMPD/prom.yml" <<-EOF

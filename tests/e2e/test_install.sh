@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make install: binaries, man pages, the systemd unit, the alerting rules, the
-# fail2ban action, the example config.
+# fail2ban action, the Grafana dashboard, the example config.
 source "$(dirname "$0")/../lib/e2e.sh"
 
 test_make_install() {
@@ -10,7 +10,8 @@ test_make_install() {
 		usr/share/man/man8/xdp-rld.8 usr/share/man/man5/xdp-rl.conf.5 \
 		usr/lib/systemd/system/xdp-rld.service etc/xdp-rl/rules.conf \
 		usr/share/bash-completion/completions/xdp-rlctl usr/share/xdp-rl/xdp-rl-alerts.yml \
-		usr/share/xdp-rl/fail2ban/action.d/xdp-rl.conf; do
+		usr/share/xdp-rl/fail2ban/action.d/xdp-rl.conf \
+		usr/share/xdp-rl/grafana/xdp-rl.json; do
 		[[ -f "$root/$f" ]] || fail "$f not installed"
 	done
 	check_match "unit runs the installed daemon" "$(grep ^ExecStart= "$root/usr/lib/systemd/system/xdp-rld.service")" \
@@ -23,6 +24,10 @@ test_make_install() {
 		fail "the installed alerting rules are not packaging/xdp-rl-alerts.yml"
 	check_match "installed alerting rules load" "$(promtool check rules "$root/usr/share/xdp-rl/xdp-rl-alerts.yml" 2>&1)" \
 		"SUCCESS: [0-9]+ rules found"
+	# the Grafana dashboard, as packaged, and JSON
+	cmp -s "$root/usr/share/xdp-rl/grafana/xdp-rl.json" "$TOP/packaging/grafana/xdp-rl.json" ||
+		fail "the installed dashboard is not packaging/grafana/xdp-rl.json"
+	jq -e .panels "$root/usr/share/xdp-rl/grafana/xdp-rl.json" >/dev/null || fail "the installed dashboard is no JSON"
 	man -l "$root/usr/share/man/man5/xdp-rl.conf.5" >/dev/null 2>&1 || fail "xdp-rl.conf.5 does not render"
 	# the installed completion is the one generated from the grammar, and works
 	cmp -s "$root/usr/share/bash-completion/completions/xdp-rlctl" "$OUT/xdp-rlctl.bash" ||

@@ -21,6 +21,7 @@
 #include "base/sha256.h"
 #include "base/strict.h"
 #include "base/version.h"
+#include "base/pcapw.h"
 #include "model/addr.h"
 #include "model/rule.h"
 #include "model/words.h"
@@ -32,6 +33,7 @@
 #include "maps/stats.h"
 #include "maps/events.h"
 #include "maps/bans.h"
+#include "maps/capture.h"
 #include "maps/attach.h"
 #include "maps/kernel.h"
 #include "maps/syncookie.h"
@@ -39,5 +41,6 @@
 #include "features/upgrade.h"
 #include "features/restore.h"
 #include "features/replay.h"
+#include "features/report.h"
 
 #endif

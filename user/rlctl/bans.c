@@ -195,27 +195,6 @@ int do_ban_list(struct xrl_cmd *c)
 
 /* status: each family's table, entries (ended ones not yet reclaimed
  * included) of its size, and the bans refused because one was full. */
-void status_bans_json(struct xrl *x)
-{
-	struct xrl_ban_totals t = {};
-	__u32 n4 = 0, c4 = 0, n6 = 0, c6 = 0;
-
-	xrl_bans_fill(x, 4, &n4, &c4);
-	xrl_bans_fill(x, 6, &n6, &c6);
-	xrl_ban_totals_get(x, &t);
-	jw_key(&jw, "bans");
-	jw_obj_start(&jw);
-	jw_ku64(&jw, "ipv4", n4);
-	jw_ku64(&jw, "ipv6", n6);
-	jw_obj_end(&jw);
-	jw_key(&jw, "bans_capacity");
-	jw_obj_start(&jw);
-	jw_ku64(&jw, "ipv4", c4);
-	jw_ku64(&jw, "ipv6", c6);
-	jw_obj_end(&jw);
-	jw_ku64(&jw, "bans_refused_full", t.refused_full);
-}
-
 void status_bans_text(struct xrl *x)
 {
 	struct xrl_ban_totals t = {};
@@ -229,36 +208,6 @@ void status_bans_text(struct xrl *x)
 }
 
 /* stats: the bans' counters, by origin */
-void stats_bans_json(struct xrl *x)
-{
-	struct xrl_ban_totals t = {};
-	struct xrl_ban_stats s = {};
-
-	xrl_ban_totals_get(x, &t);
-	xrl_ban_stats_get(x, &s);
-	jw_key(&jw, "bans");
-	jw_obj_start(&jw);
-	jw_ku64(&jw, "dropped_packets", s.dropped_packets);
-	jw_ku64(&jw, "dropped_bytes", s.dropped_bytes);
-	jw_ku64(&jw, "would_drop_packets", s.would_drop_packets);
-	jw_ku64(&jw, "allowed_packets", s.allowed_packets);
-	for (int k = 0; k < 3; k++) {
-		const __u64 *v = k == 0 ? t.set : k == 1 ? t.expired : t.deleted;
-
-		jw_key(&jw, k == 0 ? "set" : k == 1 ? "expired" : "deleted");
-		jw_obj_start(&jw);
-		for (__u32 o = XRL_BAN_RULE; o < XRL_BAN_ORIGINS; o++)
-			jw_ku64(&jw, xrl_ban_origin_name(o), v[o]);
-		jw_obj_end(&jw);
-	}
-	jw_ku64(&jw, "refused_full", t.refused_full);
-	jw_ku64(&jw, "refused_reserve", t.refused_reserve);
-	jw_ku64(&jw, "rule_bans_max", t.rule_bans_max);
-	jw_ku64(&jw, "would_ban", t.would_ban);
-	jw_ku64(&jw, "offences", t.offences);
-	jw_obj_end(&jw);
-}
-
 void stats_bans_text(struct xrl *x)
 {
 	struct xrl_ban_totals t = {};

@@ -221,141 +221,46 @@ int do_upgrade(struct xrl_cmd *c)
 
 int do_status(struct xrl_cmd *c)
 {
-	struct xrl_global_stats g = {};
-	struct xrl_attachment *a = NULL;
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct xrl_status st;
+	struct xrl_global_stats g;
+	struct xrl_attachment *a;
 	struct xrl_prog_runtime rt;
 	struct xrl_build_info bi;
+	struct { __u32 id; } info;
 	long long hb_age;
-	unsigned long long keys4 = 0, keys6 = 0, ns_pkt, win_runs = 0, win_ns = 0, win_pkt;
-	bool sampled = false, hb;
-	char by[64];
+	unsigned long long keys4, keys6, ns_pkt, win_runs, win_pkt;
+	bool sampled, hb;
+	const char *by;
 	__u64 wd;
 	struct xrl *x;
-	size_t n = 0;
+	size_t n;
 
 	if (open_reader(&x))
 		return 1;
-	/* each family has its own table: tracked and capacity per family */
-	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
-	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt) ||
-	    xrl_build_info(x, &bi) || xrl_global_stats_get(x, &g)) {
+	if (xrl_status_read(x, c->status.sample_ms, &st)) {
 		p_err("%s", xrl_errmsg());
+		xrl_status_free(&st);
 		xrl_close(x);
 		return 1;
 	}
-	bpf_obj_get_info_by_fd(xrl_prog_fd(x), &info, &len);
-	/* the daemon's state as it is now, before the run-time sample below */
-	hb_age = xrl_heartbeat_age(x);
-	hb = xrl_heartbeating(x);
-	wd = xrl_control(x)->watchdog_ns;
-	/* over the runs counted: a figure only while the kernel counts them,
-	 * never a stale or empty one */
-	ns_pkt = rt.run_cnt ? (rt.run_time_ns + rt.run_cnt / 2) / rt.run_cnt : 0;
-	/* what a packet costs now: the counters' difference over a short
-	 * sample (the lifetime average keeps every past phase in it) */
-	if (rt.enabled && c->status.sample_ms) {
-		struct timespec ts = { c->status.sample_ms / 1000, (c->status.sample_ms % 1000) * 1000000L };
-		struct xrl_prog_runtime rt1;
-
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-		if (!xrl_prog_runtime_get(x, false, &rt1) && rt1.run_cnt >= rt.run_cnt) {
-			win_runs = rt1.run_cnt - rt.run_cnt;
-			win_ns = rt1.run_time_ns - rt.run_time_ns;
-			sampled = true;
-		}
-	}
-	win_pkt = win_runs ? (win_ns + win_runs / 2) / win_runs : 0;
-	if (rt.holder_pid)
-		snprintf(by, sizeof(by), "pid %d%s%s%s", rt.holder_pid, rt.holder_comm[0] ? " (" : "",
-			 rt.holder_comm, rt.holder_comm[0] ? ")" : "");
-	else
-		snprintf(by, sizeof(by), "the sysctl kernel.bpf_stats_enabled");
+	g = st.global;
+	a = st.att;
+	n = st.natt;
+	rt = st.rt;
+	bi = st.build;
+	info.id = st.prog_id;
+	hb_age = st.hb_age;
+	hb = st.heartbeating;
+	wd = st.watchdog_ns;
+	keys4 = st.keys4;
+	keys6 = st.keys6;
+	ns_pkt = st.ns_pkt;
+	win_runs = st.win_runs;
+	win_pkt = st.win_pkt;
+	sampled = st.sampled;
+	by = st.enabled_by;
 	if (opt.json) {
-		jw_obj_start(&jw);
-		jw_kstr(&jw, "pin_dir", xrl_pin_dir(x));
-		jw_ku64(&jw, "prog_id", info.id);
-		jw_kstr(&jw, "build", bi.build);
-		jw_ku64(&jw, "layout", bi.layout);
-		jw_kstr(&jw, "mode", xrl_mode_name(xrl_mode_get(x)));
-		jw_ku64(&jw, "rules", xrl_control(x)->rules);
-		jw_key(&jw, "keys_tracked");
-		jw_obj_start(&jw);
-		jw_ku64(&jw, "ipv4", keys4);
-		jw_ku64(&jw, "ipv6", keys6);
-		jw_obj_end(&jw);
-		jw_key(&jw, "keys_capacity");
-		jw_obj_start(&jw);
-		jw_ku64(&jw, "ipv4", xrl_keys_capacity_family(x, 4));
-		jw_ku64(&jw, "ipv6", xrl_keys_capacity_family(x, 6));
-		jw_obj_end(&jw);
-		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
-		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
-		status_bans_json(x);
-		jw_key(&jw, "daemon");
-		jw_obj_start(&jw);
-		jw_kbool(&jw, "heartbeating", hb);
-		jw_key(&jw, "heartbeat_age_ms");
-		if (hb_age >= 0)
-			jw_u64(&jw, hb_age / 1000000);
-		else
-			jw_null(&jw);
-		jw_ku64(&jw, "heartbeat_interval_ms", xrl_control(x)->heartbeat_interval_ms);
-		jw_ku64(&jw, "watchdog_ms", wd / 1000000);
-		jw_kbool(&jw, "watchdog_fired", hb_age >= 0 && wd && (__u64)hb_age > wd);
-		jw_obj_end(&jw);
-		xrl_fleet_json(&jw, x);
-		jw_key(&jw, "program_run");
-		jw_obj_start(&jw);
-		jw_kbool(&jw, "stats_enabled", rt.enabled);
-		jw_key(&jw, "enabled_by");
-		if (rt.holder_pid)
-			jw_u64(&jw, rt.holder_pid);
-		else if (rt.by_sysctl)
-			jw_str(&jw, "sysctl");
-		else
-			jw_null(&jw);
-		jw_key(&jw, "enabled_by_command");
-		if (rt.holder_comm[0])
-			jw_str(&jw, rt.holder_comm);
-		else
-			jw_null(&jw);
-		/* the kernel's switch is one for the host: while on, every BPF
-		 * program is timed, whoever turned it on */
-		jw_kbool(&jw, "global", rt.enabled);
-		jw_ku64(&jw, "runs", rt.run_cnt);
-		jw_ku64(&jw, "run_time_ns", rt.run_time_ns);
-		/* now: over the sample taken by this call */
-		jw_ku64(&jw, "sample_ms", sampled ? c->status.sample_ms : 0);
-		jw_ku64(&jw, "sample_runs", win_runs);
-		jw_ku64(&jw, "sample_run_time_ns", win_ns);
-		jw_key(&jw, "ns_per_packet");
-		if (sampled && win_runs)
-			jw_u64(&jw, win_pkt);
-		else
-			jw_null(&jw);
-		/* since the statistics were enabled (the pinned program's life) */
-		jw_key(&jw, "ns_per_packet_lifetime");
-		if (rt.enabled && rt.run_cnt)
-			jw_u64(&jw, ns_pkt);
-		else
-			jw_null(&jw);
-		jw_obj_end(&jw);
-		jw_key(&jw, "interfaces");
-		jw_arr_start(&jw);
-		for (size_t i = 0; i < n; i++) {
-			jw_obj_start(&jw);
-			jw_kstr(&jw, "ifname", a[i].ifname);
-			jw_ku64(&jw, "ifindex", a[i].ifindex);
-			jw_kstr(&jw, "xdp_mode", xrl_xdp_mode_name(a[i].mode));
-			jw_ku64(&jw, "prog_id", a[i].prog_id);
-			jw_kbool(&jw, "link_up", a[i].ifindex != 0);
-			jw_obj_end(&jw);
-		}
-		jw_arr_end(&jw);
-		jw_obj_end(&jw);
+		xrl_status_json(&jw, x, &st);
 		jw_finish(&jw);
 	} else {
 		printf("pin dir:     %s\n", xrl_pin_dir(x));
@@ -402,7 +307,7 @@ int do_status(struct xrl_cmd *c)
 				       a[i].ifname, a[i].ifname);
 		}
 	}
-	free(a);
+	xrl_status_free(&st);
 	xrl_close(x);
 	return 0;
 }

@@ -9,31 +9,20 @@
 
 #include "xrl_meter.h"
 
+/* the library's (features/report.h), under the names the command files use */
 void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len)
 {
-	char a[64];
-
-	xrl_addr_format(k->family, k->addr, a, sizeof(a));
-	snprintf(buf, len, "%s/%u", a, key_len);
-}
-
-static int cmp_gen(const void *a, const void *b)
-{
-	const struct xrl_rule_entry *x = a, *y = b;
-
-	return x->r.gen < y->r.gen ? -1 : x->r.gen > y->r.gen;
+	xrl_key_format(k, key_len, buf, len);
 }
 
 void rules_by_gen(struct xrl_rule_entry *v, size_t n)
 {
-	xrl_sort(v, n, sizeof(*v), cmp_gen);
+	xrl_rules_by_gen(v, n);
 }
 
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen)
 {
-	struct xrl_rule_entry k = { .r.gen = gen };
-
-	return bsearch(&k, v, n, sizeof(*v), cmp_gen);
+	return xrl_rule_of_gen(v, n, gen);
 }
 
 struct list_ctx {

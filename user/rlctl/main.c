@@ -13,6 +13,7 @@
  *   replay.c replay
  *   events.c events
  *   bans.c   ban add, del, list, flush
+ *   capture.c capture
  */
 #include "rlctl.h"
 
@@ -136,6 +137,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_BAN_DEL] = do_ban_del,
 	[XRL_CMD_BAN_LIST] = do_ban_list,
 	[XRL_CMD_BAN_FLUSH] = do_ban_flush,
+	[XRL_CMD_CAPTURE] = do_capture,
 };
 
 int main(int argc, char **argv)

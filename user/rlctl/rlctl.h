@@ -77,10 +77,9 @@ int do_ban_del(struct xrl_cmd *c);
 int do_ban_list(struct xrl_cmd *c);
 int do_ban_flush(struct xrl_cmd *c);
 /* status: the ban tables' fill and size, refusals (bans.c) */
-void status_bans_json(struct xrl *x);
 void status_bans_text(struct xrl *x);
 /* stats: what bans did (bans.c) */
-void stats_bans_json(struct xrl *x);
 void stats_bans_text(struct xrl *x);
+int do_capture(struct xrl_cmd *c);
 
 #endif

@@ -10,141 +10,39 @@
 #include "xrl_meter.h"
 #include "fleet/view.h"
 
-/* The other attached interfaces whose ifindexes share i's counter slot
- * (ifindex % XRL_IF_SLOTS): "d1, d2"; false when none does. */
-static bool if_shared(const struct xrl_attachment *a, size_t n, size_t i, char *buf, size_t len)
-{
-	size_t l = 0;
-
-	buf[0] = '\0';
-	for (size_t j = 0; j < n && l < len; j++)
-		if (j != i && a[j].ifindex && a[j].ifindex % XRL_IF_SLOTS == a[i].ifindex % XRL_IF_SLOTS)
-			l += snprintf(buf + l, len - l, "%s%s", l ? ", " : "", a[j].ifname);
-	return l > 0;
-}
-
 int do_stats(struct xrl_cmd *c)
 {
-	struct xrl_rule_entry *v = NULL;
-	struct xrl_rule_stats *rs = NULL;
+	struct xrl_stats_view sv = {};
+	struct xrl_rule_entry *v;
+	struct xrl_rule_stats *rs;
 	struct xrl_global_stats g;
-	struct xrl_attachment *att = NULL;
-	struct xrl_if_stats *is = NULL;
-	struct xrl_answer_stats ans = {};
-	struct xrl_sc_table sct = {};
-	size_t natt = 0;
+	struct xrl_attachment *att;
+	struct xrl_if_stats *is;
+	size_t n, natt;
+	struct xrl_answer_stats ans;
+	struct xrl_sc_table sct;
 	struct xrl *x;
-	size_t n = 0;
 	int err = 0;
 
 	(void)c;
 	if (open_reader(&x))
 		return 1;
-	if (xrl_rules_get(x, &v, &n) || xrl_global_stats_get(x, &g) ||
-	    xrl_answers_get(x, &ans) || xrl_sc_table_get(x, &sct) ||
-	    !(rs = calloc(n + 1, sizeof(*rs)))) {
+	if (xrl_stats_read(x, &sv)) {
 		p_err("%s", xrl_errmsg());
 		err = 1;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (xrl_rule_stats_get(x, v[i].r.slot, &rs[i])) {
-			p_err("%s", xrl_errmsg());
-			err = 1;
-			goto out;
-		}
-	}
-	/* per attached interface: the verdicts on what it received */
-	if (xrl_attachments(x, &att, &natt) || !(is = calloc(natt + 1, sizeof(*is)))) {
-		p_err("%s", xrl_errmsg());
-		err = 1;
-		goto out;
-	}
-	for (size_t i = 0; i < natt; i++) {
-		if (att[i].ifindex && xrl_if_stats_get(x, att[i].ifindex, &is[i])) {
-			p_err("%s", xrl_errmsg());
-			err = 1;
-			goto out;
-		}
-	}
+	v = sv.v;
+	n = sv.n;
+	rs = sv.rs;
+	g = sv.g;
+	att = sv.att;
+	natt = sv.natt;
+	is = sv.is;
+	ans = sv.ans;
+	sct = sv.sct;
 	if (opt.json) {
-		jw_obj_start(&jw);
-		jw_kstr(&jw, "mode", xrl_mode_name(xrl_mode_get(x)));
-		jw_key(&jw, "rules");
-		jw_arr_start(&jw);
-		for (size_t i = 0; i < n; i++) {
-			jw_obj_start(&jw);
-			xrl_rule_json(&jw, &v[i]);
-			jw_ku64(&jw, "passed_packets", rs[i].passed_packets);
-			jw_ku64(&jw, "dropped_packets", rs[i].dropped_packets);
-			jw_ku64(&jw, "passed_bytes", rs[i].passed_bytes);
-			jw_ku64(&jw, "dropped_bytes", rs[i].dropped_bytes);
-			jw_ku64(&jw, "new_keys", rs[i].new_keys);
-			jw_ku64(&jw, "failure_passed_packets", rs[i].failure_passed);
-			jw_ku64(&jw, "failure_dropped_packets", rs[i].failure_dropped);
-			jw_ku64(&jw, "would_drop_packets", rs[i].would_drop_packets);
-			jw_ku64(&jw, "would_drop_bytes", rs[i].would_drop_bytes);
-			jw_ku64(&jw, "new_keys_refused", rs[i].nk_refused);
-			jw_ku64(&jw, "hot_dropped_packets", rs[i].hot_dropped);
-			jw_ku64(&jw, "aggregate_dropped_packets", rs[i].agg_dropped);
-			if (v[i].r.syncookies) {
-				struct xrl_sc_stats sc = {};
-
-				xrl_sc_stats_get(x, v[i].r.slot, &sc);
-				jw_ku64(&jw, "syn_cookies_sent", sc.cookies_sent);
-				jw_ku64(&jw, "syn_cookie_acks_valid", sc.acks_valid);
-				jw_ku64(&jw, "syn_cookie_acks_invalid", sc.acks_invalid);
-				jw_ku64(&jw, "syn_cookie_sources_verified", sc.verified);
-				jw_ku64(&jw, "syn_cookie_unverified_dropped", sc.unverified_dropped);
-			}
-			jw_obj_end(&jw);
-		}
-		jw_arr_end(&jw);
-		xrl_fleet_json(&jw, x);
-		jw_key(&jw, "global");
-		jw_obj_start(&jw);
-		jw_ku64(&jw, "unmatched_packets", g.unmatched_packets);
-		jw_ku64(&jw, "non_ip_packets", g.non_ip_packets);
-		jw_ku64(&jw, "malformed_packets", g.malformed_packets);
-		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
-		jw_ku64(&jw, "answers_sent", ans.tx_packets);
-		jw_key(&jw, "syn_cookie_verified");
-		jw_obj_start(&jw);
-		jw_ku64(&jw, "entries", sct.entries);
-		jw_ku64(&jw, "size", sct.size);
-		jw_ku64(&jw, "inserted", sct.inserted);
-		jw_ku64(&jw, "evicted", sct.evicted);
-		jw_obj_end(&jw);
-		jw_key(&jw, "passed_packets");
-		jw_obj_start(&jw);
-		for (int m = 0; m < XRL_MODE_MAX; m++)
-			jw_ku64(&jw, xrl_mode_name(m), g.passed_packets[m]);
-		jw_obj_end(&jw);
-		jw_key(&jw, "dropped_packets");
-		jw_obj_start(&jw);
-		for (int m = 0; m < XRL_MODE_MAX; m++)
-			jw_ku64(&jw, xrl_mode_name(m), g.dropped_packets[m]);
-		jw_obj_end(&jw);
-		jw_obj_end(&jw);
-		stats_bans_json(x);
-		jw_key(&jw, "interfaces");
-		jw_arr_start(&jw);
-		for (size_t i = 0; i < natt; i++) {
-			jw_obj_start(&jw);
-			jw_kstr(&jw, "ifname", att[i].ifname);
-			jw_ku64(&jw, "ifindex", att[i].ifindex);
-			if (att[i].ifindex) {
-				char shared[256];
-
-				jw_ku64(&jw, "passed_packets", is[i].passed_packets);
-				jw_ku64(&jw, "dropped_packets", is[i].dropped_packets);
-				if (if_shared(att, natt, i, shared, sizeof(shared)))
-					jw_kstr(&jw, "counters_shared_with", shared);
-			}
-			jw_obj_end(&jw);
-		}
-		jw_arr_end(&jw);
-		jw_obj_end(&jw);
+		xrl_stats_json(&jw, x, &sv);
 		jw_finish(&jw);
 	} else {
 		printf("mode %s\n", xrl_mode_name(xrl_mode_get(x)));
@@ -214,16 +112,13 @@ int do_stats(struct xrl_cmd *c)
 			printf("interface %s: passed %llu, dropped %llu", att[i].ifname,
 			       (unsigned long long)is[i].passed_packets,
 			       (unsigned long long)is[i].dropped_packets);
-			if (if_shared(att, natt, i, shared, sizeof(shared)))
+			if (xrl_if_shared(att, natt, i, shared, sizeof(shared)))
 				printf(" (counters shared with %s)", shared);
 			printf("\n");
 		}
 	}
 out:
-	free(is);
-	free(att);
-	free(rs);
-	free(v);
+	xrl_stats_free(&sv);
 	xrl_close(x);
 	return err;
 }

@@ -20,24 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct item {
-	struct xrl_key k;	/* no padding: compared with memcmp */
-	__u64 dropped;
-	__u64 rate;		/* dropped per second over the sample */
-	__u32 rule;
-	__u8 key_len;
-	__u8 dry_run;		/* its rule's: its drops are would-drops */
-};
-
-struct snap {
-	struct item *v;
-	size_t n, cap;
-	unsigned long long tracked;	/* every bucket of the current rules */
-	const struct xrl_rule_entry *rules;	/* by gen */
-	size_t nrules;
-	__u32 only;			/* this rule's keys only; 0: every rule's */
-};
-
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
@@ -46,79 +28,13 @@ static __u64 mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int collect_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
-{
-	struct snap *s = ctx;
-	const struct xrl_rule_entry *e = rule_of_gen(s->rules, s->nrules, k->gen);
-
-	if (!e)
-		return 0;	/* a stale bucket of a changed rule */
-	if (s->only && e->r.id != s->only)
-		return 0;
-	s->tracked++;
-	if (!b->dropped)
-		return 0;
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 256;
-		void *nv = realloc(s->v, nc * sizeof(*s->v));
-
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = nc;
-	}
-	s->v[s->n++] = (struct item){ .k = *k, .dropped = b->dropped, .rule = e->r.id,
-				      .key_len = e->r.key_len, .dry_run = e->r.dry_run };
-	return 0;
-}
-
-/* The keys with drops of the rules (sorted by gen), sorted by key. */
-static int cmp_key(const void *a, const void *b)
-{
-	return memcmp(&((const struct item *)a)->k, &((const struct item *)b)->k,
-		      sizeof(struct xrl_key));
-}
-
+/* One walk (features/report.h), its failure kept for the caller. */
 static int collect(struct xrl *x, const struct xrl_rule_entry *rules, size_t nrules,
-		   struct snap *s)
+		   struct xrl_top_snap *s)
 {
-	int err;
-
-	s->n = 0;
-	s->tracked = 0;
-	s->rules = rules;
-	s->nrules = nrules;
-	err = xrl_buckets_walk(x, collect_cb, s);
-	if (err == -ENOMEM)
-		return set_err("out of memory");
-	if (err)
+	if (xrl_top_collect(x, rules, nrules, s))
 		return set_err("%s", xrl_errmsg());
-	xrl_sort(s->v, s->n, sizeof(*s->v), cmp_key);
 	return 0;
-}
-
-/* cur's rates against prev, elapsed_ns earlier. */
-static void rates(struct snap *cur, const struct snap *prev, __u64 elapsed_ns)
-{
-	for (size_t i = 0; i < cur->n; i++) {
-		struct item *it = &cur->v[i];
-		const struct item *p = prev->n ? bsearch(it, prev->v, prev->n, sizeof(*it), cmp_key) : NULL;
-		__u64 before = p && p->dropped <= it->dropped ? p->dropped : 0;
-
-		it->rate = elapsed_ns ? (__u64)((it->dropped - before) * 1e9 / elapsed_ns) : 0;
-	}
-}
-
-/* hottest first: by rate, then by total */
-static int cmp_hot(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-
-	if (x->rate != y->rate)
-		return x->rate > y->rate ? -1 : 1;
-	if (x->dropped != y->dropped)
-		return x->dropped > y->dropped ? -1 : 1;
-	return cmp_key(a, b);
 }
 
 static int do_top_watch(struct xrl_cmd *c);
@@ -136,7 +52,7 @@ static bool rule_named(const struct xrl_rule_entry *v, size_t n, __u32 id)
 int do_top(struct xrl_cmd *c)
 {
 	struct xrl_rule_entry *rules = NULL;
-	struct snap s0 = { .only = c->top.rule }, s1 = { .only = c->top.rule };
+	struct xrl_top_snap s0 = { .only = c->top.rule }, s1 = { .only = c->top.rule };
 	struct timespec ts = { c->top.sample_ms / 1000, (c->top.sample_ms % 1000) * 1000000L };
 	size_t nrules = 0;
 	__u64 t0, t1;
@@ -173,39 +89,26 @@ int do_top(struct xrl_cmd *c)
 		err = 1;
 		goto out;
 	}
-	rates(&s1, &s0, t1 - t0);
-	xrl_sort(s1.v, s1.n, sizeof(*s1.v), cmp_hot);
+	xrl_top_rates(&s1, &s0, t1 - t0);
+	xrl_sort(s1.v, s1.n, sizeof(*s1.v), xrl_top_cmp_hot);
 	if (s1.n > c->top.count)
 		s1.n = c->top.count;
 	dry = xrl_mode_get(x) == XRL_MODE_DRY_RUN;
-	if (opt.json)
-		jw_arr_start(&jw);
-	else
-		printf("%-44s %-6s %12s %12s\n", "KEY", "RULE", "DROPPED", "DROPPED/s");
+	if (opt.json) {
+		xrl_top_json(&jw, s1.v, s1.n, dry);
+		jw_finish(&jw);
+		goto out;
+	}
+	printf("%-44s %-6s %12s %12s\n", "KEY", "RULE", "DROPPED", "DROPPED/s");
 	for (size_t i = 0; i < s1.n; i++) {
-		const struct item *it = &s1.v[i];
+		const struct xrl_top_item *it = &s1.v[i];
 		char key[80];
 
 		key_format(&it->k, it->key_len, key, sizeof(key));
-		if (opt.json) {
-			jw_obj_start(&jw);
-			jw_kstr(&jw, "key", key);
-			jw_ku64(&jw, "rule", it->rule);
-			jw_ku64(&jw, "dropped_packets", it->dropped);
-			jw_ku64(&jw, "dropped_per_second", it->rate);
-			/* the key's drops were would-drops: its rule's dry-run or the mode's */
-			jw_kbool(&jw, "dry_run", it->dry_run || dry);
-			jw_obj_end(&jw);
-		} else {
-			/* a would-drop is marked on its line; the header stays */
-			printf("%-44s %-6u %12llu %12llu%s\n", key, it->rule,
-			       (unsigned long long)it->dropped, (unsigned long long)it->rate,
-			       it->dry_run || dry ? " (dry-run: would-drops)" : "");
-		}
-	}
-	if (opt.json) {
-		jw_arr_end(&jw);
-		jw_finish(&jw);
+		/* a would-drop is marked on its line; the header stays */
+		printf("%-44s %-6u %12llu %12llu%s\n", key, it->rule,
+		       (unsigned long long)it->dropped, (unsigned long long)it->rate,
+		       it->dry_run || dry ? " (dry-run: would-drops)" : "");
 	}
 out:
 	free(s0.v);
@@ -273,7 +176,7 @@ static int cmp_prev(const void *a, const void *b)
 struct watch {
 	struct xrl *x;
 	struct xrl_cmd *c;
-	struct snap prev, cur;
+	struct xrl_top_snap prev, cur;
 	struct rule_prev *rprev;
 	size_t nrprev;
 	__u64 tprev;
@@ -326,7 +229,7 @@ static int frame(struct watch *w)
 	if (collect(w->x, byg, n, &w->cur))
 		goto out;
 	elapsed = now - w->tprev;
-	rates(&w->cur, &w->prev, w->have_prev ? elapsed : 0);
+	xrl_top_rates(&w->cur, &w->prev, w->have_prev ? elapsed : 0);
 
 	ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
 	if (ws.ws_row < 5)
@@ -378,7 +281,7 @@ static int frame(struct watch *w)
 	LINE("%s", "");
 	LINE("%-44s %-6s %11s %13s", "KEY", "RULE", "DROPPED/s", "DROPPED");
 	{
-		struct item *hot = malloc((w->cur.n + 1) * sizeof(*hot));
+		struct xrl_top_item *hot = malloc((w->cur.n + 1) * sizeof(*hot));
 
 		if (!hot) {
 			fclose(f);
@@ -387,7 +290,7 @@ static int frame(struct watch *w)
 		}
 		if (w->cur.n)	/* no key yet: v is NULL, which memcpy() must not get */
 			memcpy(hot, w->cur.v, w->cur.n * sizeof(*hot));
-		xrl_sort(hot, w->cur.n, sizeof(*hot), cmp_hot);
+		xrl_sort(hot, w->cur.n, sizeof(*hot), xrl_top_cmp_hot);
 		for (size_t i = 0; i < w->cur.n && i < w->c->top.count; i++) {
 			char key[80], r[24];
 
@@ -416,7 +319,7 @@ static int frame(struct watch *w)
 	w->nrprev = n;
 	rp = NULL;
 	{
-		struct snap tmp = w->prev;
+		struct xrl_top_snap tmp = w->prev;
 
 		w->prev = w->cur;
 		w->cur = tmp;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The HTTP side of /metrics: libmicrohttpd, one polling thread, and the
- * policy for clients that hold connections. */
+/* The HTTP side of /metrics (and of the status page and its read-only
+ * API, /api/v1/...): libmicrohttpd, one polling thread, and the policy for
+ * clients that hold connections. */
 #include "metrics.h"
 
 #include <arpa/inet.h>
@@ -235,13 +236,27 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
 	return ret;
 }
 
+/* What the server serves: every path, its page and its type. */
+static const struct {
+	const char *path;
+	enum xrl_http_page page;
+	const char *type;
+} pages[] = {
+	{ "/metrics", XRL_PAGE_METRICS, "text/plain; version=0.0.4; charset=utf-8" },
+	{ "/api/v1/status", XRL_PAGE_STATUS, "application/json" },
+	{ "/api/v1/rules", XRL_PAGE_RULES, "application/json" },
+	{ "/api/v1/top", XRL_PAGE_TOP, "application/json" },
+	{ "/", XRL_PAGE_INDEX, "text/html; charset=utf-8" },
+};
+static const char not_found[] = "see /metrics, /api/v1/status, /api/v1/rules, /api/v1/top or /\n";
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **state)
 {
 	struct xrl_metrics *m = cls;
 	char *body = NULL;
-	size_t len = 0;
+	size_t len = 0, i;
 	FILE *f;
 
 	(void)version;
@@ -249,21 +264,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload_len;
 	(void)state;
 	answering(m, c);
+	/* read-only: a request that would change something has no place */
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", strdup("GET only\n"), 9);
-	if (strcmp(url, "/metrics"))
-		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup("see /metrics\n"), 13);
+	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		if (!strcmp(url, pages[i].path))
+			break;
+	if (i == sizeof(pages) / sizeof(pages[0]))
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", strdup(not_found), strlen(not_found));
 	f = open_memstream(&body, &len);
 	if (!f)
 		return MHD_NO;
-	if (m->fill(f, m->ctx)) {
+	if (m->fill(f, pages[i].page, m->ctx)) {
 		fclose(f);
 		free(body);
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
 			     strdup("cannot read the maps\n"), 21);
 	}
 	fclose(f);
-	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len);
+	return reply(c, MHD_HTTP_OK, pages[i].type, body, len);
 }
 
 /*

@@ -440,6 +440,7 @@ static int run(struct rld *r, const sigset_t *mask)
 	events_stop(r);
 	xrl_metrics_stop(r->metrics.server);
 	r->metrics.server = NULL;
+	api_free(r);
 	xrl_linkmon_close(fd.lm);
 	stop_data_path(r);
 	if (r->metrics.runtime_fd >= 0)
@@ -465,6 +466,7 @@ static struct rld *rld_new(void)
 	};
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->metrics.keys_lock, NULL);
+	pthread_mutex_init(&r->metrics.top_lock, NULL);
 	r->metrics.runtime_fd = -1;
 	rld_thread_init(&r->hb.thread);
 	rld_thread_init(&r->fleet.thread);

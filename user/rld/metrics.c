@@ -406,13 +406,21 @@ static void keys_refresh(struct rld *r)
 	pthread_mutex_unlock(&m->keys_lock);
 }
 
-/* GET /metrics, on the server's thread: ctx is the struct rld. */
-static int metrics_fill(FILE *f, void *ctx)
+/* GET /metrics (and the API's pages: api.c), on the server's thread: ctx
+ * is the struct rld. */
+static int metrics_fill(FILE *f, enum xrl_http_page page, void *ctx)
 {
 	struct rld *r = ctx;
 	struct rld_metrics *m = &r->metrics;
 	struct prom p = { .f = f };
 	int err;
+
+	if (page != XRL_PAGE_METRICS) {
+		caps_effective(true);
+		err = api_fill(r, f, page);
+		caps_effective(false);
+		return err;
+	}
 
 	/* the metrics thread: HTTP with no effective capability, the maps with
 	 * its permitted ones */

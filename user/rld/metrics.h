@@ -40,8 +40,17 @@ struct xrl_daemon_stats {
 struct prom;
 int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_stats *ds);
 
-/* The HTTP side: GET /metrics calls fill(f, ctx) for the body. */
-typedef int (*xrl_metrics_fill)(FILE *f, void *ctx);
+/* The HTTP side: GET of one of these paths calls fill(f, page, ctx) for
+ * the body (0, or an error: 500). Any other path is 404, any other method
+ * than GET and HEAD 405. */
+enum xrl_http_page {
+	XRL_PAGE_METRICS,	/* /metrics: the Prometheus text */
+	XRL_PAGE_STATUS,	/* /api/v1/status: xdp-rlctl -j status */
+	XRL_PAGE_RULES,		/* /api/v1/rules: xdp-rlctl -j stats */
+	XRL_PAGE_TOP,		/* /api/v1/top: xdp-rlctl -j top */
+	XRL_PAGE_INDEX,		/* /: the status page */
+};
+typedef int (*xrl_metrics_fill)(FILE *f, enum xrl_http_page page, void *ctx);
 struct xrl_metrics;
 int xrl_metrics_start(const char *hostport, xrl_metrics_fill fill, void *ctx,
 		      struct xrl_metrics **out);

@@ -12,6 +12,7 @@
  *   thread.c     how each of those threads starts and stops
  *   metrics.c    what /metrics serves and where; prom.c writes the
  *                exposition, http.c serves it; linkmon.c rtnetlink
+ *   api.c        the read-only API (/api/v1/...) and the status page (/)
  * main() makes one struct rld and hands it to every part: the parts share
  * nothing else. Every map and attach operation goes through libxrl.
  */
@@ -118,6 +119,13 @@ struct rld_metrics {
 	unsigned long long keys[2];
 	double keys_at_ms;		/* 0: never counted */
 	int runtime_fd;			/* BPF_STATS_RUN_TIME: enabled while open, for the daemon's life */
+	/* /api/v1/top: the last walk, its time and the answer made of it
+	 * (api.c; top_lock: one walk at a time) */
+	pthread_mutex_t top_lock;
+	struct xrl_top_snap top_prev;
+	double top_at_ms;		/* 0: never walked */
+	char *top_body;
+	size_t top_len;
 };
 
 /* live events: the daemon's ring, read by the event loop (events.c) */
@@ -227,6 +235,9 @@ int caps_effective(bool on);
  * line, "" when it has none); a change is applied or refused, and logged.
  * Called by the event loop only (start, reloads). */
 void metrics_set(struct rld *r, const char *file, const char *why);
+/* api.c: the body of an /api/v1/ page or of the status page */
+int api_fill(struct rld *r, FILE *f, enum xrl_http_page page);
+void api_free(struct rld *r);
 
 /* events.c: the daemon's ring of live events */
 #define EVENT_LOG_PER_SEC	10	/* event lines a second, at most ... */

@@ -224,6 +224,7 @@ static bool our_pin(const char *name)
 {
 	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, INFO_PIN) ||
 	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
+	    !strcmp(name, CAPTURE_DIR) ||
 	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
@@ -242,7 +243,7 @@ static bool claim_empty(struct xrl *x, const char *name)
 	bool empty = true;
 	DIR *d;
 
-	if (strcmp(name, DAEMON_DIR) && strcmp(name, EVENTS_DIR))
+	if (strcmp(name, DAEMON_DIR) && strcmp(name, EVENTS_DIR) && strcmp(name, CAPTURE_DIR))
 		return true;
 	xrl__pin_path(x, name, p, sizeof(p));
 	if (!(d = opendir(p)))
@@ -295,6 +296,10 @@ int xrl_purge(struct xrl *x)
 		if (holder)
 			return xrl_fail(EBUSY, "'xdp-rlctl events' (pid %d) follows %s: pins kept (stop it first)",
 				    (int)holder, x->pin_dir);
+		holder = xrl__claim_holder(x, CAPTURE_DIR);
+		if (holder)
+			return xrl_fail(EBUSY, "'xdp-rlctl capture' (pid %d) reads %s: pins kept (stop it first)",
+				    (int)holder, x->pin_dir);
 	}
 	/* Only a directory of xdp-rl's own names: a --pin-dir mistyped onto
 	 * another tool's pins must not lose them. */
@@ -332,7 +337,7 @@ int xrl_purge(struct xrl *x)
 		if (de->d_name[0] == '.')
 			continue;
 		xrl__pin_path(x, de->d_name, p, sizeof(p));
-		/* the claims are directories (DAEMON_DIR, EVENTS_DIR) */
+		/* the claims are directories (DAEMON_DIR, EVENTS_DIR, CAPTURE_DIR) */
 		if (!strcmp(de->d_name, DAEMON_DIR))
 			xrl__serves_clear(x, NULL, 0);
 		if (unlink(p) && !(errno == EISDIR && rmdir(p) == 0))

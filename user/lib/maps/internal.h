@@ -40,6 +40,7 @@
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define SERVES_PREFIX	"if_"		/* DAEMON_DIR/if_NAME: an interface the daemon serves */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
+#define CAPTURE_DIR	"capture"	/* flocked by the capture that runs (capture.c) */
 
 enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,

@@ -190,6 +190,19 @@ static int check_ban(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	return 0;
 }
 
+/* capture: the source filter must be an address or a prefix */
+#define CAPTURE_KEY	5	/* p_capture's index of key */
+static int check_capture(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	struct xrl_rule_entry pe;
+
+	if (at[CAPTURE_KEY] >= 0 && xrl_prefix_parse(c->capture.key, &pe))
+		return xrl_parse_fail(e, at[CAPTURE_KEY], "%s", xrl_errmsg());
+	if (!c->capture.verdict)
+		c->capture.verdict = XRL_CAPTURE_F_DROP;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 /* a field of the command's member of struct xrl_cmd (or its rule) */
@@ -353,6 +366,37 @@ static const struct xrl_param p_replay[] = {
 	END,
 };
 
+static const struct xrl_word capture_verdict_words[] = {
+	{ "drop", XRL_CAPTURE_F_DROP }, { "pass", XRL_CAPTURE_F_PASS },
+	{ "any", XRL_CAPTURE_F_DROP | XRL_CAPTURE_F_PASS },
+	{ NULL, 0 },
+};
+
+static const struct xrl_word capture_format_words[] = {
+	{ "pcapng", XRL_CAPTURE_PCAPNG }, { "pcap", XRL_CAPTURE_PCAP },
+	{ NULL, 0 },
+};
+
+static const struct xrl_param p_capture[] = {
+	{ NULL, XRL_ARG_FILE, "FILE", F(capture.file), .need = XRL_REQUIRED, .what = "output file",
+	  .help = "the file to write, or - for stdout (flushed after every packet)" },
+	{ "count", XRL_ARG_NUM, "N", .min = 1, .max = 100000000, F(capture.count),
+	  .help = "stop after N packets, 1 .. 100000000" },
+	{ "seconds", XRL_ARG_NUM, "S", .min = 1, .max = 86400, F(capture.seconds),
+	  .help = "stop after S seconds, 1 .. 86400" },
+	{ "verdict", XRL_ARG_WORD, NULL, capture_verdict_words, F(capture.verdict), .what = "verdict",
+	  .help = "the packets of this final verdict (default: drop)" },
+	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(capture.rule), .what = "rule id",
+	  .help = "only the packets this rule decided" },
+	{ "key", XRL_ARG_STRING, "ADDR[/LEN]", F(capture.key), .what = "source",
+	  .help = "only the packets from this address or prefix" },
+	{ "snaplen", XRL_ARG_NUM, "N", .min = 64, .max = XRL_CAPTURE_MAX_SNAPLEN, F(capture.snaplen),
+	  .help = "bytes of each packet, 64 .. 4096 (default 256)" },
+	{ "format", XRL_ARG_WORD, NULL, capture_format_words, F(capture.format), .what = "format",
+	  .help = "pcapng (verdict and rule in each packet's comment) or pcap" },
+	END,
+};
+
 static const struct xrl_param p_interface[] = {
 	{ NULL, XRL_ARG_IFACE, "IFACE", F(attach.ifname), .need = XRL_REQUIRED,
 	  .help = "an interface the daemon attaches to" },
@@ -504,6 +548,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the bans: prefix, who set it, time left, packets dropped, reason" },
 	{ "ban flush", XRL_CMD_BAN_FLUSH, XRL_IN_CLI, p_ban_flush, check_ban,
 	  "lift every ban (by NAME: only that decider's)" },
+	{ "capture", XRL_CMD_CAPTURE, XRL_IN_CLI, p_capture, check_capture,
+	  "write the packets the data path drops (or passes) with their verdicts to a pcapng FILE" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,

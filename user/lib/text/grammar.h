@@ -52,6 +52,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_BAN_DEL,
 	XRL_CMD_BAN_LIST,
 	XRL_CMD_BAN_FLUSH,
+	XRL_CMD_CAPTURE,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -134,6 +135,22 @@ struct xrl_args_replay {
 	char config[PATH_MAX];	/* a configuration file; "": the pins' rules */
 };
 
+enum xrl_capture_format {
+	XRL_CAPTURE_PCAPNG = 0,
+	XRL_CAPTURE_PCAP = 1,
+};
+
+struct xrl_args_capture {
+	char file[PATH_MAX];	/* "-": stdout */
+	__u32 count;		/* 0: until stopped */
+	__u32 seconds;
+	int verdict;		/* XRL_CAPTURE_F_*; 0: drop (the default) */
+	__u32 rule;		/* 0: any */
+	char key[64];		/* ADDR or ADDR/LEN; "": any source */
+	__u32 snaplen;		/* 0: the default */
+	int format;		/* enum xrl_capture_format */
+};
+
 struct xrl_args_ms {		/* heartbeat, watchdog */
 	__u32 ms;
 };
@@ -160,6 +177,7 @@ struct xrl_cmd {
 		struct xrl_args_events events;
 		struct xrl_args_help help;
 		struct xrl_args_replay replay;
+		struct xrl_args_capture capture;
 		struct xrl_args_ms ms;			/* heartbeat, watchdog */
 		struct xrl_args_metrics metrics;
 		struct xrl_fleet_settings fleet;	/* fleet redis, host, auth */
