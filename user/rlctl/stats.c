@@ -111,6 +111,7 @@ int do_stats(struct xrl_cmd *c)
 			jw_obj_start(&jw);
 			jw_kstr(&jw, "ifname", att[i].ifname);
 			jw_ku64(&jw, "ifindex", att[i].ifindex);
+			jw_kstr(&jw, "hook", xrl_hook_name(att[i].hook));
 			if (att[i].ifindex) {
 				char shared[256];
 
@@ -173,7 +174,8 @@ int do_stats(struct xrl_cmd *c)
 				printf("interface %s: gone\n", att[i].ifname);
 				continue;
 			}
-			printf("interface %s: passed %llu, dropped %llu", att[i].ifname,
+			printf("interface %s%s: passed %llu, dropped %llu", att[i].ifname,
+			       att[i].hook == XRL_HOOK_TC ? " (tc)" : "",
 			       (unsigned long long)is[i].passed_packets,
 			       (unsigned long long)is[i].dropped_packets);
 			if (if_shared(att, natt, i, shared, sizeof(shared)))
