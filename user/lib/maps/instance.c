@@ -216,6 +216,11 @@ int xrl_prog_fd(const struct xrl *x)
 	return x->prog_fd;
 }
 
+int xrl_tc_prog_fd(const struct xrl *x)
+{
+	return x->tc_prog_fd;
+}
+
 struct xrl_control *xrl_control(struct xrl *x)
 {
 	return x->ctrl;
