@@ -255,8 +255,68 @@ s = socket.create_connection(("198.18.0.254", 7301), timeout=20); s.sendall(b"x"
 	check_eq "nothing dropped" "$(jq '.rules[] | select(.id == 1) | .dropped_packets' <<<"$st")" 0
 }
 
+# An upgrade of an instance at tc, under a flood, beside a foreign XDP
+# program and with a second interface at XDP: each link gets the new
+# build's program of its hook atomically, and no packet goes uncounted.
+test_upgrade_tc_under_flood() {
+	local new
+	mkdir -p "$TMPD/new"
+	make -s -C "$TOP" OUTPUT="$TMPD/new/out" VERSION=9.9.9-tc-upgrade "$TMPD/new/out/xdp-rlctl" \
+		>"$TMPD/new/build.log" 2>&1 || { fail "cannot build the new version: $(tail -n 3 "$TMPD/new/build.log")"; return; }
+	new=$TMPD/new/out/xdp-rlctl
+	lab_up || return
+	lab_up_src2 || { fail "second sender"; return; }
+	in_dst ip link set dev d0 xdp obj "$DENY_OBJ" sec xdp || { fail "ip link set xdp"; return; }
+	ctl attach dev d0 hook tc >/dev/null || { fail "attach d0 hook tc"; return; }
+	ctl attach dev d1 mode generic >/dev/null || { fail "attach d1"; return; }
+	ctl rule add 198.18.0.0/24 rate 100/s burst 20 id 1 >/dev/null
+	local old_tc old_xdp st held
+	held=$(xdp_prog_on d0)
+	old_tc=$(bpftool -j prog show pinned "$PIN/xrl_tc_prog" | jq .id)
+	old_xdp=$(ctl -j status | jq .prog_id)
+
+	local t0=$SECONDS p=() out rc
+	in_src "$FLOOD" -s 198.18.0.2 -d 198.18.0.254 -p $OPEN -r 50 -n 150 -t 10 >/dev/null & p+=($!)
+	in_src "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -p $OPEN -r 20000 -n 60000 -t 10 >/dev/null & p+=($!)
+	sleep 1
+	out=$(nsenter --net="/run/netns/$DST" "$new" --pin-dir "$PIN" upgrade 2>&1)
+	rc=$?
+	wait "${p[@]}"
+	local secs=$((SECONDS - t0 + 1))
+	check_eq "upgrade: exit" $rc 0
+	check_match "upgrade: both links moved" "$out" "2 link\(s\) moved"
+	local new_tc
+	new_tc=$(bpftool -j prog show pinned "$PIN/xrl_tc_prog" | jq .id)
+	[[ $new_tc != "$old_tc" ]] || fail "the tc program was not replaced ($new_tc)"
+	st=$(ctl -j status)
+	check_eq "d0's link runs the new tc program" "$(jq '.interfaces[] | select(.ifname == "d0") | .prog_id' <<<"$st")" "$new_tc"
+	check_eq "d1's link runs the new XDP program" "$(jq '.interfaces[] | select(.ifname == "d1") | .prog_id' <<<"$st")" \
+		"$(jq .prog_id <<<"$st")"
+	[[ $(jq .prog_id <<<"$st") != "$old_xdp" ]] || fail "the XDP program was not replaced"
+	check_eq "no upgrade pin left" "$(ls "$PIN" | grep -c _new)" 0
+	check_eq "the old tc program's link is gone" "$(tcx_links "$old_tc")" 0
+	local passed dropped
+	passed=$(rule_stat 1 passed_packets)
+	dropped=$(rule_stat 1 dropped_packets)
+	check_eq "every packet counted across the swap" "$((passed + dropped))" 60150
+	((passed - 150 <= 20 + 100 * secs)) || fail "the flood got $((passed - 150)) through in ${secs}s"
+	# each source a bucket of its own (per /32): the polite one, at 50/s
+	# under its 100/s, never dropped
+	check_eq "polite never dropped" "$(ctl -j show 198.18.0.2 | jq .dropped_packets)" 0
+	check_eq "the foreign program untouched" "$(xdp_prog_on d0)" "$held"
+	# a re-attach at tc uses the new program
+	ctl detach dev d0 >/dev/null
+	ctl attach dev d0 hook tc >/dev/null
+	check_eq "re-attach: the new tc program" "$(ctl -j status | jq '.interfaces[] | select(.ifname == "d0") | .prog_id')" "$new_tc"
+	ctl detach dev d0 >/dev/null
+	ctl detach dev d1 purge >/dev/null
+	in_dst ip link set dev d0 xdp off
+	check_eq "no link left" "$(tcx_links "$new_tc")" 0
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
 run_test test_tc_nonlinear_skbs
+run_test test_upgrade_tc_under_flood
 summary
