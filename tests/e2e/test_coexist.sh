@@ -314,9 +314,51 @@ test_upgrade_tc_under_flood() {
 	check_eq "no link left" "$(tcx_links "$new_tc")" 0
 }
 
+# The daemon: an interface configured at tc starts beside a foreign XDP
+# program (at XDP it would refuse to start), names its hook in the
+# metrics, repairs a removed link at tc, and follows a reload that moves the
+# interface from tc to XDP once the foreign program is gone.
+test_daemon_hook_tc() {
+	lab_up || return
+	in_dst ip link set dev d0 xdp obj "$DENY_OBJ" sec xdp || { fail "ip link set xdp"; return; }
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log" held m
+	held=$(xdp_prog_on d0)
+	: >"$log"
+	write_conf "$conf" "interface d0 hook tc" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.1/32 rate 1/h burst 20 id 1"
+	check_eq "--check: no complaint" "$(in_dst "$RLD_BIN" --check --pin-dir "$PIN" --config "$conf" 2>&1 | grep -c 'another XDP')" 0
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "interface d0: attached \(tc ingress\)" || return
+	m=$(in_dst curl -s 127.0.0.1:9437/metrics)
+	check_match "metric: the hook" "$m" 'xdp_rl_interface_hook\{interface="d0",hook="tc"\} 1'
+	check_match "metric: attached" "$m" 'xdp_rl_interface_attached\{interface="d0"\} 1'
+	check_eq "the foreign program untouched" "$(xdp_prog_on d0)" "$held"
+	check_eq "limited at tc" "$(xflood 198.18.0.1 $OPEN 50)" 50
+	check_eq "its burst through" "$(passed 1)" 20
+	# a removed link pin: attached again at tc
+	rm -f "$PIN/link_d0"
+	wait_log "$log" "interface d0: the program is no longer attached" || return
+	wait_log "$log" "interface d0: attached \(tc ingress\)" || return
+	check_eq "at tc again" "$(ctl -j status | jq -r '.interfaces[0].hook')" tc
+	# the foreign program goes, the file moves d0 to XDP: a reload follows
+	in_dst ip link set dev d0 xdp off
+	write_conf "$conf" "interface d0 hook xdp mode generic" "metrics 127.0.0.1:9437" \
+		"rule add 198.18.0.1/32 rate 1/h burst 20 id 1"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "attached again at generic mode" 10 || return
+	check_eq "now at XDP" "$(ctl -j status | jq -r '.interfaces[0].hook')" xdp
+	check_match "metric: the new hook" "$(in_dst curl -s 127.0.0.1:9437/metrics)" \
+		'xdp_rl_interface_hook\{interface="d0",hook="xdp"\} 1'
+	kill -TERM "$RLD_PID"
+	wait_exit "$RLD_PID" 10 >/dev/null
+	[[ ! -e $PIN ]] || fail "the daemon's stop left pins: $(ls "$PIN" | tr '\n' ' ')"
+	check_eq "no XDP program left" "$(xdp_prog_on d0)" null
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
 run_test test_tc_nonlinear_skbs
 run_test test_upgrade_tc_under_flood
+run_test test_daemon_hook_tc
 summary
