@@ -26,6 +26,7 @@ TEST=(
 	iperf3 dnsmasq-base dnsperf
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck
+	xdp-tools
 )
 
 set_name=${1:-test}

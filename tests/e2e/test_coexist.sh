@@ -355,10 +355,36 @@ test_daemon_hook_tc() {
 	check_eq "no XDP program left" "$(xdp_prog_on d0)" null
 }
 
+# run_config MEMBER: the value libxdp reads from the object's run config
+# (.xdp_run_config, __uint(MEMBER, N): a pointer to an array of N)
+run_config() {
+	bpftool -j btf dump file "$OUT/xdp_rl.bpf.o" | jq --arg m "$1" '
+		.types as $t | def ty($i): $t[] | select(.id == $i);
+		ty(ty([$t[] | select(.name == "_xdp_rl")][0].type_id).members[] | select(.name == $m) | .type_id) |
+		ty(.type_id) | .nr_elems'
+}
+
+# What libxdp's tools see of xdp-rl: xdp-loader status names its program on
+# its interface; the object declares its run priority and chain actions for
+# the dispatcher (which this kernel cannot load: docs/coexistence.md).
+test_libxdp_citizen() {
+	command -v xdp-loader >/dev/null || { skip "xdp-loader (xdp-tools) is not installed"; return; }
+	check_eq "run config: priority" "$(run_config priority)" 20
+	check_eq "run config: a pass chains to the next program" "$(run_config XDP_PASS)" 1
+	lab_up || return
+	ctl attach dev d0 mode generic >/dev/null || { fail "attach"; return; }
+	mkdir -p "$BPFFS/libxdp"
+	local st id
+	st=$(LIBXDP_BPFFS="$BPFFS/libxdp" in_dst xdp-loader status d0 2>&1)
+	id=$(ctl -j status | jq .prog_id)
+	check_match "xdp-loader status lists it" "$st" "d0 +xdp_rl +skb +$id "
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
 run_test test_tc_nonlinear_skbs
 run_test test_upgrade_tc_under_flood
 run_test test_daemon_hook_tc
+run_test test_libxdp_citizen
 summary
