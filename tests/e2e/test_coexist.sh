@@ -132,7 +132,10 @@ test_tc_beside_xdp_filter() {
 	check_eq "alone: the port xdp-filter denied is only limited" "$(got "$TMPD/deny.json" 198.18.0.6)" 20
 
 	# xdp-filter back, then xdp-rl goes: xdp-filter alone denies
-	xf load d0 >/dev/null 2>&1 && xf port $DENY >/dev/null || { fail "xdp-filter load again"; return; }
+	if ! xf load d0 >/dev/null 2>&1 || ! xf port $DENY >/dev/null; then
+		fail "xdp-filter load again"
+		return
+	fi
 	tc_id=$(bpftool -j prog show pinned "$PIN/xrl_tc_prog" | jq .id)
 	ctl detach dev d0 purge >/dev/null || fail "detach"
 	check_eq "no link of xdp-rl's tc program left" "$(tcx_links "$tc_id")" 0
@@ -143,7 +146,7 @@ test_tc_beside_xdp_filter() {
 	check_eq "xdp-filter alone: polite passes" "$(got "$TMPD/open.json" 198.18.0.8)" 20
 	check_eq "xdp-filter alone: still denies" "$(got "$TMPD/deny.json" 198.18.0.9)" 0
 	xf unload d0 >/dev/null || fail "xdp-filter unload"
-	check_eq "nothing of xdp-filter left" "$(ls -A "$XF_ROOT" 2>/dev/null | grep -v '^xdp$' | wc -l)" 0
+	check_eq "no pin of xdp-filter left" "$(find "$XF_ROOT" ! -type d | wc -l)" 0
 	check_eq "no XDP program left" "$(xdp_prog_on d0)" null
 }
 
@@ -184,6 +187,7 @@ test_tc_beside_plain_xdp() {
 	ctl detach dev d0 purge >/dev/null || fail "detach"
 	check_eq "no link left" "$(tcx_links "$tc_id")" 0
 	check_eq "no XDP program left" "$(xdp_prog_on d0)" null
+	check_eq "no qdisc or tc filter added" "$(in_dst tc qdisc show dev d0 | grep -cE 'clsact|ingress')" 0
 }
 
 # One instance, two hooks: d0 at tc (beside a foreign program), d1 at XDP;
@@ -293,7 +297,7 @@ test_upgrade_tc_under_flood() {
 	check_eq "d1's link runs the new XDP program" "$(jq '.interfaces[] | select(.ifname == "d1") | .prog_id' <<<"$st")" \
 		"$(jq .prog_id <<<"$st")"
 	[[ $(jq .prog_id <<<"$st") != "$old_xdp" ]] || fail "the XDP program was not replaced"
-	check_eq "no upgrade pin left" "$(ls "$PIN" | grep -c _new)" 0
+	check_eq "no upgrade pin left" "$(find "$PIN" -name '*_new' | wc -l)" 0
 	check_eq "the old tc program's link is gone" "$(tcx_links "$old_tc")" 0
 	local passed dropped
 	passed=$(rule_stat 1 passed_packets)
