@@ -55,6 +55,9 @@ int xrl_pins_ok(struct xrl *x)
 		xrl_warn("the program under %s was upgraded: re-attaching uses the new one", x->pin_dir);
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
 		return 0;
+	/* the tc program too: without its pin, hook tc could not attach */
+	if (x->tc_prog_fd >= 0 && pinned_is(x, TC_PROG_PIN, x->tc_prog_fd, true) != 1)
+		return 0;
 	for (int i = 0; i < M__COUNT; i++)
 		if (pinned_is(x, xrl__map_names[i], x->map_fd[i], false) != 1)
 			return 0;
