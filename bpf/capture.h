@@ -62,7 +62,7 @@ static __always_inline int capture_lapsed(struct xrl_control *ctrl, __u32 until,
 	return 1;
 }
 
-static __always_inline void capture_packet(struct xdp_md *ctx, const struct xrl_pkt *p,
+static __always_inline void capture_packet(void *ctx, __u32 ifindex, const struct xrl_pkt *p,
 					   struct xrl_control *ctrl, __u32 until,
 					   __u32 mode, int decision)
 {
@@ -91,7 +91,7 @@ static __always_inline void capture_packet(struct xdp_md *ctx, const struct xrl_
 	if (caplen > XRL_CAPTURE_MAX_SNAPLEN)
 		caplen = XRL_CAPTURE_MAX_SNAPLEN;
 	h.ts_ns = use_test_clock ? now : bpf_ktime_get_ns();
-	h.ifindex = ctx->ingress_ifindex;
+	h.ifindex = ifindex;
 	h.len = p->len;
 	h.caplen = caplen;
 	h.rule_slot = p->rule_slot;
@@ -107,13 +107,13 @@ static __always_inline void capture_packet(struct xdp_md *ctx, const struct xrl_
 }
 
 /* The step: nothing but one test while no capture runs. */
-static __always_inline void capture(struct xdp_md *ctx, const struct xrl_pkt *p,
+static __always_inline void capture(void *ctx, __u32 ifindex, const struct xrl_pkt *p,
 				    struct xrl_control *ctrl, __u32 mode, int decision)
 {
 	__u32 until = READ_ONCE(ctrl->capture_until);
 
 	if (until)
-		capture_packet(ctx, p, ctrl, until, mode, decision);
+		capture_packet(ctx, ifindex, p, ctrl, until, mode, decision);
 }
 
 #endif

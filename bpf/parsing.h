@@ -55,7 +55,35 @@ struct hdr_cursor {
 	 * its whole length (0: a jumbogram) */
 	int l3_left;
 	int l3_len;
+	/* the frame's bytes past end, which the cursor cannot read: tc's
+	 * non-linear data (0 at XDP, a constant there, so the checks below
+	 * compile to the plain pointer comparisons) */
+	__u32 tail;
 };
+
+/* Is the frame shorter than len bytes from pos on? Its bytes to end and,
+ * on tc, the tail it cannot read (a length check, never a read). */
+static __always_inline int frame_short(const struct hdr_cursor *c, void *pos, __u32 len)
+{
+	__u64 room;
+
+	if (!c->tail)
+		return pos + len > c->end;
+	/* the bytes to end, a 64-bit difference the compiler must not fold
+	 * into 32-bit arithmetic on the pointers (which the verifier refuses) */
+	room = c->end - pos;
+	asm volatile("" : "+r"(room));
+	return len > room + c->tail;
+}
+
+/* A transport header the IP packet holds (need bytes of it) but the cursor
+ * cannot read: on tc, past the bytes pulled into the linear part. Refused,
+ * as malformed: read as "no ports", it would pass around an endpoint rule.
+ * At XDP (no tail) every such header is cut short: no ports. */
+static __always_inline int unread_hdr(const struct hdr_cursor *c, int need)
+{
+	return c->tail && c->l3_left >= need ? XRL_PARSE_MALFORMED : XRL_PARSE_IP;
+}
 
 /* Not in the uapi headers. */
 struct xrl_vlan_hdr {
@@ -121,7 +149,7 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct xrl_pkt *p)
 	/* A total length shorter than the header, or longer than the frame
 	 * (trailing padding is fine), is a packet the stack would discard. */
 	if (bpf_ntohs(iph->tot_len) < hlen ||
-	    c->pos + bpf_ntohs(iph->tot_len) > c->end)
+	    frame_short(c, c->pos, bpf_ntohs(iph->tot_len)))
 		return XRL_PARSE_MALFORMED;
 
 	p->family = 4;
@@ -211,7 +239,7 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, struct xrl_pkt *p)
 		return XRL_PARSE_MALFORMED;
 	plen = bpf_ntohs(ip6h->payload_len);
 	/* payload_len 0 is a jumbogram (hop-by-hop option): not checked */
-	if (plen && (void *)(ip6h + 1) + plen > c->end)
+	if (plen && frame_short(c, ip6h + 1, plen))
 		return XRL_PARSE_MALFORMED;
 
 	p->family = 6;
@@ -246,12 +274,16 @@ static __always_inline int parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
 	     (void *)(l4 + (p->l4proto == IPPROTO_TCP ? 20 : 8)) > c->end))
 		return XRL_PARSE_MALFORMED;
 	if (p->l4proto == IPPROTO_TCP) {
-		if (c->l3_left < 14 || (void *)(l4 + 14) > c->end)
+		if (c->l3_left < 14)
 			return XRL_PARSE_IP;
+		if ((void *)(l4 + 14) > c->end)
+			return unread_hdr(c, 14);
 		p->syn = (l4[13] & 0x12) == 0x02;	/* SYN, no ACK */
 		p->hdrs = c->l3_len - c->l3_left + (l4[12] >> 4) * 4;
-	} else if (c->l3_left < 4 || (void *)(l4 + 4) > c->end) {
+	} else if (c->l3_left < 4) {
 		return XRL_PARSE_IP;
+	} else if ((void *)(l4 + 4) > c->end) {
+		return unread_hdr(c, 4);
 	} else {
 		p->hdrs = c->l3_len - c->l3_left + 8;
 	}
@@ -261,16 +293,15 @@ static __always_inline int parse_ports(struct hdr_cursor *c, struct xrl_pkt *p)
 	return XRL_PARSE_IP;
 }
 
-/* Parse a frame into *p: XRL_PARSE_IP, _NON_IP or _MALFORMED. */
-static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
+/* Parse a frame into *p: XRL_PARSE_IP, _NON_IP or _MALFORMED. The frame is
+ * [data, end) and tail bytes past end that cannot be read (tc: non-linear
+ * data; 0 at XDP). */
+static __always_inline int parse_frame(void *data, void *end, __u32 tail, struct xrl_pkt *p)
 {
-	struct hdr_cursor c = {
-		.pos = (void *)(long)ctx->data,
-		.end = (void *)(long)ctx->data_end,
-	};
+	struct hdr_cursor c = { .pos = data, .end = end, .tail = tail };
 	int proto;
 
-	p->len = c.end - c.pos;
+	p->len = c.end - c.pos + tail;
 	proto = parse_eth(&c);
 	if (proto < 0)
 		return XRL_PARSE_MALFORMED;
@@ -283,6 +314,12 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
 	if (proto == XRL_PARSE_IP)
 		proto = parse_ports(&c, p);
 	return proto;
+}
+
+/* An XDP frame: always linear. */
+static __always_inline int parse_packet(struct xdp_md *ctx, struct xrl_pkt *p)
+{
+	return parse_frame((void *)(long)ctx->data, (void *)(long)ctx->data_end, 0, p);
 }
 
 #endif /* XRL_PARSING_H */

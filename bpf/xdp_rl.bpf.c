@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xdp-rl: per-source rate limiting at the XDP hook.
+ * xdp-rl: per-source rate limiting at the XDP hook (xdp_rl), or at tc
+ * ingress (xrl_tc) where another program holds the XDP hook.
  *
- * One straight pipeline of small inlined steps:
- *   parse -> bans -> hot-key cache -> SYN cookies (unverified TCP sources of a
- *   syn-cookies rule: answered or dropped) -> classify -> rule step
- *   (decide, meter, dry-run, count) -> endpoint rule -> verdict
+ * One straight pipeline of small inlined steps, one body for both hooks:
+ *   parse -> bans -> hot-key cache -> SYN cookies (at XDP: unverified TCP
+ *   sources of a syn-cookies rule, answered or dropped) -> classify -> rule
+ *   step (decide, meter, dry-run, count) -> endpoint rule -> verdict -> capture
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
  *   parsing.h   the packet's headers, bounds-checked
@@ -25,6 +26,7 @@
  * a declaration ahead of its definition.
  */
 #include "parsing.h"
+#include <linux/pkt_cls.h>
 #include "maps.h"
 #include "context.h"
 #include "clock.h"
@@ -67,6 +69,19 @@ const volatile struct xrl_build_info xrl_info SEC(".rodata.info") = {
  * cost 7 ns of the 110 a passed packet took). l3len: the IP length.
  */
 __noinline int xrl_segments_of(struct xdp_md *ctx, __u32 l3len, __u32 hdrs)
+{
+	__u32 mtu = 0;
+
+	if (!ctx)
+		return 1;
+	if (bpf_check_mtu(ctx, 0, &mtu, 0, 0) < 0)
+		return 1;
+	return xrl_segments(l3len, hdrs, mtu);
+}
+
+/* The same at tc ingress (a global function's context is checked against
+ * its program's type: one per hook). A GRO aggregate reaches tc whole too. */
+__noinline int xrl_segments_of_tc(struct __sk_buff *ctx, __u32 l3len, __u32 hdrs)
 {
 	__u32 mtu = 0;
 
@@ -231,10 +246,10 @@ static __always_inline void count_rule(const struct xrl_step *m, int decision)
  * of a million instructions). Its pointer arguments are checked as memory
  * of their size that may be NULL; they never are.
  */
-__noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
-			     const struct xrl_rule *r, __u32 mode, __u32 epoch)
+static __always_inline int rule_step(const struct xrl_pkt *p, const struct xrl_rule *r,
+				     __u32 mode, __u32 epoch, __u32 segs)
 {
-	struct xrl_step m = { .p = p, .r = r, .mode = mode, .epoch = epoch, .segs = 1 };
+	struct xrl_step m = { .p = p, .r = r, .mode = mode, .epoch = epoch, .segs = segs };
 	struct xrl_control *ctrl;
 	__u32 zero = 0;
 	int decision;
@@ -244,77 +259,121 @@ __noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
 		return XRL_PASS;
 	m.ctrl = ctrl;
 	m.rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->slot);
-	/* what the packet costs a packet rule (xrl_segments_of()) */
-	if (r->unit == XRL_UNIT_PACKETS && p->ports && p->l3len > XRL_SEG_MIN_LEN)
-		m.segs = xrl_segments_of(ctx, p->l3len, p->hdrs);
 	decision = decide(&m);
 	decision = dry_run(&m, decision);
 	count_rule(&m, decision);
 	return decision;
 }
 
-/* Verdict: the mode has the last word; count it (and capture it). */
-static __always_inline int verdict(struct xdp_md *ctx, struct xrl_pkt *p,
+/* Does the rule step need the packet's segments (xrl_segments_of())? */
+static __always_inline int needs_segments(const struct xrl_pkt *p, const struct xrl_rule *r)
+{
+	return p && r && r->unit == XRL_UNIT_PACKETS && p->ports && p->l3len > XRL_SEG_MIN_LEN;
+}
+
+__noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
+			     const struct xrl_rule *r, __u32 mode, __u32 epoch)
+{
+	__u32 segs = 1;
+
+	/* what the packet costs a packet rule (xrl_segments_of()) */
+	if (needs_segments(p, r))
+		segs = xrl_segments_of(ctx, p->l3len, p->hdrs);
+	return rule_step(p, r, mode, epoch, segs);
+}
+
+/* The same step at tc ingress: one global function per hook, since the
+ * verifier checks a global function's context against the type of the
+ * program that calls it; the body (rule_step()) is one. */
+__noinline int xrl_rule_step_tc(struct __sk_buff *ctx, const struct xrl_pkt *p,
+				const struct xrl_rule *r, __u32 mode, __u32 epoch)
+{
+	__u32 segs = 1;
+
+	if (needs_segments(p, r))
+		segs = xrl_segments_of_tc(ctx, p->l3len, p->hdrs);
+	return rule_step(p, r, mode, epoch, segs);
+}
+
+/* Verdict: the mode has the last word; count it. The only place where a
+ * decision becomes the hook's return code (hook: a constant, XRL_HOOK_*).
+ * At tc a pass is TC_ACT_UNSPEC, "no opinion": the programs after this one
+ * (a tcx chain, clsact filters) still run, as they would without it. An
+ * answer sent back out of the receiving interface (XDP_TX at XDP) is, at
+ * tc, a redirect to the same device's egress (the redirect helper with
+ * ifindex and flags 0) once the step swapped the addresses: one case here. */
+static __always_inline int verdict(void *ctx, struct xrl_pkt *p,
 				   struct xrl_control *ctrl, struct xrl_global_stats *gs,
-				   struct xrl_if_stats *is, __u32 mode, int decision)
+				   struct xrl_if_stats *is, __u32 mode, int decision,
+				   int hook, __u32 ifindex)
 {
 	__u32 zero = 0;
 
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
-	capture(ctx, p, ctrl, mode, decision);
+	capture(ctx, ifindex, p, ctrl, mode, decision);
 	if (decision == XRL_TX) {
 		struct xrl_answer_stats *as = bpf_map_lookup_elem(&xrl_answers, &zero);
 
-		if (as)
-			as->tx_packets++;
-		return XDP_TX;
+		/* only the XDP hook's steps answer; at tc an answer would be
+		 * a redirect to the same device's egress */
+		if (hook == XRL_HOOK_XDP) {
+			if (as)
+				as->tx_packets++;
+			return XDP_TX;
+		}
+		decision = XRL_DROP;
 	}
 	if (decision == XRL_PASS) {
 		gs->passed_packets[mode]++;
 		is->passed_packets++;
-		return XDP_PASS;
+		return hook == XRL_HOOK_TC ? TC_ACT_UNSPEC : XDP_PASS;
 	}
 	gs->dropped_packets[mode]++;
 	is->dropped_packets++;
-	return XDP_DROP;
+	return hook == XRL_HOOK_TC ? TC_ACT_SHOT : XDP_DROP;
 }
 
-SEC("xdp")
-int xdp_rl(struct xdp_md *ctx)
+/*
+ * The pipeline, one body for both hooks (inlined into each entry, hook a
+ * constant): the frame [data, end) with tail bytes past end it cannot read
+ * (tc's non-linear data), the receiving interface's index.
+ */
+static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail,
+				    __u32 ifindex, int hook)
 {
 	struct xrl_pkt pkt = {};
 	struct xrl_control *ctrl;
 	struct xrl_global_stats *gs;
 	struct xrl_if_stats *is;
 	struct xrl_rule *rule;
-	__u32 zero = 0, mode, epoch, slot = ctx->ingress_ifindex % XRL_IF_SLOTS;
+	__u32 zero = 0, mode, epoch, slot = ifindex % XRL_IF_SLOTS;
 	int res, decision;
 
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
 	gs = bpf_map_lookup_elem(&xrl_global_stats, &zero);
 	is = bpf_map_lookup_elem(&xrl_if_stats, &slot);
 	if (!ctrl || !gs || !is)
-		return XDP_PASS;
+		return hook == XRL_HOOK_TC ? TC_ACT_UNSPEC : XDP_PASS;
 	mode = ctrl->mode & (XRL_MODE_MAX - 1);
 
-	res = parse_packet(ctx, &pkt);
+	res = parse_frame(data, end, tail, &pkt);
 	if (res == XRL_PARSE_NON_IP) {
 		/* ARP, LLDP, ...: untouched in every mode, so that a host
 		 * stays reachable on its link even when failing closed. */
 		gs->non_ip_packets++;
-		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_PASS);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_PASS, hook, ifindex);
 	}
 	if (res == XRL_PARSE_MALFORMED) {
 		/* The stack would discard it anyway; passing it would open
 		 * an unmetered way past the limiter. */
 		gs->malformed_packets++;
-		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 	}
 
 	/* a banned source: dropped before anything else is looked up */
 	if (ban_drop(&pkt, ctrl, mode))
-		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
 	/* The epoch before the rule set: a rule published after this read
 	 * is followed by a bump that voids what this packet caches. Only
@@ -323,14 +382,16 @@ int xdp_rl(struct xdp_md *ctx)
 	 * rule would not have seen either. */
 	epoch = READ_ONCE(ctrl->cache_epoch);
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
-		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
-	/* SYN cookies: an unverified source's TCP packets to a syn-cookies
-	 * rule's ports are answered or dropped here, before any bucket */
-	if (mode == XRL_MODE_ENFORCE && pkt.ports && pkt.l4proto == IPPROTO_TCP) {
+	/* SYN cookies (at XDP; at tc netfilter's SYNPROXY answers alone): an
+	 * unverified source's TCP packets to a syn-cookies rule's ports are
+	 * answered or dropped here, before any bucket */
+	if (hook == XRL_HOOK_XDP && mode == XRL_MODE_ENFORCE && pkt.ports &&
+	    pkt.l4proto == IPPROTO_TCP) {
 		decision = xrl_syncookie_step(ctx, &pkt);
 		if (decision != XRL_PASS)
-			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision);
+			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	}
 
 	rule = classify(&pkt);
@@ -338,7 +399,8 @@ int xdp_rl(struct xdp_md *ctx)
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
 	} else {
-		decision = xrl_rule_step(ctx, &pkt, rule, mode, epoch);
+		decision = hook == XRL_HOOK_TC ? xrl_rule_step_tc(ctx, &pkt, rule, mode, epoch)
+					       : xrl_rule_step(ctx, &pkt, rule, mode, epoch);
 		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
@@ -349,13 +411,58 @@ int xdp_rl(struct xdp_md *ctx)
 			/* the endpoint rule's entries: (source, class) */
 			pkt.klass = class;
 			if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
-				return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP);
+				return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 			rule = classify_endpoint(&pkt, class);
 			if (rule) {
-				decision = xrl_rule_step(ctx, &pkt, rule, mode, epoch);
+				decision = hook == XRL_HOOK_TC ?
+					xrl_rule_step_tc(ctx, &pkt, rule, mode, epoch) :
+					xrl_rule_step(ctx, &pkt, rule, mode, epoch);
 				pkt.rule_slot = rule->slot + 1;
 			}
 		}
 	}
-	return verdict(ctx, &pkt, ctrl, gs, is, mode, decision);
+	return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
+}
+
+/*
+ * For libxdp's multi-program dispatcher (docs/coexistence.md), read from the
+ * object's BTF as libxdp's XDP_RUN_CONFIG() declares it: run early (libxdp's
+ * default priority is 50, lower runs first), and on a pass go on to the
+ * next program of the chain (a drop ends it). xdp-rl attaches with its own
+ * link; libbpf skips the section.
+ */
+struct {
+	__uint(priority, 20);
+	__uint(XDP_PASS, 1);
+} _xdp_rl SEC(".xdp_run_config");
+
+SEC("xdp")
+int xdp_rl(struct xdp_md *ctx)
+{
+	return pipeline(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, 0,
+			ctx->ingress_ifindex, XRL_HOOK_XDP);
+}
+
+/*
+ * The same pipeline at tc ingress (a tcx link, or a clsact filter in
+ * direct-action mode), for an interface whose XDP hook another program
+ * holds. The headers the parser reads must be in the linear part: a
+ * non-linear skb (a GRO aggregate, a GSO packet of a local sender) has
+ * its first XRL_TC_PULL bytes pulled there (bpf_skb_pull_data(), a copy,
+ * only for such an skb); the rest stays where it is, counted in the
+ * frame's length but never read.
+ */
+#define XRL_TC_PULL	256
+
+SEC("tc")
+int xrl_tc(struct __sk_buff *skb)
+{
+	__u32 len = skb->len, lin = skb->data_end - skb->data;
+
+	if (lin < len && lin < XRL_TC_PULL)
+		bpf_skb_pull_data(skb, len < XRL_TC_PULL ? len : XRL_TC_PULL);
+	/* a pull moves the data: read the pointers after it */
+	lin = skb->data_end - skb->data;
+	return pipeline(skb, (void *)(long)skb->data, (void *)(long)skb->data_end,
+			len > lin ? len - lin : 0, skb->ifindex, XRL_HOOK_TC);
 }

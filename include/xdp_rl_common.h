@@ -706,4 +706,11 @@ struct xrl_capture_hdr {
 	__u8 pad[6];
 };
 
+/* The hooks the program runs at: the XDP hook (xdp_rl) or tc ingress
+ * (xrl_tc), one pipeline and the same maps. */
+enum xrl_hook {
+	XRL_HOOK_XDP = 0,
+	XRL_HOOK_TC = 1,
+};
+
 #endif /* XDP_RL_COMMON_H */

@@ -27,6 +27,7 @@ TEST=(
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck
 	crowdsec fail2ban
+	xdp-tools
 )
 
 set_name=${1:-test}

@@ -96,9 +96,10 @@ lab_up() {
 }
 
 # ---- contenders: setup_NAME / teardown_NAME, counters_NAME -> "seen dropped" ----
-CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdp_admit xdprl_native ${BASELINE:+xdprl_base} xdprl_generic nft_netdev nft_input iptables_hashlimit none})
+CONTENDERS=(${CONTENDERS_ONLY:-xdp_drop xdp_admit xdprl_native ${BASELINE:+xdprl_base} xdprl_generic xdprl_tc nft_netdev nft_input iptables_hashlimit none})
 declare -A LABEL=(
 	[xdp_drop]="bare XDP_DROP" [xdprl_native]="xdp-rl native" [xdprl_generic]="xdp-rl generic"
+	[xdprl_tc]="xdp-rl hook tc (tcx ingress)"
  [xdp_admit]="ideal limiter (admits as many, no per-key work)" [xdprl_base]="xdp-rl native, BASELINE build"
 	[nft_netdev]="nftables meter, netdev ingress" [nft_input]="nftables meter, inet input"
 	[iptables_hashlimit]="iptables hashlimit, raw" [none]="no filter"
@@ -156,6 +157,14 @@ counters_xdprl_base() {
 			       ([.rules[] | .dropped_packets] | add)] | "\(.[0]) \(.[1])"'
 }
 setup_xdprl_generic() { xdprl_up generic; }
+# hook tc: the same rules at tc ingress (a tcx link), d0's XDP hook empty
+setup_xdprl_tc() {
+	ctl attach dev d0 hook tc keys 1048576 >/dev/null &&
+	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 ${SXRL[${SC:-_}]:-} >/dev/null &&
+	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 ${SXRL[${SC:-_}]:-} >/dev/null
+}
+teardown_xdprl_tc() { teardown_xdprl_native; }
+counters_xdprl_tc() { counters_xdprl; }
 teardown_xdprl_native() { ctl detach dev d0 purge >/dev/null; }
 teardown_xdprl_generic() { teardown_xdprl_native; }
 counters_xdprl() {
@@ -270,7 +279,7 @@ declare -A SXRL=(
 )
 # (the ideal limiter is for the scenarios whose admitted rate is keys x
 # rate: not a million fresh keys, each admitted whole by its burst)
-declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} nft_netdev iptables_hashlimit none"
+declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} xdprl_tc nft_netdev iptables_hashlimit none"
 			[m1]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} xdprl_generic nft_netdev nft_input iptables_hashlimit none"
 			[spoof_open]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} none")
 SC=

@@ -62,7 +62,7 @@ label() {
 	xdp_drop) echo "bare XDP_DROP" ;; xdprl_native) echo "xdp-rl native" ;;
 	xdp_admit) echo "ideal limiter (admits as many, no per-key work)" ;;
 	xdprl_base) echo "xdp-rl native, BASELINE build (before)" ;;
-	xdprl_generic) echo "xdp-rl generic" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
+	xdprl_generic) echo "xdp-rl generic" ;; xdprl_tc) echo "xdp-rl hook tc (tcx ingress)" ;; nft_netdev) echo "nftables meter, netdev ingress" ;;
 	nft_input) echo "nftables meter, inet input" ;; iptables_hashlimit) echo "iptables hashlimit (raw)" ;;
 	none) echo "no filter" ;; xdp_pass) echo "bare XDP_PASS (native)" ;;
 	xdprl_fleet) echo "xdp-rl, fleet rule (key leased)" ;; xdprl_fleet_host) echo "xdp-rl, the same rule of scope host" ;;
@@ -161,7 +161,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 		echo "| contender | 1 source | 1,000 sources |"
 		echo "|---|---:|---:|"
-		for c in xdp_drop xdp_admit xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+		for c in xdp_drop xdp_admit xdprl_native xdprl_generic xdprl_tc nft_netdev nft_input iptables_hashlimit none; do
 			a=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "one" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
 			b=$(jq -r --arg c "$c" '.[] | select(.mode == "split" and .scenario == "k1" and .contender == $c) | .rx_ns_per_packet.median // "—" | if type == "number" then round else . end' "$OUT/summary.json")
 			echo "| $(label "$c") | ${a:-—} | ${b:-—} |"
@@ -228,7 +228,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 # the chart: Mpps per contender, grouped by scenario
 {
 	printf 'scenario'
-	for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+	for c in xdp_drop xdprl_native xdprl_generic xdprl_tc nft_netdev nft_input iptables_hashlimit none; do
 		printf '\t"%s"' "$(label "$c")"
 	done
 	echo
@@ -237,7 +237,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		one) printf '"1 source"' ;; k1) printf '"1,000 sources"' ;; m1) printf '"1M random (IPv6)"' ;;
 		v6_64) printf '"IPv6, one /64"' ;; mixed) printf '"flood + 3 polite"' ;;
 		esac
-		for c in xdp_drop xdprl_native xdprl_generic nft_netdev nft_input iptables_hashlimit none; do
+		for c in xdp_drop xdprl_native xdprl_generic xdprl_tc nft_netdev nft_input iptables_hashlimit none; do
 			printf '\t%s' "$(jq -r --arg sc "$sc" --arg c "$c" '.[] | select(.mode == "shared" and .scenario == $sc and .contender == $c) | .mpps.median' "$OUT/summary.json" | head -n 1)"
 		done
 		echo

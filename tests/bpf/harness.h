@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <net/if.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <time.h>
@@ -40,6 +41,12 @@
 
 /* The instance under test (setup(), instance()). */
 extern struct xrl *X;
+/* run_raw() runs the tc program (an skb test run) instead of the XDP one,
+ * its return code as PASS (TC_ACT_UNSPEC) or DROP (TC_ACT_SHOT), else -2 */
+extern bool run_at_tc;
+/* run_raw() at tc: the kernel's skb test run refused the frame (EINVAL: too
+ * short for the IP header its ethertype announces) */
+#define RUN_REFUSED	(-3)
 
 struct xrl *instance(bool test_clock);
 void setup(void);

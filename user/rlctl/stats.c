@@ -109,7 +109,8 @@ int do_stats(struct xrl_cmd *c)
 				printf("interface %s: gone\n", att[i].ifname);
 				continue;
 			}
-			printf("interface %s: passed %llu, dropped %llu", att[i].ifname,
+			printf("interface %s%s: passed %llu, dropped %llu", att[i].ifname,
+			       att[i].hook == XRL_HOOK_TC ? " (tc)" : "",
 			       (unsigned long long)is[i].passed_packets,
 			       (unsigned long long)is[i].dropped_packets);
 			if (xrl_if_shared(att, natt, i, shared, sizeof(shared)))

@@ -13,8 +13,10 @@
 enum link_state { LINK_NONE, LINK_STALE, LINK_LIVE };
 
 /* Our pinned link on ifname: none, stale (its device is gone, or the link
- * was detached), or live, and then in which mode. */
-static enum link_state link_state(struct rld *r, const char *ifname, enum xrl_xdp_mode *mode)
+ * was detached), or live, and then at which hook (hook_of()) and in which
+ * XDP mode. */
+static enum link_state link_state_hook(struct rld *r, const char *ifname, enum xrl_xdp_mode *mode,
+				       enum xrl_hook *hook)
 {
 	enum link_state st = LINK_NONE;
 	struct xrl_attachment *a;
@@ -22,6 +24,8 @@ static enum link_state link_state(struct rld *r, const char *ifname, enum xrl_xd
 
 	if (mode)
 		*mode = XRL_XDP_UNKNOWN;
+	if (hook)
+		*hook = XRL_HOOK_XDP;
 	if (xrl_attachments(r->x, &a, &n))
 		return LINK_NONE;
 	for (size_t i = 0; i < n; i++) {
@@ -34,9 +38,74 @@ static enum link_state link_state(struct rld *r, const char *ifname, enum xrl_xd
 			     LINK_LIVE : LINK_STALE;
 		if (mode)
 			*mode = a[i].mode;
+		if (hook)
+			*hook = a[i].hook;
 	}
 	free(a);
 	return st;
+}
+
+static enum link_state link_state(struct rld *r, const char *ifname, enum xrl_xdp_mode *mode)
+{
+	return link_state_hook(r, ifname, mode, NULL);
+}
+
+/* Attach interface ic at its configured hook (tc: no XDP mode, got is
+ * XRL_XDP_UNKNOWN). */
+static int attach_at_hook(struct rld *r, const struct xrl_iface_cfg *ic, enum xrl_xdp_mode *got)
+{
+	*got = XRL_XDP_UNKNOWN;
+	if (ic->hook == XRL_HOOK_TC)
+		return xrl_attach_tc(r->x, ic->name);
+	return xrl_attach(r->x, ic->name, ic->mode, got);
+}
+
+/* "tc ingress" or "native mode": where an attach put the program */
+static const char *where_name(const struct xrl_iface_cfg *ic, enum xrl_xdp_mode got, char *buf, size_t len)
+{
+	if (ic->hook == XRL_HOOK_TC)
+		snprintf(buf, len, "tc ingress");
+	else
+		snprintf(buf, len, "%s mode", xrl_xdp_mode_name(got));
+	return buf;
+}
+
+/*
+ * Attached at the other hook than configured (xdp-rlctl attached it at
+ * XDP, the file says tc, or the other way): attached again at the file's
+ * hook, the old link first (one program per interface). If that fails, the
+ * old hook is put back and the mismatch said, not retried until a reload.
+ */
+static int reattach_hook(struct rld *r, size_t i, enum xrl_hook cur)
+{
+	const struct xrl_iface_cfg *ic = &r->ifs.cfg[i];
+	struct xrl_iface_cfg back = *ic;
+	enum xrl_xdp_mode got;
+	char why[512], at[32];
+	int err;
+
+	if (xrl_lock(r->x))
+		return 0;	/* the next tick */
+	xrl_detach(r->x, ic->name);
+	err = attach_at_hook(r, ic, &got);
+	if (!err) {
+		xrl_log(XRL_LOG_WARN, "interface %s: the program was attached at the %s hook, the configuration says %s: attached again at %s",
+			ic->name, xrl_hook_name(cur), xrl_hook_name(ic->hook), where_name(ic, got, at, sizeof(at)));
+		r->ifs.st[i].ours = true;
+		r->ifs.st[i].hook_mismatch = false;
+		xrl_unlock(r->x);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "%s", xrl_errmsg());
+	back.hook = cur;
+	back.mode = XRL_XDP_AUTO;
+	err = attach_at_hook(r, &back, &got);
+	xrl_unlock(r->x);
+	r->ifs.st[i].hook_mismatch = true;
+	xrl_log(XRL_LOG_ERR, "interface %s: attached at the %s hook, the configuration says %s, and that failed (%s)%s",
+		ic->name, xrl_hook_name(cur), xrl_hook_name(ic->hook), why,
+		err ? ": and the old hook could not be attached again either" : ": left as it was");
+	return err ? -1 : 0;
 }
 
 static bool attached_now(struct rld *r, const char *ifname)
@@ -65,6 +134,8 @@ void count_attached(struct rld *r)
 		snprintf(v[i].name, sizeof(v[i].name), "%s", r->ifs.cfg[i].name);
 		v[i].attached = live;
 		v[i].mode_mismatch = live && r->ifs.st && r->ifs.st[i].mode_mismatch;
+		v[i].hook = r->ifs.cfg[i].hook;
+		v[i].hook_mismatch = live && r->ifs.st && r->ifs.st[i].hook_mismatch;
 	}
 	pthread_mutex_lock(&r->lock);
 	free(r->stats.ifaces);
@@ -129,13 +200,19 @@ static int attach_iface(struct rld *r, size_t i, bool quiet)
 	const struct xrl_iface_cfg *ic = &r->ifs.cfg[i];
 	struct iface_state *st = &r->ifs.st[i];
 	enum xrl_xdp_mode got, cur;
+	enum xrl_hook hook;
+	char at[32];
 	int err;
 
-	if (link_state(r, ic->name, &cur) == LINK_LIVE) {
+	if (link_state_hook(r, ic->name, &cur, &hook) == LINK_LIVE) {
 		if (!st->attached)
-			xrl_log(XRL_LOG_INFO, "interface %s: adopted the program already attached (%s mode)", ic->name,
-				xrl_xdp_mode_name(cur));
+			xrl_log(XRL_LOG_INFO, "interface %s: adopted the program already attached (%s)", ic->name,
+				hook == XRL_HOOK_TC ? "tc ingress" : xrl_xdp_mode_name(cur));
 		st->attached = true;
+		if (hook != ic->hook && !st->hook_mismatch)
+			return reattach_hook(r, i, hook);
+		if (hook != ic->hook || hook == XRL_HOOK_TC)
+			return 0;
 		if (ic->mode != XRL_XDP_AUTO && cur != XRL_XDP_UNKNOWN && cur != ic->mode && !st->mode_mismatch)
 			return reattach_mode(r, i, cur);
 		return 0;
@@ -153,15 +230,15 @@ static int attach_iface(struct rld *r, size_t i, bool quiet)
 	}
 	if (has_link_pin(r, ic->name))
 		xrl_detach(r->x, ic->name);	/* a stale link of a device that is gone */
-	err = xrl_attach(r->x, ic->name, ic->mode, &got);
+	err = attach_at_hook(r, ic, &got);
 	if (err && !quiet)
 		xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
 	else if (!err)
-		xrl_log(XRL_LOG_INFO, "interface %s: attached (%s mode)", ic->name, xrl_xdp_mode_name(got));
+		xrl_log(XRL_LOG_INFO, "interface %s: attached (%s)", ic->name, where_name(ic, got, at, sizeof(at)));
 	xrl_unlock(r->x);
 	if (!err) {
 		st->attached = st->ours = true;
-		st->mode_mismatch = false;
+		st->mode_mismatch = st->hook_mismatch = false;
 	}
 	return err;
 }
@@ -209,12 +286,12 @@ void serve_iface(struct rld *r, size_t i)
 }
 
 /* Why the program left IFNAME, for the log. */
-static void lost_cause(struct rld *r, const char *ifname, char *buf, size_t len)
+static void lost_cause(struct rld *r, const char *ifname, bool at_tc, char *buf, size_t len)
 {
 	struct xrl_xdp_holder h;
 	char who[128];
 
-	if (xrl_xdp_foreign(xrl_pin_dir(r->x), ifname, &h) == 1) {
+	if (!at_tc && xrl_xdp_foreign(xrl_pin_dir(r->x), ifname, &h) == 1) {
 		xrl_xdp_holder_format(&h, who, sizeof(who));
 		snprintf(buf, len, "%s is attached there now", who);
 	} else if (!has_link_pin(r, ifname)) {
@@ -244,7 +321,9 @@ static void recheck_iface(struct rld *r, size_t i)
 		st->failed = st->attached = false;
 		return;
 	}
-	if (link_state(r, name, &cur) == LINK_LIVE &&
+	enum xrl_hook hook;
+
+	if (link_state_hook(r, name, &cur, &hook) == LINK_LIVE && (hook == r->ifs.cfg[i].hook || st->hook_mismatch) &&
 	    (r->ifs.cfg[i].mode == XRL_XDP_AUTO || cur == XRL_XDP_UNKNOWN || cur == r->ifs.cfg[i].mode ||
 	     st->mode_mismatch)) {
 		st->failed = false;
@@ -252,7 +331,7 @@ static void recheck_iface(struct rld *r, size_t i)
 		return;
 	}
 	if (st->attached && !attached_now(r, name)) {
-		lost_cause(r, name, why, sizeof(why));
+		lost_cause(r, name, r->ifs.cfg[i].hook == XRL_HOOK_TC, why, sizeof(why));
 		xrl_log(XRL_LOG_WARN, "interface %s: the program is no longer attached (%s): attaching again",
 			name, why);
 		st->lost = true;
@@ -319,7 +398,8 @@ int ifaces_held(struct rld *r, const struct xrl_config *c, bool check)
 	for (size_t i = 0; i < n; i++) {
 		struct xrl_xdp_holder h;
 		char who[128], where[PATH_MAX + 32];
-		int held_by = xrl_xdp_foreign(r->opt.pin_dir, v[i].name, &h);
+		/* at tc, whatever holds the XDP hook stays there */
+		int held_by = v[i].hook == XRL_HOOK_TC ? 0 : xrl_xdp_foreign(r->opt.pin_dir, v[i].name, &h);
 
 		if (held_by <= 0)
 			continue;

@@ -268,6 +268,11 @@ static int daemon_write(struct prom *p, struct xrl *x, const struct xrl_daemon_s
 		    "1 when the program is attached to the interface in another XDP mode than configured (attaching in that mode failed: see the log).");
 	for (size_t i = 0; i < ds->nifaces; i++)
 		prom_sample(p, PROM_LABELS("interface", ds->ifaces[i].name), "%u", ds->ifaces[i].mode_mismatch);
+	prom_family(p, "xdp_rl_interface_hook", "gauge",
+		    "1 when the program is attached to the interface at the hook of the label (xdp or tc, as configured); 0 when it is not.");
+	for (size_t i = 0; i < ds->nifaces; i++)
+		prom_sample(p, PROM_LABELS("interface", ds->ifaces[i].name, "hook", xrl_hook_name(ds->ifaces[i].hook)),
+			    "%u", ds->ifaces[i].attached && !ds->ifaces[i].hook_mismatch);
 	prom_family(p, "xdp_rl_link_repairs_total", "counter",
 		    "Interfaces found without the program (a link pin removed) and attached again.");
 	prom_sample(p, NULL, "%llu", ds->link_repairs);

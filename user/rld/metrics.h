@@ -12,6 +12,8 @@ struct xrl_iface_stat {
 	char name[IF_NAMESIZE];
 	unsigned attached;		/* 1: the program is attached to it now */
 	unsigned mode_mismatch;		/* 1: attached, not in the configured mode */
+	int hook;			/* enum xrl_hook: the configured one */
+	unsigned hook_mismatch;		/* 1: attached, not at the configured hook */
 };
 
 struct xrl_daemon_stats {

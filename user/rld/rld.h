@@ -84,6 +84,7 @@ struct iface_state {
 	bool lost;		/* it was attached, and then no longer */
 	bool ours;		/* this run attached it (not adopted) */
 	bool mode_mismatch;	/* attached in another mode than configured, and that mode failed */
+	bool hook_mismatch;	/* attached at the other hook than configured, and that hook failed */
 	bool gro_warned;	/* said that generic mode with GRO on undercounts packet rules */
 };
 

@@ -174,7 +174,13 @@ void xrl_status_json(struct jw *w, struct xrl *x, const struct xrl_status *st)
 		jw_obj_start(w);
 		jw_kstr(w, "ifname", a->ifname);
 		jw_ku64(w, "ifindex", a->ifindex);
-		jw_kstr(w, "xdp_mode", xrl_xdp_mode_name(a->mode));
+		jw_kstr(w, "hook", xrl_hook_name(a->hook));
+		if (a->hook == XRL_HOOK_TC) {
+			jw_key(w, "xdp_mode");
+			jw_null(w);
+		} else {
+			jw_kstr(w, "xdp_mode", xrl_xdp_mode_name(a->mode));
+		}
 		jw_ku64(w, "prog_id", a->prog_id);
 		jw_kbool(w, "link_up", a->ifindex != 0);
 		jw_obj_end(w);
@@ -328,6 +334,7 @@ void xrl_stats_json(struct jw *w, struct xrl *x, const struct xrl_stats_view *s)
 		jw_obj_start(w);
 		jw_kstr(w, "ifname", s->att[i].ifname);
 		jw_ku64(w, "ifindex", s->att[i].ifindex);
+		jw_kstr(w, "hook", xrl_hook_name(s->att[i].hook));
 		if (s->att[i].ifindex) {
 			char shared[256];
 

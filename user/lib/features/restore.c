@@ -55,6 +55,9 @@ int xrl_pins_ok(struct xrl *x)
 		xrl_warn("the program under %s was upgraded: re-attaching uses the new one", x->pin_dir);
 	if (pinned_is(x, PROG_PIN, x->prog_fd, true) != 1)
 		return 0;
+	/* the tc program too: without its pin, hook tc could not attach */
+	if (x->tc_prog_fd >= 0 && pinned_is(x, TC_PROG_PIN, x->tc_prog_fd, true) != 1)
+		return 0;
 	for (int i = 0; i < M__COUNT; i++)
 		if (pinned_is(x, xrl__map_names[i], x->map_fd[i], false) != 1)
 			return 0;
@@ -65,6 +68,7 @@ int xrl_pins_ok(struct xrl *x)
 static bool foreign_links(struct xrl *x)
 {
 	__u32 ours = fd_id(x->prog_fd, true);
+	__u32 ours_tc = x->tc_prog_fd >= 0 ? fd_id(x->tc_prog_fd, true) : 0;
 	struct xrl_attachment *a = NULL;
 	bool found = false;
 	size_t n = 0;
@@ -72,7 +76,7 @@ static bool foreign_links(struct xrl *x)
 	if (xrl_attachments(x, &a, &n))
 		return false;
 	for (size_t i = 0; i < n && !found; i++)
-		found = a[i].prog_id && a[i].prog_id != ours;
+		found = a[i].prog_id && a[i].prog_id != (a[i].hook == XRL_HOOK_TC ? ours_tc : ours);
 	free(a);
 	return found;
 }
@@ -120,6 +124,13 @@ int xrl_pins_restore(struct xrl *x)
 		}
 		if (bpf_obj_pin(fd, p))
 			return xrl_fail(errno, "cannot pin %s: %s", p, strerror(errno));
+	}
+	/* the tc program (hook tc attaches it) */
+	if (x->tc_prog_fd >= 0 && pinned_is(x, TC_PROG_PIN, x->tc_prog_fd, true) != 1) {
+		xrl__pin_path(x, TC_PROG_PIN, p, sizeof(p));
+		unlink(p);
+		if (bpf_obj_pin(x->tc_prog_fd, p))
+			xrl_warn("cannot pin the tc program at %s: %s", p, strerror(errno));
 	}
 	/* the program's build, when this handle has it (it loaded the object);
 	 * else status finds it by the program's map ids */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * libxrl: the hitless upgrade: this build's program takes over the pinned maps and the
- * pinned links of a running one (README, "Upgrading").
+ * pinned links of a running one (README, "Upgrading"). The links are XDP
+ * links, which get the new XDP program, and tcx links (hook tc), which get
+ * the new tc program of the same object: each an atomic update of its link.
  */
 #include "maps/internal.h"
 #include "features/upgrade.h"
@@ -19,8 +21,11 @@ struct link_ref {
 	char name[NAME_MAX + 1];
 	int fd;
 	__u32 prog_id;
+	bool tc;		/* a tcx link: runs the tc program */
 	bool moved;
 };
+
+#define LINK_TYPE_TCX	11	/* enum bpf_link_type, newer than the uapi headers */
 
 static void links_free(struct link_ref *l, size_t n)
 {
@@ -30,8 +35,8 @@ static void links_free(struct link_ref *l, size_t n)
 }
 
 /* The links pinned in the directory, each checked to run the old program
- * (old_id 0: any program). */
-static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *n)
+ * of its hook (old_id 0: any program; old_tc_id for a tcx link). */
+static int links_of(struct xrl *x, __u32 old_id, __u32 old_tc_id, struct link_ref **out, size_t *n)
 {
 	struct link_ref *v = NULL;
 	size_t cap = 0;
@@ -55,9 +60,10 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 			err = xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
 			break;
 		}
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || (old_id && info.prog_id != old_id)) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    (old_id && info.prog_id != (info.type == LINK_TYPE_TCX ? old_tc_id : old_id))) {
 			err = xrl_fail(EEXIST, "%s runs program %u, not the pinned program %u: refused, nothing was changed",
-				   p, info.prog_id, old_id);
+				   p, info.prog_id, info.type == LINK_TYPE_TCX ? old_tc_id : old_id);
 			close(fd);
 			break;
 		}
@@ -74,6 +80,7 @@ static int links_of(struct xrl *x, __u32 old_id, struct link_ref **out, size_t *
 		snprintf(v[*n].name, sizeof(v[*n].name), "%s", de->d_name + strlen(LINK_PREFIX));
 		v[*n].fd = fd;
 		v[*n].prog_id = info.prog_id;
+		v[*n].tc = info.type == LINK_TYPE_TCX;
 		v[(*n)++].moved = false;
 	}
 	closedir(d);
@@ -182,6 +189,22 @@ static void upgrade_pin_paths(const struct xrl *x, char *p, char *pnew, char *ip
 	xrl__pin_path(x, INFO_PIN_NEW, ipnew, PATH_MAX);
 }
 
+/* The tc program's pins, the pinned one and the upgrade's (PATH_MAX long). */
+static void tc_pin_paths(const struct xrl *x, char *tp, char *tpnew)
+{
+	xrl__pin_path(x, TC_PROG_PIN, tp, PATH_MAX);
+	xrl__pin_path(x, TC_PROG_PIN_NEW, tpnew, PATH_MAX);
+}
+
+/* The new tc program in place, after the XDP program's rename: a new tc pin
+ * without a new XDP pin always means that rename happened (it is pinned
+ * after the XDP one and removed before it), so this may run again. */
+static void tc_rename(const char *tp, const char *tpnew)
+{
+	if (!access(tpnew, F_OK) && rename(tpnew, tp))
+		xrl_warn("cannot pin the new tc program at %s: %s", tp, strerror(errno));
+}
+
 /*
  * An upgrade killed part way leaves one of these states (the steps of
  * xrl_upgrade()); with the lock held, no upgrade is running, so this is all
@@ -202,21 +225,29 @@ static void upgrade_pin_paths(const struct xrl *x, char *p, char *pnew, char *ip
  */
 int xrl_upgrade_recover(struct xrl *x)
 {
-	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX];
+	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX], tp[PATH_MAX], tpnew[PATH_MAX];
 	struct link_ref *links = NULL;
-	__u32 new_id, old_id = 0;
+	__u32 new_id, old_id = 0, new_tc_id = 0, old_tc_id = 0;
 	size_t n = 0, on_new = 0, moved = 0;
-	int new_fd, old_fd, err = 0;
+	int new_fd, old_fd, new_tc_fd = -1, old_tc_fd = -1, err = 0;
 
 	if (!x->pinned)
 		return 0;
 	upgrade_pin_paths(x, p, pnew, ip, ipnew);
+	tc_pin_paths(x, tp, tpnew);
 	new_fd = bpf_obj_get(pnew);
 	if (new_fd < 0) {
 		int fd;
 
 		if (errno != ENOENT)
 			return xrl_fail(errno, "cannot open %s: %s", pnew, strerror(errno));
+		/* killed after the XDP program's rename: the tc one follows */
+		if (!access(tpnew, F_OK)) {
+			tc_rename(tp, tpnew);
+			xrl_warn("finished an interrupted upgrade under %s: the tc program pinned", x->pin_dir);
+			if (access(ipnew, F_OK))
+				return 1;
+		}
 		if (access(ipnew, F_OK))
 			return 0;
 		/* killed between the renames, or a leftover of a load */
@@ -237,12 +268,21 @@ int xrl_upgrade_recover(struct xrl *x)
 	old_fd = bpf_obj_get(p);
 	if (old_fd >= 0)
 		old_id = prog_id_of(old_fd);
-	if ((err = links_of(x, 0, &links, &n)))
+	if ((new_tc_fd = bpf_obj_get(tpnew)) >= 0)
+		new_tc_id = prog_id_of(new_tc_fd);
+	if ((old_tc_fd = bpf_obj_get(tp)) >= 0)
+		old_tc_id = prog_id_of(old_tc_fd);
+	if ((err = links_of(x, 0, 0, &links, &n)))
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		on_new += links[i].prog_id == new_id;
+		on_new += links[i].prog_id == (links[i].tc ? new_tc_id : new_id) && links[i].prog_id;
 	if (!on_new) {
-		/* killed before any link was moved: it never served */
+		/* killed before any link was moved: it never served (the
+		 * tc pin first: see tc_rename()) */
+		if (unlink(tpnew) && errno != ENOENT) {
+			err = xrl_fail(errno, "cannot remove %s: %s", tpnew, strerror(errno));
+			goto out;
+		}
 		if (unlink(pnew) && errno != ENOENT) {
 			err = xrl_fail(errno, "cannot remove %s: %s", pnew, strerror(errno));
 			goto out;
@@ -251,14 +291,17 @@ int xrl_upgrade_recover(struct xrl *x)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (links[i].prog_id == new_id)
+		bool tc = links[i].tc;
+		__u32 nid = tc ? new_tc_id : new_id, oid = tc ? old_tc_id : old_id;
+
+		if (links[i].prog_id == nid)
 			continue;
-		if (old_fd < 0 || links[i].prog_id != old_id) {
+		if ((tc ? old_tc_fd : old_fd) < 0 || (tc && new_tc_fd < 0) || links[i].prog_id != oid) {
 			xrl_warn("link %s runs program %u, neither the upgrade's %u nor the pinned %u: left as it is",
-			     links[i].name, links[i].prog_id, new_id, old_id);
+			     links[i].name, links[i].prog_id, nid, oid);
 			continue;
 		}
-		if ((err = swap_prog(links[i].fd, new_fd, old_fd))) {
+		if ((err = swap_prog(links[i].fd, tc ? new_tc_fd : new_fd, tc ? old_tc_fd : old_fd))) {
 			err = xrl_fail(err, "cannot finish the interrupted upgrade on %s: %s", links[i].name,
 				   strerror(-err));
 			goto out;
@@ -269,6 +312,7 @@ int xrl_upgrade_recover(struct xrl *x)
 		err = xrl_fail(errno, "cannot pin the upgraded program at %s: %s", p, strerror(errno));
 		goto out;
 	}
+	tc_rename(tp, tpnew);
 	if (!access(ipnew, F_OK) && info_of_prog(ipnew, new_fd) && rename(ipnew, ip))
 		xrl_warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
 	xrl_warn("finished an interrupted upgrade under %s: program %u pinned, %zu link(s) moved to it, "
@@ -278,6 +322,10 @@ out:
 	close(new_fd);
 	if (old_fd >= 0)
 		close(old_fd);
+	if (new_tc_fd >= 0)
+		close(new_tc_fd);
+	if (old_tc_fd >= 0)
+		close(old_tc_fd);
 	links_free(links, n);
 	if (err == 1 && x->prog_fd >= 0)
 		xrl__adopt_upgraded(x);	/* a handle opened on the old program */
@@ -288,12 +336,12 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 {
 	struct xrl_open_opts o = { .pin_dir = pin_dir, .pins_only = true };
 	struct link_ref *links = NULL;
-	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX];
+	char p[PATH_MAX], pnew[PATH_MAX], ip[PATH_MAX], ipnew[PATH_MAX], tp[PATH_MAX], tpnew[PATH_MAX];
 	struct bpf_prog_info pi = {};
-	__u32 len = sizeof(pi);
+	__u32 len = sizeof(pi), old_tc_id = 0;
 	size_t n = 0;
 	struct xrl *x;
-	int err, old_fd = -1;
+	int err, old_fd = -1, old_tc_fd = -1;
 
 	memset(r, 0, sizeof(*r));
 	if ((err = xrl_open(&o, &x)))
@@ -304,6 +352,10 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		goto out;
 	err = 0;
 	upgrade_pin_paths(x, p, pnew, ip, ipnew);
+	tc_pin_paths(x, tp, tpnew);
+	/* an older build pinned none (and has no tcx link) */
+	if ((old_tc_fd = bpf_obj_get(tp)) >= 0)
+		old_tc_id = prog_id_of(old_tc_fd);
 	old_fd = bpf_obj_get(p);
 	if (old_fd < 0) {
 		err = xrl_fail(ENOENT, "nothing to upgrade: no program pinned at %s", p);
@@ -321,7 +373,7 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		goto out;
 	}
 	r->old_prog_id = pi.id;
-	if ((err = links_of(x, pi.id, &links, &n)))
+	if ((err = links_of(x, pi.id, old_tc_id, &links, &n)))
 		goto out;
 	/* 2. load this build on the pinned maps (creating the new ones) */
 	if ((err = xrl__load_upgrade(x, PROG_PIN_NEW, &r->maps_added)))
@@ -333,7 +385,8 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 	test_stop("loaded");
 	/* 3. each link to the new program, atomically; back on any failure */
 	for (size_t i = 0; i < n && !err; i++) {
-		err = swap_prog(links[i].fd, x->prog_fd, old_fd);
+		err = links[i].tc ? swap_prog(links[i].fd, x->tc_prog_fd, old_tc_fd)
+				  : swap_prog(links[i].fd, x->prog_fd, old_fd);
 		if (err)
 			err = xrl_fail(err, "cannot replace the program on %s: %s (the links done so far are put back)",
 				   links[i].name, strerror(-err));
@@ -349,13 +402,17 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		err = xrl_fail(errno, "cannot pin the program at %s: %s (the links are put back)", p, strerror(errno));
 	if (!err)
 		test_stop("renamed");
+	if (!err)
+		tc_rename(tp, tpnew);
 	if (!err && rename(ipnew, ip))	/* the program is in place: only say so */
 		xrl_warn("cannot pin the new build's info at %s: %s", ip, strerror(errno));
 	if (err) {
 		for (size_t i = 0; i < n; i++)
-			if (links[i].moved && swap_prog(links[i].fd, old_fd, x->prog_fd))
+			if (links[i].moved && (links[i].tc ? swap_prog(links[i].fd, old_tc_fd, x->tc_prog_fd)
+							   : swap_prog(links[i].fd, old_fd, x->prog_fd)))
 				xrl_warn("could not put the old program back on %s: %s", links[i].name,
 				     strerror(errno));
+		unlink(tpnew);	/* before the XDP one: see tc_rename() */
 		unlink(pnew);
 		unlink(ipnew);
 		xrl_discard(x);	/* the maps this build added */
@@ -367,6 +424,8 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 out:
 	if (old_fd >= 0)
 		close(old_fd);
+	if (old_tc_fd >= 0)
+		close(old_tc_fd);
 	links_free(links, n);
 	if (err || !out) {
 		xrl_close(x);
@@ -399,9 +458,15 @@ int xrl__adopt_upgraded(struct xrl *x)
 		close(fd);
 		return 0;
 	}
-	if (x->own_prog_fd || !x->skel)
+	if (x->own_prog_fd || !x->skel) {
 		close(x->prog_fd);	/* a skeleton's own fd goes with it */
+		if (x->tc_prog_fd >= 0)
+			close(x->tc_prog_fd);
+	}
 	x->prog_fd = fd;
+	/* the tc program of the same build, pinned beside it */
+	xrl__pin_path(x, TC_PROG_PIN, p, sizeof(p));
+	x->tc_prog_fd = bpf_obj_get(p);
 	x->own_prog_fd = true;
 	return 1;
 }

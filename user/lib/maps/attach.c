@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libxrl: attach, detach and list the XDP links.
+ * libxrl: attach, detach and list the links: XDP, or tcx at tc ingress
+ * (hook tc), one pinned link per interface either way.
  */
 #include "maps/internal.h"
 
@@ -23,6 +24,22 @@
 const char *xrl_xdp_mode_name(enum xrl_xdp_mode m)
 {
 	return xrl_word_name(xrl_xdp_mode_words, m);
+}
+
+/*
+ * tcx (Linux 6.6): newer than the uapi headers this builds against
+ * (Debian 12's are 6.1), and libbpf 1.1 has no bpf_program__attach_tcx():
+ * the link is made with bpf_link_create() and the kernel's numbers.
+ */
+#ifndef BPF_F_BEFORE
+#define BPF_F_BEFORE		(1U << 3)
+#endif
+#define XRL_BPF_TCX_INGRESS	46	/* enum bpf_attach_type */
+#define XRL_BPF_LINK_TYPE_TCX	11	/* enum bpf_link_type */
+
+const char *xrl_hook_name(enum xrl_hook h)
+{
+	return xrl_word_name(xrl_hook_words, h);
 }
 
 static void link_pin(const struct xrl *x, const char *ifname, char *buf, size_t len)
@@ -78,18 +95,35 @@ static int holder_of(unsigned int ifindex, struct xrl_xdp_holder *h)
 			snprintf(h->name, sizeof(h->name), "%s", info.name);
 		close(fd);
 	}
+	/* libxdp's multi-program dispatcher pins its state under its bpffs
+	 * directory as dispatch-IFINDEX-PROGID (xdp-tools' libxdp.c) */
+	if (!strcmp(h->name, "xdp_dispatcher")) {
+		const char *dir = getenv("LIBXDP_BPFFS");
+
+		snprintf(h->pin, sizeof(h->pin), "%s/dispatch-%u-%u", dir && *dir ? dir : "/sys/fs/bpf/xdp",
+			 ifindex, h->prog_id);
+		if (access(h->pin, F_OK))
+			h->pin[0] = '\0';
+		h->dispatcher = true;
+	}
 	return 0;
 }
 
-/* "id 42, name xdp_pass, native mode" */
+/* "id 42, name xdp_pass, native mode"; libxdp's dispatcher said as such */
 static void holder_details(const struct xrl_xdp_holder *h, char *buf, size_t len)
 {
-	snprintf(buf, len, "id %u%s%s%s%s%s", h->prog_id,
+	snprintf(buf, len, "id %u%s%s%s%s%s%s%s%s", h->prog_id,
 		 h->name[0] ? ", name " : "", h->name,
 		 h->mode != XRL_XDP_UNKNOWN ? ", " : "",
 		 h->mode != XRL_XDP_UNKNOWN ? xrl_xdp_mode_name(h->mode) : "",
-		 h->mode != XRL_XDP_UNKNOWN ? " mode" : "");
+		 h->mode != XRL_XDP_UNKNOWN ? " mode" : "",
+		 h->dispatcher ? ", libxdp's multi-program dispatcher" : "",
+		 h->pin[0] ? ", pinned at " : "", h->pin);
 }
+
+/* What the operator may do about a held XDP hook (docs/coexistence.md). */
+#define WAYS_OUT "xdp-rl never replaces what it did not attach: 'attach dev %s hook tc' runs it beside " \
+	"that program at tc ingress, or remove that program first (see 'Running beside other programs' in the docs)"
 
 void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len)
 {
@@ -163,9 +197,11 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 
 		/* say which: the operator has to find and remove it */
 		if (holder_of(ifindex, &h) || !h.prog_id)
-			return xrl_fail(EBUSY, "another XDP program is already attached to %s", ifname);
+			return xrl_fail(EBUSY, "another XDP program is already attached to %s; " WAYS_OUT,
+					ifname, ifname);
 		holder_details(&h, who, sizeof(who));
-		return xrl_fail(EBUSY, "another XDP program is already attached to %s (%s)", ifname, who);
+		return xrl_fail(EBUSY, "another XDP program is already attached to %s (%s); " WAYS_OUT,
+				ifname, who, ifname);
 	}
 	if (fd < 0)
 		return xrl_fail(fd, "cannot attach to %s in %s mode: %s", ifname,
@@ -173,6 +209,43 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	if (bpf_obj_pin(fd, p)) {
 		int err = xrl_fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
 
+		close(fd);	/* the link goes with its last reference */
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+int xrl_attach_tc(struct xrl *x, const char *ifname)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = BPF_F_BEFORE);
+	char p[PATH_MAX];
+	unsigned int ifindex;
+	int fd, err;
+
+	if (!x->pinned)
+		return xrl_fail(EINVAL, "cannot attach an unpinned instance");
+	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
+		return xrl_fail(ENODEV, "unknown interface '%s'", ifname);
+	link_pin(x, ifname, p, sizeof(p));
+	if (access(p, F_OK) == 0)
+		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+	if (x->tc_prog_fd < 0)
+		return xrl_fail(ENOENT, "the program pinned at %s is of an older build, without hook tc: "
+				"'xdp-rlctl upgrade' first", x->pin_dir);
+	/* first in the chain: a program before it that returns "pass" would
+	 * end the chain and let its packets by unmetered; a pass of xdp-rl
+	 * says "no opinion", so the programs after it still decide */
+	fd = bpf_link_create(x->tc_prog_fd, ifindex, XRL_BPF_TCX_INGRESS, &opts);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -EINVAL)
+			return xrl_fail(err, "cannot attach to %s at tc ingress: this kernel has no tcx links "
+					"(Linux 6.6 or later)", ifname);
+		return xrl_fail(err, "cannot attach to %s at tc ingress: %s", ifname, strerror(-err));
+	}
+	if (bpf_obj_pin(fd, p)) {
+		err = xrl_fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
 		close(fd);	/* the link goes with its last reference */
 		return err;
 	}
@@ -242,12 +315,15 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		if (fd < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			/* a tcx link's ifindex is the first word of the union
+			 * too (struct { ifindex; attach_type; } tcx) */
 			a->ifindex = info.xdp.ifindex;
 			a->prog_id = info.prog_id;
+			a->hook = info.type == XRL_BPF_LINK_TYPE_TCX ? XRL_HOOK_TC : XRL_HOOK_XDP;
 		}
 		close(fd);
 		/* the mode is known when the interface is in this namespace */
-		if (a->ifindex && if_indextoname(a->ifindex, name) &&
+		if (a->hook == XRL_HOOK_XDP && a->ifindex && if_indextoname(a->ifindex, name) &&
 		    !strcmp(name, a->ifname)) {
 			LIBBPF_OPTS(bpf_xdp_query_opts, q);
 

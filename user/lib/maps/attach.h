@@ -17,8 +17,12 @@ struct xrl_attachment {
 	char ifname[IF_NAMESIZE];
 	__u32 ifindex;		/* 0 when the interface is gone */
 	__u32 prog_id;
-	enum xrl_xdp_mode mode;
+	enum xrl_xdp_mode mode;	/* XRL_XDP_UNKNOWN at tc */
+	enum xrl_hook hook;	/* the link's: XDP or tc ingress (tcx) */
 };
+
+/* "xdp", "tc" */
+const char *xrl_hook_name(enum xrl_hook h);
 
 const char *xrl_xdp_mode_name(enum xrl_xdp_mode m);
 /* What holds an interface's XDP hook. */
@@ -26,6 +30,8 @@ struct xrl_xdp_holder {
 	__u32 prog_id;		/* 0: nothing attached */
 	char name[16];		/* "" when it cannot be read (by id: CAP_SYS_ADMIN) */
 	enum xrl_xdp_mode mode;
+	bool dispatcher;	/* libxdp's multi-program dispatcher */
+	char pin[128];		/* its pin directory, "" when not found */
 };
 /* 1 when an XDP program other than the one of the link pinned for IFNAME
  * under PIN_DIR (NULL: the default) is attached to IFNAME, *h naming it;
@@ -36,6 +42,11 @@ int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_hold
 void xrl_xdp_holder_format(const struct xrl_xdp_holder *h, char *buf, size_t len);
 int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	       enum xrl_xdp_mode *got);
+/* Attach the tc ingress program to IFNAME (hook tc): a tcx link, first in
+ * the interface's tcx chain, pinned as the XDP links are; whatever holds
+ * the XDP hook or other tc programs is left as it is. */
+int xrl_attach_tc(struct xrl *x, const char *ifname);
+/* Detach IFNAME, whichever hook its link is at. */
 int xrl_detach(struct xrl *x, const char *ifname);
 /* Is GRO on for IFNAME? 1 on, 0 off, a negative errno when unknown. In
  * generic mode XDP sees GRO's aggregates: a packet rule counts their

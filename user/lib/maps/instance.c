@@ -30,6 +30,7 @@ int xrl_open(const struct xrl_open_opts *o, struct xrl **out)
 	x->lock_fd = -1;
 	x->daemon_fd = -1;
 	x->prog_fd = -1;
+	x->tc_prog_fd = -1;
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = x->set_fd[i] = -1;
 	pthread_mutex_init(&x->set_lock, NULL);
@@ -155,13 +156,14 @@ int xrl_discard(struct xrl *x)
 	if (!xrl_created(x) || (x->pinned && !x->locked))
 		return 0;	/* unlocked, another process may be using them */
 	memcpy(saved, xrl__errbuf, sizeof(saved));
-	for (int i = 0; i <= M__COUNT + 1; i++) {
+	for (int i = 0; i <= M__COUNT + 2; i++) {
 		if (!x->new_pin[i])
 			continue;
 		/* the empty set a new map-in-map was given (publish.c) */
 		if (i < M__COUNT && x->set_fd[i] >= 0)
 			xrl__set_unpin(x, i);
-		xrl__pin_path(x, i < M__COUNT ? xrl__map_names[i] : i == M__COUNT ? PROG_PIN : INFO_PIN, p, sizeof(p));
+		xrl__pin_path(x, i < M__COUNT ? xrl__map_names[i] : i == M__COUNT ? PROG_PIN :
+			      i == M__COUNT + 1 ? INFO_PIN : TC_PROG_PIN, p, sizeof(p));
 		if (unlink(p) && errno != ENOENT && !err)
 			err = xrl_fail(errno, "cannot remove %s: %s", p, strerror(errno));
 		x->new_pin[i] = false;
@@ -182,6 +184,8 @@ void xrl_close(struct xrl *x)
 		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
 	if (x->own_prog_fd && x->prog_fd >= 0)
 		close(x->prog_fd);	/* adopted after an upgrade */
+	if (x->own_prog_fd && x->tc_prog_fd >= 0)
+		close(x->tc_prog_fd);
 	if (x->leases)
 		munmap(x->leases, XRL_FLEET_SLOTS * sizeof(struct xrl_lease));
 	if (x->ban_totals)
@@ -194,6 +198,8 @@ void xrl_close(struct xrl *x)
 				close(x->map_fd[i]);
 		if (x->prog_fd >= 0 && !x->own_prog_fd)
 			close(x->prog_fd);
+		if (x->tc_prog_fd >= 0 && !x->own_prog_fd)
+			close(x->tc_prog_fd);
 	}
 	if (x->lock_fd >= 0)
 		close(x->lock_fd);	/* drops the flock */
@@ -214,6 +220,11 @@ int xrl_prog_fd(const struct xrl *x)
 	return x->prog_fd;
 }
 
+int xrl_tc_prog_fd(const struct xrl *x)
+{
+	return x->tc_prog_fd;
+}
+
 struct xrl_control *xrl_control(struct xrl *x)
 {
 	return x->ctrl;
@@ -223,6 +234,7 @@ struct xrl_control *xrl_control(struct xrl *x)
 static bool our_pin(const char *name)
 {
 	if (!strcmp(name, PROG_PIN) || !strcmp(name, PROG_PIN_NEW) || !strcmp(name, INFO_PIN) ||
+	    !strcmp(name, TC_PROG_PIN) || !strcmp(name, TC_PROG_PIN_NEW) ||
 	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
 	    !strcmp(name, CAPTURE_DIR) ||
 	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name))

@@ -36,7 +36,11 @@
  * the program's map ids would need CAP_SYS_ADMIN (BPF_MAP_GET_FD_BY_ID). */
 #define INFO_PIN	"xrl_info"
 #define INFO_PIN_NEW	"xrl_info_new"
-#define LINK_PREFIX	"link_"
+/* The same object's tc ingress program (hook tc), pinned beside the XDP one
+ * so that a later command attaches it and an upgrade replaces it too. */
+#define TC_PROG_PIN	"xrl_tc_prog"
+#define TC_PROG_PIN_NEW	"xrl_tc_prog_new"
+#define LINK_PREFIX	"link_"	/* link_IFNAME: an XDP or a tcx link, one per interface */
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define SERVES_PREFIX	"if_"		/* DAEMON_DIR/if_NAME: an interface the daemon serves */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
@@ -59,10 +63,12 @@ struct xrl {
 	bool pinned;
 	bool created;		/* xrl__load_object() pinned a new instance */
 	bool created_dir;	/* and made the directory */
-	bool new_pin[M__COUNT + 2];	/* pins it made: the maps, the program, its info */
+	/* pins it made: the maps, the program, its info, the tc program */
+	bool new_pin[M__COUNT + 3];
 	bool locked;
 	int lock_fd;
 	int prog_fd;
+	int tc_prog_fd;		/* the tc program; -1: none (pinned by an older build) */
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */

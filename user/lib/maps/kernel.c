@@ -36,6 +36,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "BPF_MAP_TYPE_ARRAY_OF_MAPS", "4.12", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_ARRAY_OF_MAPS },
 	{ "BPF_MAP_TYPE_LPM_TRIE", "4.11", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LPM_TRIE },
 	{ "BPF_MAP_TYPE_LRU_HASH", "4.10", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LRU_HASH },
+	{ "bpf_skb_pull_data", "4.9", XRL_NEED_TC_HELPER, BPF_FUNC_skb_pull_data },
 	{ "bpf_perf_event_output", "4.8", XRL_NEED_HELPER, BPF_FUNC_perf_event_output },
 	{ "bpf_csum_diff", "4.6", XRL_NEED_HELPER, BPF_FUNC_csum_diff },
 	{ "BPF_MAP_TYPE_PERCPU_ARRAY", "4.6", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_PERCPU_ARRAY },
@@ -90,6 +91,8 @@ int xrl_kernel_probe(char *buf, size_t len)
 		const struct xrl_kernel_need *k = &xrl_kernel_needs[i];
 		int r = k->kind == XRL_NEED_HELPER ?
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, k->id, NULL) :
+			k->kind == XRL_NEED_TC_HELPER ?
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_SCHED_CLS, k->id, NULL) :
 			libbpf_probe_bpf_map_type(k->id, NULL);
 
 		missing[i] = r == 0;	/* 1: there; < 0: cannot tell */

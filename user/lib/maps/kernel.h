@@ -15,7 +15,8 @@
  * (the SYN cookie helpers). */
 #define XRL_KERNEL_MIN	"6.0"
 
-enum xrl_kernel_need_kind { XRL_NEED_HELPER, XRL_NEED_MAP_TYPE };
+/* a helper of the XDP program, one of the tc program only, a map type */
+enum xrl_kernel_need_kind { XRL_NEED_HELPER, XRL_NEED_MAP_TYPE, XRL_NEED_TC_HELPER };
 
 /* One helper or map type the program uses, newest first. */
 struct xrl_kernel_need {

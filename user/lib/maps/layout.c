@@ -331,6 +331,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 			    strerror(-err));
 
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
+	x->tc_prog_fd = bpf_program__fd(x->skel->progs.xrl_tc);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
 	xrl__bans_reserve(x);
@@ -359,6 +360,14 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 			return xrl_fail(errno, "cannot pin the program's build at %s: %s", p, strerror(errno));
 		if (!upgrade)
 			x->new_pin[M__COUNT + 1] = true;
+		/* the tc program after the XDP one: an upgrade's new tc pin
+		 * without its XDP pin means the XDP one was renamed (upgrade.c) */
+		xrl__pin_path(x, upgrade ? TC_PROG_PIN_NEW : TC_PROG_PIN, p, sizeof(p));
+		unlink(p);	/* a leftover, or an older build's */
+		if (bpf_obj_pin(x->tc_prog_fd, p))
+			return xrl_fail(errno, "cannot pin the tc program at %s: %s", p, strerror(errno));
+		if (!upgrade)
+			x->new_pin[M__COUNT + 2] = true;
 	}
 	return 0;
 }
@@ -388,6 +397,9 @@ int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	/* another layout's maps are never read or written by this build */
 	if ((err = xrl__layout_check(x, x->prog_fd, "pinned program")))
 		return err;
+	/* an older build pinned no tc program: hook tc then asks for an upgrade */
+	xrl__pin_path(x, TC_PROG_PIN, p, sizeof(p));
+	x->tc_prog_fd = bpf_obj_get(p);
 	for (int i = 0; i < M__COUNT; i++) {
 		xrl__pin_path(x, xrl__map_names[i], p, sizeof(p));
 		x->map_fd[i] = bpf_obj_get(p);

@@ -49,6 +49,8 @@ bool xrl_created(const struct xrl *x);
  * it made it. Only with the lock held; nothing when !xrl_created(). */
 int xrl_discard(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
+/* The tc ingress program (hook tc); -1 when the pinned build has none. */
+int xrl_tc_prog_fd(const struct xrl *x);
 /* The build and layout version the handle's program carries ("unknown",
  * layout 0: a build from before layout versions). */
 int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);

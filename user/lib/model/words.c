@@ -17,6 +17,11 @@ const struct xrl_word xrl_xdp_mode_words[] = {
 	{ NULL, 0 },
 };
 
+const struct xrl_word xrl_hook_words[] = {
+	{ "xdp", XRL_HOOK_XDP }, { "tc", XRL_HOOK_TC },
+	{ NULL, 0 },
+};
+
 const struct xrl_word xrl_action_words[] = {
 	{ "limit", XRL_ACT_LIMIT }, { "allow", XRL_ACT_ALLOW }, { "deny", XRL_ACT_DENY },
 	{ NULL, 0 },

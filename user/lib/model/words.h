@@ -24,6 +24,7 @@ struct xrl_word {
 };
 
 extern const struct xrl_word xrl_xdp_mode_words[];	/* native generic auto */
+extern const struct xrl_word xrl_hook_words[];	/* xdp tc (enum xrl_hook) */
 extern const struct xrl_word xrl_action_words[];	/* limit allow deny */
 extern const struct xrl_word xrl_mode_words[];		/* enforce dry-run ... */
 extern const struct xrl_word xrl_on_failure_words[];	/* open closed */

@@ -152,6 +152,16 @@ static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *
 	return 0;
 }
 
+/* attach and interface: dev (or IFACE), mode, hook, ... */
+enum { AT_DEV, AT_MODE, AT_HOOK };
+
+static int check_attach(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (c->attach.hook == XRL_HOOK_TC && at[AT_MODE] >= 0)
+		return xrl_parse_fail(e, at[AT_MODE] - 1, "mode is an XDP mode: hook tc has none");
+	return 0;
+}
+
 enum { TOP_COUNT, TOP_SAMPLE, TOP_WATCH };
 
 static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -215,6 +225,8 @@ static const struct xrl_param p_attach[] = {
 	  .help = "the interface to attach to" },
 	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(attach.xdp_mode), .what = "XDP mode",
 	  .help = "the XDP mode (default: native where the driver has it)" },
+	{ "hook", XRL_ARG_WORD, NULL, xrl_hook_words, F(attach.hook), .what = "hook",
+	  .help = "where it runs: xdp (default), or tc ingress beside another XDP program" },
 	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(attach.keys),
 	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
 	END,
@@ -402,6 +414,8 @@ static const struct xrl_param p_interface[] = {
 	  .help = "an interface the daemon attaches to" },
 	{ "mode", XRL_ARG_WORD, NULL, xrl_xdp_mode_words, F(attach.xdp_mode), .what = "XDP mode",
 	  .help = "the XDP mode (default: native where the driver has it)" },
+	{ "hook", XRL_ARG_WORD, NULL, xrl_hook_words, F(attach.hook), .what = "hook",
+	  .help = "where it runs: xdp (default), or tc ingress beside another XDP program" },
 	END,
 };
 
@@ -500,7 +514,7 @@ static const struct xrl_param p_crowdsec[] = {
 #define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
 
 const struct xrl_command xrl_commands[] = {
-	{ "attach", XRL_CMD_ATTACH, XRL_IN_CLI, p_attach, NULL,
+	{ "attach", XRL_CMD_ATTACH, XRL_IN_CLI, p_attach, check_attach,
 	  "load (or reuse) the program and its maps and attach to IFACE" },
 	{ "detach", XRL_CMD_DETACH, XRL_IN_CLI, p_detach, NULL,
 	  "detach from IFACE (refused while xdp-rld serves it); purge: remove the pins once nothing is attached" },
@@ -552,7 +566,7 @@ const struct xrl_command xrl_commands[] = {
 	  "write the packets the data path drops (or passes) with their verdicts to a pcapng FILE" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
-	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
+	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, check_attach,
 	  "attach to IFACE (as often as needed)" },
 	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,
 	  "ms between the daemon's heartbeats (default 1000)" },

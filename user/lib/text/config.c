@@ -156,6 +156,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		nl[c->nifaces] = line;
 		memset(&ni[c->nifaces], 0, sizeof(*ni));
 		strcpy(ni[c->nifaces].name, cmd.attach.ifname);
+		ni[c->nifaces].hook = cmd.attach.hook;
 		ni[c->nifaces++].mode = cmd.attach.xdp_mode;
 		return 0;
 	}

@@ -26,6 +26,7 @@
 struct xrl_iface_cfg {
 	char name[IF_NAMESIZE];
 	enum xrl_xdp_mode mode;
+	enum xrl_hook hook;	/* xdp (the default) or tc */
 };
 
 struct xrl_config {

@@ -76,6 +76,7 @@ struct xrl_args_attach {	/* attach; interface (no keys) */
 	char ifname[IF_NAMESIZE];
 	int xdp_mode;		/* enum xrl_xdp_mode */
 	__u32 keys;
+	int hook;		/* enum xrl_hook: xdp (the default) or tc */
 };
 
 struct xrl_args_detach {
