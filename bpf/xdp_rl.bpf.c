@@ -12,6 +12,7 @@
  *   context.h   the decisions and the rule step's context (struct xrl_step)
  *   clock.h     the clocks and the daemon's watchdog
  *   classify.h  the source rule and the endpoint rule of a packet
+ *   sets.h      the rules that take a named set, checked before the prefixes
  *   hot.h       the hot-key drop cache
  *   events.h    live events of keys that become limited or no longer are
  *   shared.h    the rule's shared GCRAs: the aggregate, the new-key budget
@@ -25,6 +26,7 @@
 #include "context.h"
 #include "clock.h"
 #include "classify.h"
+#include "sets.h"
 #include "hot.h"
 #include "events.h"
 #include "shared.h"
@@ -304,7 +306,10 @@ int xdp_rl(struct xdp_md *ctx)
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
 		return verdict(gs, is, mode, XRL_DROP);
 
-	rule = classify(&pkt);
+	/* a set rule first (allow sets first of all), then the prefixes */
+	rule = classify_sets(&pkt, ctrl);
+	if (!rule)
+		rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;

@@ -31,6 +31,7 @@
 #include "maps/stats.h"
 #include "maps/events.h"
 #include "maps/attach.h"
+#include "maps/sets.h"
 #include "maps/kernel.h"
 #include "fleet/view.h"
 #include "features/upgrade.h"

@@ -131,6 +131,13 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
+	[XRL_CMD_SET_CREATE] = do_set_create,
+	[XRL_CMD_SET_ADD] = do_set_add,
+	[XRL_CMD_SET_DEL] = do_set_del,
+	[XRL_CMD_SET_LIST] = do_set_list,
+	[XRL_CMD_SET_SHOW] = do_set_show,
+	[XRL_CMD_SET_FLUSH] = do_set_flush,
+	[XRL_CMD_SET_LOAD] = do_set_load,
 };
 
 int main(int argc, char **argv)

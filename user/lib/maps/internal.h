@@ -24,6 +24,7 @@
 #include "maps/stats.h"
 #include "maps/events.h"
 #include "maps/attach.h"
+#include "maps/sets.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "model/words.h"
@@ -44,6 +45,7 @@ enum {
 	M_CONTROL, M_RULES4, M_RULES6, M_BUCKETS4, M_BUCKETS6, M_RULE_STATS, M_GLOBAL_STATS, M_IF_STATS,
 	M_EVENTS_RLD, M_EVENTS_CTL, M_EVENT_STATS, M_EP4, M_EP6, M_EP_CLASS,
 	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M_RULE_SHARED, M_HOT, M_FLEET_SCRATCH,
+	M_SETS, M_SET_RULES, M_SET_META,
 	M__COUNT
 };
 
@@ -151,6 +153,14 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
 int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
+/* set rules (sets.c): their sets' slots resolved; built and published;
+ * read back, appending; a set's slot by name (said when none); a slot's
+ * name */
+int xrl__set_rules_resolve(struct xrl *x, struct xrl_rule_entry *v, size_t n);
+int xrl__set_rules_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
+int xrl__set_rules_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
+int xrl__set_slot(struct xrl *x, const char *name);
+int xrl__set_name(struct xrl *x, __u32 slot, char *buf, size_t len);
 /* the endpoint classes and the set check: model/epclass.h */
 #include "model/epclass.h"
 

@@ -33,6 +33,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->rate_count == b->rate_count &&
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
 	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
+	       a->set == b->set &&
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
 	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
 	       a->agg_rate_count == b->agg_rate_count &&
@@ -119,6 +120,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	err = xrl_rules_validate(v, n, &bad);
 	if (!err)
 		err = assign_ids(v, n);
+	if (!err)	/* before rules are compared: a set rule's set is in r.set */
+		err = xrl__set_rules_resolve(x, v, n);
 	if (err)
 		return err;
 
@@ -203,7 +206,14 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	 * have metered with one before a roll-back */
 	x->ctrl->gen = gen;
 
-	/* 5. the endpoint rules first: until their class array is swapped
+	/* 5. the set rules, then the endpoint rules: until their class
+	 * array is swapped in, packets stay on the old endpoint set
+	 * (endpoints.c). The set rules are one array of their own, published
+	 * with one update before the prefix tries (docs/sets.md) */
+	err = xrl__set_rules_commit(x, v, n);
+	if (err)
+		goto out;
+	/* the endpoint rules first: until their class array is swapped
 	 * in, packets stay on the old endpoint set (endpoints.c) */
 	err = xrl__endpoints_commit(x, v, n);
 	if (err)

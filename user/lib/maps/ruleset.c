@@ -79,6 +79,8 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 		err = read_family(x, 6, &v, n, &cap);
 	if (!err)
 		err = xrl__endpoints_read(x, &v, n, &cap);
+	if (!err)
+		err = xrl__set_rules_read(x, &v, n, &cap);
 	if (err) {
 		free(v);
 		return err;

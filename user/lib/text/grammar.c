@@ -131,6 +131,16 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		strcpy(field, s);
 		return 0;
 	case XRL_ARG_PREFIX:
+		if (s[0] == '@') {	/* a set rule: the set's name */
+			struct xrl_rule_entry *re = field;
+
+			if (xrl_set_name_check(s + 1))
+				return xrl_parse_fail(e, i, "%s", xrl_errmsg());
+			re->family = 0;
+			re->prefix_len = 0;
+			snprintf(re->set, sizeof(re->set), "%s", s + 1);
+			return 0;
+		}
 		if (xrl_prefix_parse(s, field))
 			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;

@@ -21,6 +21,7 @@
 #include "model/addr.h"
 #include "model/fleet_settings.h"
 #include "model/rule.h"
+#include "model/setfile.h"
 #include "model/units.h"
 #include "model/words.h"
 #include "text/rulefmt.h"
@@ -46,6 +47,13 @@ enum xrl_cmd_kind {
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
 	XRL_CMD_UPGRADE,
+	XRL_CMD_SET_CREATE,
+	XRL_CMD_SET_ADD,
+	XRL_CMD_SET_DEL,
+	XRL_CMD_SET_LIST,
+	XRL_CMD_SET_SHOW,
+	XRL_CMD_SET_FLUSH,
+	XRL_CMD_SET_LOAD,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -126,6 +134,14 @@ struct xrl_args_replay {
 	char config[PATH_MAX];	/* a configuration file; "": the pins' rules */
 };
 
+struct xrl_args_set {		/* set ... (docs/sets.md) */
+	char name[XRL_SET_NAME_MAX + 1];
+	char elem[128];		/* set add, set del: a prefix, address or range */
+	char file[PATH_MAX];	/* set load */
+	char timeout[24];	/* as written; in timeout_ns by the check */
+	__u64 timeout_ns;
+};
+
 struct xrl_args_ms {		/* heartbeat, watchdog */
 	__u32 ms;
 };
@@ -153,6 +169,7 @@ struct xrl_cmd {
 		struct xrl_args_help help;
 		struct xrl_args_replay replay;
 		struct xrl_args_ms ms;			/* heartbeat, watchdog */
+		struct xrl_args_set set;		/* set ... */
 		struct xrl_args_metrics metrics;
 		struct xrl_fleet_settings fleet;	/* fleet redis, host, auth */
 	};
