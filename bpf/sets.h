@@ -15,8 +15,10 @@
  * a shorter prefix length), at most XRL_SET_EXPIRED_HOPS times: an element
  * expires in the data path, with no daemon running, and until it is swept
  * it hides no shorter element behind it (beyond those hops). */
-static __always_inline int set_holds(__u32 slot, const struct xrl_set_key *k0, __u64 now)
+static __always_inline int set_holds(__u32 slot, const struct xrl_set_key *k0,
+				     const struct xrl_control *ctrl)
 {
+	__u64 now = 0;
 	struct xrl_set_key k = *k0;
 	struct xrl_set_elem *e;
 	void *set;
@@ -28,7 +30,12 @@ static __always_inline int set_holds(__u32 slot, const struct xrl_set_key *k0, _
 		e = bpf_map_lookup_elem(set, &k);
 		if (!e)
 			return 0;
-		if (!e->expires_ns || (__s64)(e->expires_ns - now) > 0)
+		if (!e->expires_ns)
+			return 1;
+		/* the clock only for an element that expires */
+		if (!now)
+			now = clock_ns(ctrl);
+		if ((__s64)(e->expires_ns - now) > 0)
 			return 1;
 		/* expired: the next shorter element, never across the
 		 * family byte */
@@ -43,7 +50,7 @@ static __always_inline int set_holds(__u32 slot, const struct xrl_set_key *k0, _
 struct set_walk {
 	struct xrl_set_key k;	/* the source, as a set's key */
 	void *rules;		/* the published set rules */
-	__u64 now;
+	const struct xrl_control *ctrl;
 	__u32 base;		/* the family's first entry */
 	__u32 found;		/* the index of the rule; XRL_SET_NONE: none */
 };
@@ -60,7 +67,7 @@ static long set_walk_step(__u32 i, void *ctx)
 
 	if (!r || !r->id)
 		return 1;
-	if (r->set && set_holds(r->set - 1, &w->k, w->now)) {
+	if (r->set && set_holds(r->set - 1, &w->k, w->ctrl)) {
 		w->found = idx;
 		return 1;
 	}
@@ -90,11 +97,11 @@ static __always_inline struct xrl_rule *classify_sets(const struct xrl_pkt *p,
 		w.base = XRL_MAX_SET_RULES;
 		__builtin_memcpy(w.k.addr, p->saddr, 16);
 	}
-	/* no set rule: no clock read, no loop */
+	/* no set rule: no loop */
 	first = bpf_map_lookup_elem(w.rules, &w.base);
 	if (!first || !first->id)
 		return NULL;
-	w.now = clock_ns(ctrl);
+	w.ctrl = ctrl;
 	bpf_loop(XRL_MAX_SET_RULES, set_walk_step, &w, 0);
 	if (w.found == XRL_SET_NONE)
 		return NULL;
