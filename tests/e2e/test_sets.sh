@@ -160,8 +160,53 @@ test_set_million_swap() {
 		"$(( passed >= sent - vdrop && passed <= sent ))" 1
 }
 
+# The daemon's sets: set NAME file PATH, loaded with the rules; a bad set
+# file refuses the reload (rules and sets unchanged) and --check says
+# FILE:LINE; a set made with xdp-rlctl stays beside the file's.
+test_set_daemon() {
+	lab_up || return
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log"
+	printf '198.18.0.1\n198.18.0.5-198.18.0.6\n' >"$TMPD/bl.txt"
+	write_conf "$conf" "interface d0" "metrics off" "watchdog 0" \
+		"set bl file $TMPD/bl.txt timeout 1h" \
+		"rule add @bl action deny id 1" "rule add 0.0.0.0/0 action allow id 2"
+	check_eq "--check" "$("$RLD_BIN" --check --config "$conf" 2>&1)" "$conf: valid, 2 rules"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	check_match "loaded" "$(cat "$log")" "set bl: 3 prefixes from $TMPD/bl.txt"
+	check_eq "the set" "$(ctl -j set show bl | jq -c '[.prefixes, [.elements[].prefix]]')" \
+		'[3,["198.18.0.1/32","198.18.0.5/32","198.18.0.6/32"]]'
+	check_match "the file's timeout" "$(ctl set show bl | sed -n 2p)" "timeout 3[56][0-9][0-9]s$"
+	check_eq "denied" "$(flood 198.18.0.1 198.18.0.254 20 >/dev/null; rule_stat 1 dropped_packets)" 20
+	# a bad line: the reload is refused, nothing changes
+	printf '198.18.0.2\nbogus\n' >"$TMPD/bl.txt"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "bl.txt:2: invalid prefix 'bogus'" || return
+	wait_log "$log" "a set file is refused; the rules and sets in force are unchanged" || return
+	check_eq "set unchanged" "$(ctl -j set show bl | jq .prefixes)" 3
+	local out rc
+	out=$("$RLD_BIN" --check --config "$conf" 2>&1)
+	rc=$?
+	check_eq "--check exit" $rc 1
+	check_match "--check FILE:LINE" "$out" "set bl \(line 4\): $TMPD/bl.txt:2: invalid prefix 'bogus'"
+	rm -f "$TMPD/bl.txt"
+	check_match "--check missing" "$("$RLD_BIN" --check --config "$conf" 2>&1)" "$TMPD/bl.txt: No such file or directory"
+	# a good file: applied with the rules
+	printf '198.18.0.2\n' >"$TMPD/bl.txt"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "set bl: 1 prefixes" || return
+	check_eq "swapped" "$(ctl -j set show bl | jq -c '[.elements[].prefix]')" '["198.18.0.2/32"]'
+	check_eq "passes now" "$(flood 198.18.0.1 198.18.0.254 10 >/dev/null; rule_stat 2 passed_packets)" 10
+	# xdp-rlctl's own set beside the file's: a reload leaves it
+	ctl set create mine >/dev/null
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "reload: 2 rules" || return
+	check_eq "both sets" "$(ctl -j set list | jq -c '[.[].name]')" '["bl","mine"]'
+}
+
 run_test test_set_commands
 run_test test_set_load_formats
 run_test test_set_timeouts
+run_test test_set_daemon
 run_test test_set_million_swap
 summary

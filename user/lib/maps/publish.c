@@ -99,6 +99,13 @@ static const char *set_pin_name(int which, bool next)
 bool xrl__set_pin_name(const char *name)
 {
 	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS, M_SET_RULES };
+	unsigned slot;
+	int end = 0;
+
+	/* a named set's trie (sets.c): xrl_set_N, xrl_set_N_new */
+	if ((sscanf(name, "xrl_set_%u%n", &slot, &end) == 1 && !name[end]) ||
+	    (sscanf(name, "xrl_set_%u_new%n", &slot, &end) == 1 && !name[end]))
+		return slot < XRL_MAX_SETS;
 
 	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++)
 		if (!strcmp(name, set_pin_name(which[i], false)) || !strcmp(name, set_pin_name(which[i], true)))

@@ -72,24 +72,59 @@ static int trie_create(void)
 	return fd < 0 ? xrl_fail(errno, "cannot create a set: %s", strerror(errno)) : fd;
 }
 
-/* The published trie of a slot (an fd), or an error. */
+/* The pin of a slot's published trie: DIR/xrl_set_N (the outer map gives
+ * only its id, and opening a map by id needs CAP_SYS_ADMIN, which the
+ * daemon does not keep). */
+static void trie_pin_path(struct xrl *x, __u32 slot, bool next, char *p, size_t len)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "xrl_set_%u%s", slot, next ? "_new" : "");
+	xrl__pin_path(x, name, p, len);
+}
+
+/* The published trie of a slot (an fd), or an error: its pin when it is
+ * the one published, else by id. */
 static int trie_of(struct xrl *x, __u32 slot)
 {
+	char p[PATH_MAX];
 	__u32 id;
 	int fd;
 
 	if (bpf_map_lookup_elem(x->map_fd[M_SETS], &slot, &id))
 		return xrl_fail(errno, "set slot %u holds no trie: %s", slot, strerror(errno));
+	if (x->pinned) {
+		trie_pin_path(x, slot, false, p, sizeof(p));
+		fd = bpf_obj_get(p);
+		if (fd >= 0 && (__u32)xrl__map_id(fd) == id)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
-		return xrl_fail(errno, "cannot open a set (needs CAP_SYS_ADMIN): %s", strerror(errno));
+		return xrl_fail(errno, "cannot open a set (its pin is missing, and by id it needs CAP_SYS_ADMIN): %s",
+				strerror(errno));
 	return fd;
 }
 
 static int publish(struct xrl *x, __u32 slot, int fd)
 {
+	char p[PATH_MAX], q[PATH_MAX];
+
 	if (bpf_map_update_elem(x->map_fd[M_SETS], &slot, &fd, BPF_ANY))
 		return xrl_fail(errno, "cannot publish the set: %s", strerror(errno));
+	/* pinned beside, renamed over the old pin: a reader finds the old
+	 * trie or this one (and checks its id) */
+	if (x->pinned) {
+		trie_pin_path(x, slot, false, p, sizeof(p));
+		trie_pin_path(x, slot, true, q, sizeof(q));
+		unlink(q);
+		if (bpf_obj_pin(fd, q) || rename(q, p)) {
+			xrl_warn("cannot pin set slot %u: %s", slot, strerror(errno));
+			unlink(q);
+		}
+	}
 	/* a cached drop may rest on the old set */
 	xrl__cache_bump(x);
 	return 0;
@@ -324,6 +359,12 @@ int xrl_set_destroy(struct xrl *x, const char *name)
 				name, name);
 	if (bpf_map_delete_elem(x->map_fd[M_SETS], &slot) && errno != ENOENT)
 		return xrl_fail(errno, "cannot remove set '%s': %s", name, strerror(errno));
+	if (x->pinned) {
+		char p[PATH_MAX];
+
+		trie_pin_path(x, slot, false, p, sizeof(p));
+		unlink(p);
+	}
 	err = meta_put(x, slot, &i);
 	xrl__cache_bump(x);
 	return err;
@@ -534,118 +575,6 @@ int xrl_set_elems(struct xrl *x, const char *name, struct xrl_set_list *out)
 skip:
 		k = next;
 		prev = &k;
-	}
-	close(fd);
-	return 0;
-}
-
-/* ---- the rules that take a set (the rule commit) ---- */
-
-static int cmp_set_rule(const void *a, const void *b)
-{
-	const struct xrl_rule *x = a, *y = b;
-	int ax = x->action == XRL_ACT_ALLOW, ay = y->action == XRL_ACT_ALLOW;
-
-	if (ax != ay)
-		return ay - ax;	/* allow first */
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/*
- * Resolve each set rule's name to its slot (r.set), before the commit
- * compares rules with the published ones. Then build the array of set
- * rules (ids assigned, slots given) and publish it: order them (allow first, then by id), an
- * IPv4 copy keyed by the rule's per /LEN and an IPv6 copy keyed by /64.
- */
-int xrl__set_rules_resolve(struct xrl *x, struct xrl_rule_entry *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		int slot;
-
-		if (!xrl_rule_is_set(&v[i]))
-			continue;
-		slot = find(x, v[i].set, NULL);
-		if (slot < 0)
-			return slot;
-		v[i].r.set = slot + 1;
-	}
-	return 0;
-}
-
-int xrl__set_rules_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o);
-	struct xrl_rule r4[XRL_MAX_SET_RULES];
-	size_t k = 0;
-	int fd, err = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!xrl_rule_is_set(&v[i]))
-			continue;
-		if (k == XRL_MAX_SET_RULES)
-			return xrl_fail(ENOSPC, "too many set rules: at most %d", XRL_MAX_SET_RULES);
-		r4[k++] = v[i].r;
-	}
-	if (!k) {
-		__u32 zero = 0;
-
-		/* none: nothing to walk (two look-ups a packet) */
-		if (bpf_map_delete_elem(x->map_fd[M_SET_RULES], &zero) && errno != ENOENT)
-			return xrl_fail(errno, "cannot publish the set rules: %s", strerror(errno));
-		return 0;
-	}
-	qsort(r4, k, sizeof(r4[0]), cmp_set_rule);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_set_rules", sizeof(__u32), sizeof(struct xrl_rule),
-			    2 * XRL_MAX_SET_RULES, &o);
-	if (fd < 0)
-		return xrl_fail(errno, "cannot create the set rules: %s", strerror(errno));
-	for (__u32 i = 0; i < k && !err; i++) {
-		struct xrl_rule r6 = r4[i];
-		__u32 i6 = XRL_MAX_SET_RULES + i;
-		__u8 mask[16] = {};
-
-		r6.key_len = 64;
-		xrl__mask_bits(mask, 64, 16);
-		memcpy(r6.key_mask, mask, sizeof(mask));
-		if (bpf_map_update_elem(fd, &i, &r4[i], BPF_ANY) || bpf_map_update_elem(fd, &i6, &r6, BPF_ANY))
-			err = xrl_fail(errno, "cannot write the set rules: %s", strerror(errno));
-	}
-	if (!err)
-		err = xrl__publish_set(x, M_SET_RULES, fd);
-	close(fd);
-	return err;
-}
-
-/* The set rules, read back (the IPv4 copies), appended to *v. */
-int xrl__set_rules_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap)
-{
-	int fd = xrl__published_fd(x, M_SET_RULES);
-
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	for (__u32 k = 0; k < XRL_MAX_SET_RULES; k++) {
-		struct xrl_rule_entry *e;
-		struct xrl_rule r;
-
-		if (bpf_map_lookup_elem(fd, &k, &r) || !r.id)
-			break;
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			void *nv = realloc(*v, nc * sizeof(**v));
-
-			if (!nv) {
-				close(fd);
-				return xrl_fail(ENOMEM, "out of memory");
-			}
-			*v = nv;
-			*cap = nc;
-		}
-		e = &(*v)[(*n)++];
-		memset(e, 0, sizeof(*e));
-		e->r = r;
-		xrl__set_name(x, r.set - 1, e->set, sizeof(e->set));
 	}
 	close(fd);
 	return 0;

@@ -436,6 +436,20 @@ static const struct xrl_param p_set_name[] = {
 	END,
 };
 
+/* set NAME file PATH [timeout DURATION], in xdp-rl.conf */
+static int check_set_file(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, -1, 2, e);
+}
+
+static const struct xrl_param p_set_file[] = {
+	SET_NAME,
+	{ "file", XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
+	  .help = "the set's prefixes: as set load reads them, read at every start and reload" },
+	SET_TIMEOUT("each element of the file ends after it (default: never, or ipset's timeout)"),
+	END,
+};
+
 static const struct xrl_param p_set_load[] = {
 	SET_NAME,
 	{ NULL, XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
@@ -502,6 +516,8 @@ const struct xrl_command xrl_commands[] = {
 	  "empty a set (in one swap)" },
 	{ "set load", XRL_CMD_SET_LOAD, XRL_IN_CLI, p_set_load, check_set_name,
 	  "replace a set by the prefixes of FILE, in one swap; a bad line applies nothing" },
+	{ "set", XRL_CMD_SET_FILE, XRL_IN_CONFIG, p_set_file, check_set_file,
+	  "the set NAME holds the prefixes of FILE, loaded (in one swap) with the rules" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, NULL,
 	  "attach to IFACE (as often as needed)" },
 	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,

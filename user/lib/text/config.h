@@ -26,6 +26,14 @@ struct xrl_iface_cfg {
 	enum xrl_xdp_mode mode;
 };
 
+/* set NAME file PATH [timeout DURATION] */
+struct xrl_set_cfg {
+	char name[XRL_SET_NAME_MAX + 1];
+	char file[PATH_MAX];
+	__u64 timeout_ns;
+	int line;
+};
+
 struct xrl_config {
 	struct xrl_rule_entry *rules;
 	int *rule_line, *rule_col;	/* where each rule was written */
@@ -44,6 +52,8 @@ struct xrl_config {
 	int mode_line, heartbeat_line, watchdog_line, metrics_line;
 	int fleet_redis_line, fleet_host_line, fleet_auth_line;
 	unsigned char sha256[32];	/* of the text parsed */
+	struct xrl_set_cfg *sets;
+	size_t nsets;
 };
 
 struct xrl_config_err {

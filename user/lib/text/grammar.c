@@ -395,6 +395,11 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 	if (subs.n && cli)
 		xrl_names_add(&subs, "help", true, -1);
 	/* after a group's word comes its sub-command ("mode" alone is one) */
+	/* a configuration file's "set NAME file ...": the group's word is a
+	 * command of its own there, and NAME is no sub-command */
+	if (subs.n && argc >= 2 && !cli && single && (single->where & where) &&
+	    xrl_names_match(&subs, argv[1], cli) < 0)
+		subs.n = 0;
 	if (subs.n && argc >= 2) {
 		k = xrl_names_match(&subs, argv[1], cli);
 		if (k == XRL_NM_AMBIGUOUS) {

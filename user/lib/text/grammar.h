@@ -62,6 +62,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_FLEET_REDIS,
 	XRL_CMD_FLEET_HOST,
 	XRL_CMD_FLEET_AUTH,
+	XRL_CMD_SET_FILE,	/* set NAME file PATH [timeout DURATION] */
 };
 
 /* Where a command may be written. */
