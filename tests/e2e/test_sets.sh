@@ -119,6 +119,8 @@ test_set_million_swap() {
 	echo "    $(ctl set list | tail -n 1)"
 	check_eq "counted" "$(ctl -j set list | jq '.[0].prefixes')" 1000000
 	check_match "memory per prefix" "$(ctl -j set list | jq '.[0].memory_bytes / .[0].prefixes')" "^[0-9.]+$"
+	check_eq "status -j" "$(ctl -j status | jq -c '.sets | [.count, .prefixes]')" '[1,1000000]'
+	echo "    $(ctl status | grep '^sets:')"
 	ctl rule add @big action deny id 1 >/dev/null
 	ctl rule add 198.18.0.2 action allow id 2 >/dev/null
 	# the flood (bounded: 30 s) and the polite source (1000/s for 20 s)
@@ -167,7 +169,7 @@ test_set_daemon() {
 	lab_up || return
 	local conf="$TMPD/rules.conf" log="$TMPD/rld.log"
 	printf '198.18.0.1\n198.18.0.5-198.18.0.6\n' >"$TMPD/bl.txt"
-	write_conf "$conf" "interface d0" "metrics off" "watchdog 0" \
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:9437" "watchdog 0" \
 		"set bl file $TMPD/bl.txt timeout 1h" \
 		"rule add @bl action deny id 1" "rule add 0.0.0.0/0 action allow id 2"
 	check_eq "--check" "$("$RLD_BIN" --check --config "$conf" 2>&1)" "$conf: valid, 2 rules"
@@ -178,6 +180,10 @@ test_set_daemon() {
 		'[3,["198.18.0.1/32","198.18.0.5/32","198.18.0.6/32"]]'
 	check_match "the file's timeout" "$(ctl set show bl | sed -n 2p)" "timeout 3[56][0-9][0-9]s$"
 	check_eq "denied" "$(flood 198.18.0.1 198.18.0.254 20 >/dev/null; rule_stat 1 dropped_packets)" 20
+	local m
+	m=$(nsenter --net="/run/netns/$DST" curl -s 127.0.0.1:9437/metrics)
+	check_match "metrics: prefixes" "$m" 'xdp_rl_set_prefixes\{set="bl"\} 3'
+	check_match "metrics: memory" "$m" 'xdp_rl_set_memory_bytes\{set="bl"\} [1-9][0-9]*'
 	# a bad line: the reload is refused, nothing changes
 	printf '198.18.0.2\nbogus\n' >"$TMPD/bl.txt"
 	kill -HUP "$RLD_PID"

@@ -233,10 +233,23 @@ int do_status(struct xrl_cmd *c)
 	char by[64];
 	__u64 wd;
 	struct xrl *x;
-	size_t n = 0;
+	size_t n = 0, nsets = 0;
+	struct xrl_set_view *sv = NULL;
+	__u64 set_pfx = 0, set_mem = 0;
 
 	if (open_reader(&x))
 		return 1;
+	/* the named sets: prefixes and memory (best effort: status still
+	 * says the rest) */
+	if (xrl_sets_list(x, &sv, &nsets) == 0) {
+		for (size_t i = 0; i < nsets; i++) {
+			set_pfx += sv[i].count;
+			set_mem += sv[i].mem_bytes;
+		}
+		free(sv);
+	} else {
+		nsets = 0;
+	}
 	/* each family has its own table: tracked and capacity per family */
 	if (xrl_attachments(x, &a, &n) || xrl_keys_tracked_family(x, 4, &keys4) ||
 	    xrl_keys_tracked_family(x, 6, &keys6) || xrl_prog_runtime_get(x, true, &rt) ||
@@ -290,6 +303,12 @@ int do_status(struct xrl_cmd *c)
 		jw_obj_start(&jw);
 		jw_ku64(&jw, "ipv4", xrl_keys_capacity_family(x, 4));
 		jw_ku64(&jw, "ipv6", xrl_keys_capacity_family(x, 6));
+		jw_obj_end(&jw);
+		jw_key(&jw, "sets");
+		jw_obj_start(&jw);
+		jw_ku64(&jw, "count", nsets);
+		jw_ku64(&jw, "prefixes", set_pfx);
+		jw_ku64(&jw, "memory_bytes", set_mem);
 		jw_obj_end(&jw);
 		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
 		jw_ku64(&jw, "keys_evicted_estimate", xrl_keys_evicted_estimate(&g, keys4 + keys6));
@@ -366,6 +385,10 @@ int do_status(struct xrl_cmd *c)
 		       xrl_keys_capacity_family(x, 4));
 		printf("keys IPv6:   %llu tracked / %u capacity\n", keys6,
 		       xrl_keys_capacity_family(x, 6));
+		if (nsets)
+			printf("sets:        %zu, %llu prefixes, %llu bytes (%llu a prefix)\n", nsets,
+			       (unsigned long long)set_pfx, (unsigned long long)set_mem,
+			       set_pfx ? (unsigned long long)(set_mem / set_pfx) : 0ULL);
 		printf("keys:        %llu inserted, ~%llu evicted or deleted\n",
 		       (unsigned long long)g.keys_inserted, xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		if (hb_age < 0)
