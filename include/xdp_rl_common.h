@@ -28,7 +28,10 @@
  * size, flags, size) and refuses on any difference, so a forgotten bump is
  * still caught for everything but a same-size reinterpretation.
  */
-#define XRL_LAYOUT_VERSION	1
+/* 2: named sets (xrl_sets, xrl_set_rules, xrl_set_meta, xrl_rule.set): a
+ * build without them would run over their pins and silently stop checking
+ * the rules that take a set (a deny list) */
+#define XRL_LAYOUT_VERSION	2
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and

@@ -210,9 +210,39 @@ test_set_daemon() {
 	check_eq "both sets" "$(ctl -j set list | jq -c '[.[].name]')" '["bl","mine"]'
 }
 
+# An upgrade to another build keeps the sets, their pins and the rules that
+# take them; a set loaded after it is the new program's too.
+test_set_upgrade() {
+	lab_up || return
+	local dir="$TMPD/upgrade" new
+	mkdir -p "$dir"
+	make -s -C "$TOP" OUTPUT="$dir/out" VERSION="9.9.9-sets-upgrade" "$dir/out/xdp-rlctl" >"$dir/build.log" 2>&1 ||
+		{ fail "build of the second version failed: $(tail -n 5 "$dir/build.log")"; return; }
+	new="$dir/out/xdp-rlctl"
+	ctl attach dev d0 >/dev/null
+	ctl set create bl timeout 1h >/dev/null
+	ctl set add bl 198.18.0.1 >/dev/null
+	ctl set add bl 2001:db8:1::/64 >/dev/null
+	ctl rule add @bl action deny id 1 >/dev/null
+	ctl rule add 0.0.0.0/0 action allow id 2 >/dev/null
+	check_eq "before" "$(flood 198.18.0.1 198.18.0.254 10 >/dev/null; rule_stat 1 dropped_packets)" 10
+	local out
+	out=$(nsenter --net="/run/netns/$DST" "$new" --pin-dir "$PIN" upgrade 2>&1)
+	check_match "upgraded" "$out" "9.9.9-sets-upgrade"
+	check_eq "the set kept" "$(ctl -j set show bl | jq -c '[.prefixes, .timeout_s, [.elements[].prefix]]')" \
+		'[2,3600,["198.18.0.1/32","2001:db8:1::/64"]]'
+	check_eq "the rule kept" "$(ctl rule list config | head -n 1)" "rule add @bl action deny id 1 on-failure open"
+	check_eq "still denied" "$(flood 198.18.0.1 198.18.0.254 10 >/dev/null; rule_stat 1 dropped_packets)" 20
+	check_eq "IPv6 too" "$(flood 2001:db8:1::1 2001:db8:1::fe 10 >/dev/null; rule_stat 1 dropped_packets)" 30
+	printf '198.18.0.2\n' >"$TMPD/l.txt"
+	ctl set load bl "$TMPD/l.txt" >/dev/null
+	check_eq "a load after it" "$(flood 198.18.0.2 198.18.0.254 10 >/dev/null; rule_stat 1 dropped_packets)" 40
+}
+
 run_test test_set_commands
 run_test test_set_load_formats
 run_test test_set_timeouts
 run_test test_set_daemon
+run_test test_set_upgrade
 run_test test_set_million_swap
 summary
