@@ -32,6 +32,16 @@ test_set_commands() {
 	check_eq "denied" "$(flood 198.18.0.1 198.18.0.254 50 >/dev/null; rule_stat 1 dropped_packets)" 50
 	check_eq "IPv6 denied" "$(flood 2001:db8:1::1 2001:db8:1::fe 20 >/dev/null; rule_stat 1 dropped_packets)" 70
 	check_eq "outside the set" "$(flood 198.18.0.2 198.18.0.254 30 >/dev/null; rule_stat 2 passed_packets)" 30
+	check_eq "show: the set rule" "$(ctl -j show 198.18.0.1 | jq -c '[.rule, .prefix]')" '[1,"@bl"]'
+	# a limit rule of a set: its key, shown and reset
+	ctl set create lim >/dev/null
+	ctl set add lim 198.18.0.9 >/dev/null
+	ctl rule add @lim rate 1/h burst 2 per /24 id 3 >/dev/null
+	check_eq "limited" "$(flood 198.18.0.9 198.18.0.254 5 >/dev/null; rule_stat 3 dropped_packets)" 3
+	check_eq "show: its key" "$(ctl -j show 198.18.0.9 | jq -c '[.rule, .key, .tokens]')" '[3,"198.18.0.0/24",0]'
+	ctl key reset 198.18.0.9 >/dev/null
+	check_eq "key reset" "$(ctl -j show 198.18.0.9 | jq .tokens)" 2
+	ctl rule del 3 >/dev/null
 	check_match "in use" "$(ctl set del bl 2>&1)" "^Error: set 'bl' is taken by a rule"
 	check_eq "del one" "$(ctl set del bl 198.18.0.1)" "deleted 1 prefix: set bl"
 	check_match "del a missing one" "$(ctl set del bl 198.18.0.1 2>&1)" "^Error: no such prefix in set 'bl'"
@@ -40,6 +50,7 @@ test_set_commands() {
 	check_eq "empty" "$(ctl -j set show bl | jq -c '[.prefixes, .elements]')" '[0,[]]'
 	ctl rule del 1 >/dev/null
 	check_eq "del set" "$(ctl set del bl)" "removed set bl"
+	ctl set del lim >/dev/null
 	check_eq "gone" "$(ctl -j set list)" "[]"
 }
 

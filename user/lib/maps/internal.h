@@ -161,6 +161,10 @@ int xrl__set_rules_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t 
 int xrl__set_rules_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
 int xrl__set_slot(struct xrl *x, const char *name);
 int xrl__set_name(struct xrl *x, __u32 slot, char *buf, size_t len);
+/* the set rule of an address, in the data path's order (-ENOENT: none);
+ * does a set hold an address, as the data path sees it */
+int xrl__set_rule_match(struct xrl *x, int family, const __u8 *addr, struct xrl_rule_entry *out);
+bool xrl__set_holds(struct xrl *x, __u32 slot, int family, const __u8 *addr);
 /* the endpoint classes and the set check: model/epclass.h */
 #include "model/epclass.h"
 

@@ -121,3 +121,29 @@ int xrl__set_rules_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, siz
 	close(fd);
 	return 0;
 }
+
+int xrl__set_rule_match(struct xrl *x, int family, const __u8 *addr, struct xrl_rule_entry *out)
+{
+	int fd = xrl__published_fd(x, M_SET_RULES), err = -ENOENT;
+	__u32 base = family == 6 ? XRL_MAX_SET_RULES : 0;
+
+	if (fd < 0)
+		return fd;	/* -ENOENT: no set rule */
+	for (__u32 k = 0; k < XRL_MAX_SET_RULES; k++) {
+		__u32 idx = base + k;
+		struct xrl_rule r;
+
+		if (bpf_map_lookup_elem(fd, &idx, &r) || !r.id)
+			break;
+		if (r.set && xrl__set_holds(x, r.set - 1, family, addr)) {
+			memset(out, 0, sizeof(*out));
+			out->r = r;	/* the family's copy: its key mask */
+			xrl__set_name(x, r.set - 1, out->set, sizeof(out->set));
+			err = 0;
+			break;
+		}
+	}
+	close(fd);
+	return err;
+}
+

@@ -579,3 +579,32 @@ skip:
 	close(fd);
 	return 0;
 }
+
+/* Does set `slot` hold the address, as the data path sees it (the same
+ * expiry and the same steps over expired elements: bpf/sets.h)? */
+bool xrl__set_holds(struct xrl *x, __u32 slot, int family, const __u8 *addr)
+{
+	struct xrl_set_key k = { .prefixlen = 8 + (family == 6 ? 128 : 32), .family = family };
+	struct xrl_set_elem e;
+	__u64 now = xrl_now_ns(x);
+	bool held = false;
+	int fd = trie_of(x, slot);
+
+	if (fd < 0)
+		return false;
+	memcpy(k.addr, addr, family == 6 ? 16 : 4);
+	for (int i = 0; i < XRL_SET_EXPIRED_HOPS; i++) {
+		if (bpf_map_lookup_elem(fd, &k, &e))
+			break;
+		if (!e.expires_ns || (__s64)(e.expires_ns - now) > 0) {
+			held = true;
+			break;
+		}
+		if (e.prefixlen <= 8 || e.prefixlen > k.prefixlen)
+			break;
+		k.prefixlen = e.prefixlen - 1;
+	}
+	close(fd);
+	return held;
+}
+
