@@ -123,15 +123,22 @@ static void test_ranges_exact(void)
 		hi = lo + (seed % (t % 2 ? 70000 : 600));
 		if (hi < lo)
 			hi = 0xffffffff;
-		*(__u32 *)a = htonl(lo);
-		*(__u32 *)b = htonl(hi);
+		{
+			__u32 nlo = htonl(lo), nhi = htonl(hi);
+
+			memcpy(a, &nlo, 4);
+			memcpy(b, &nhi, 4);
+		}
 		if (xrl_range_to_prefixes(4, a, b, &l)) {
 			CHECK(0, "range %u-%u: %s", lo, hi, xrl_errmsg());
 			return;
 		}
 		next = lo;
 		for (size_t i = 0; i < l.n; i++) {
-			__u32 p = ntohl(*(__u32 *)l.v[i].addr), size = l.v[i].prefix_len ? 1u << (32 - l.v[i].prefix_len) : 0;
+			__u32 p, size = l.v[i].prefix_len ? 1u << (32 - l.v[i].prefix_len) : 0;
+
+			memcpy(&p, l.v[i].addr, 4);	/* the items' addr is unaligned */
+			p = ntohl(p);
 
 			if (p != next || (size && (p & (size - 1)))) {
 				CHECK(0, "range %u-%u: prefix %zu %s not at %u or not aligned", lo, hi, i, fmt(&l.v[i]), next);
