@@ -18,7 +18,7 @@
 # Environment: ROUNDS (3), DUR (seconds per flood, 1.5), N (prefixes,
 # 1000000), OUT (.output/bench), CONTENDERS_ONLY.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 
 [[ $(id -u) -eq 0 ]] || { echo "Error: the benchmark needs root" >&2; exit 1; }
@@ -52,8 +52,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 lab_init sb || exit 1
-GEN=$SRC
-RCV=$DST
 TMPD=$LAB_TMP
 PIN=$LAB_PIN
 in_gen() { in_src "$@"; }
