@@ -113,7 +113,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	unsigned char *used = NULL;
 	__u32 *fresh = NULL;
 	size_t nfresh = 0;
-	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
+	int err, next, fd4 = -1, fd6 = -1, old4 = -1, oldsets = -1;
+	bool sets_published = false;
 	__u64 gen;
 
 	/* 1. validate the whole set before touching anything */
@@ -191,6 +192,11 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = old4;	/* xrl__published_fd() said why */
 		goto out;
 	}
+	oldsets = xrl__published_fd(x, M_SET_RULES);	/* the same */
+	if (oldsets < 0 && oldsets != -ENOENT) {
+		err = oldsets;
+		goto out;
+	}
 
 	/* 4. fresh counters, now that nothing but publishing can fail: these
 	 * slots are held by no published rule, so a failure from here on
@@ -213,6 +219,7 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	err = xrl__set_rules_commit(x, v, n);
 	if (err)
 		goto out;
+	sets_published = true;
 	/* the endpoint rules first: until their class array is swapped
 	 * in, packets stay on the old endpoint set (endpoints.c) */
 	err = xrl__endpoints_commit(x, v, n);
@@ -240,6 +247,18 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	x->ctrl->rules = n;
 	err = 0;
 out:
+	/* a failure after the set rules were published puts the old ones
+	 * back, so that a failed commit changes nothing */
+	if (err && sets_published) {
+		__u32 zero = 0;
+
+		if (oldsets >= 0)
+			xrl__publish_set(x, M_SET_RULES, oldsets);
+		else
+			bpf_map_delete_elem(x->map_fd[M_SET_RULES], &zero);
+	}
+	if (oldsets >= 0)
+		close(oldsets);
 	/* after publishing (or rolling back): what a packet cached under the
 	 * old set is void from here on */
 	if (fd4 >= 0)
