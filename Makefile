@@ -59,9 +59,9 @@ DAEMON    := $(OUTPUT)/xdp-rld
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
-	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw
+	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw $(OUTPUT)/test_setfile
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
-	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz \
+	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz $(OUTPUT)/setgen \
 	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
 
 .PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
@@ -162,6 +162,10 @@ $(OUTPUT)/test_pcapw: tests/unit/test_pcapw.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
+$(OUTPUT)/test_setfile: tests/unit/test_setfile.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
 $(OUTPUT)/test_kernel: tests/unit/test_kernel.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
@@ -215,6 +219,10 @@ $(OUTPUT)/xdp-ref: tests/tools/xdp_ref.c $(OUTPUT)/xrl_test_progs.skel.h
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/udpsink: tests/tools/udpsink.c | $(OUTPUT)
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(OUTPUT)/setgen: tests/tools/setgen.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 

@@ -269,4 +269,42 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } xrl_capture_ring SEC(".maps");
 
+/* Named sets (xdp_rl_common.h): the sets, each a trie behind its slot,
+ * the rules that take one, and the names (userspace only). */
+struct xrl_sets_inner {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XRL_SET_MAX_ELEMS);
+	__uint(key_size, sizeof(struct xrl_set_key));
+	__uint(value_size, sizeof(struct xrl_set_elem));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XRL_MAX_SETS);
+	__type(key, __u32);
+	__array(values, struct xrl_sets_inner);
+} xrl_sets SEC(".maps");
+
+struct xrl_set_rules_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * XRL_MAX_SET_RULES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xrl_rule));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_set_rules_inner);
+} xrl_set_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_SETS);
+	__type(key, __u32);
+	__type(value, struct xrl_set_info);
+} xrl_set_meta SEC(".maps");
+
 #endif

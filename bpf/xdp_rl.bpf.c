@@ -14,6 +14,7 @@
  *   context.h   the decisions and the rule step's context (struct xrl_step)
  *   clock.h     the clocks and the daemon's watchdog
  *   classify.h  the source rule and the endpoint rule of a packet
+ *   sets.h      the rules that take a named set, checked before the prefixes
  *   hot.h       the hot-key drop cache
  *   events.h    live events of keys that become limited or no longer are
  *   ban.h       bans: the ban step after parsing, and rules that ban
@@ -31,6 +32,7 @@
 #include "context.h"
 #include "clock.h"
 #include "classify.h"
+#include "sets.h"
 #include "hot.h"
 #include "events.h"
 #include "ban.h"
@@ -394,7 +396,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	}
 
-	rule = classify(&pkt);
+	/* a set rule first (allow sets first of all), then the prefixes */
+	rule = classify_sets(&pkt, ctrl);
+	if (!rule)
+		rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;

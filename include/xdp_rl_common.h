@@ -28,7 +28,11 @@
  * size, flags, size) and refuses on any difference, so a forgotten bump is
  * still caught for everything but a same-size reinterpretation.
  */
-#define XRL_LAYOUT_VERSION	2	/* 2: bans (xrl_rule's ban fields, xrl_event's) */
+/* 2: bans (xrl_rule's ban fields, xrl_event's); 3: named sets (xrl_sets,
+ * xrl_set_rules, xrl_set_meta, xrl_rule.set): a build without them would
+ * run over their pins and silently stop checking the bans and the rules
+ * that take a set (a deny list) */
+#define XRL_LAYOUT_VERSION	3
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and
@@ -129,7 +133,10 @@ struct xrl_rule {
 	/* an endpoint rule of proto tcp: SYN cookies for sources not yet
 	 * verified (xrl_sc_verified); 0 in rules of earlier builds */
 	__u8 syncookies;
-	__u8 pad[2];
+	/* a set rule (rule add @NAME): the set's slot + 1 (XRL_MAX_SETS); 0:
+	 * a prefix rule (0 in rules of earlier builds: the byte was padding) */
+	__u8 set;
+	__u8 pad[1];
 	__u8 dry_run;		/* 1: meter, count would-drops, pass everything */
 	/* an endpoint rule (ep 1): checked besides the source rule */
 	__u8 ep;
@@ -711,6 +718,57 @@ struct xrl_capture_hdr {
 enum xrl_hook {
 	XRL_HOOK_XDP = 0,
 	XRL_HOOK_TC = 1,
+};
+
+/*
+ * Named sets (rule add @NAME ...; docs/sets.md). A set is one LPM trie of
+ * IPv4 and IPv6 prefixes together: the key's first byte is the family, so
+ * that an IPv6 prefix never covers an IPv4 source (prefixlen = 8 + the
+ * prefix's length). Each set is a slot of xrl_sets, an array of maps: a new
+ * set is built completely and swapped in with one update of its slot (a
+ * packet sees the old set or the new one). An element may expire: its
+ * value holds the data-path clock's time it ends at (0: never); an expired
+ * element no longer matches (the data path checks), and is deleted by the
+ * next sweep (the daemon's, or a command that touches the set).
+ *
+ * The rules that take a set sit in xrl_set_rules (an array of maps of one
+ * entry, published by the rule commit): an array of XRL_MAX_SET_RULES IPv4
+ * copies then as many IPv6 copies (the key mask differs by family), in the
+ * order a packet checks them (allow rules first, then by id), ended by an
+ * entry of id 0. A packet checks them before the prefix rules: the first
+ * set holding its source decides its rule.
+ *
+ * xrl_set_meta (userspace only) names each slot.
+ */
+#define XRL_MAX_SETS		64		/* sets, and slots of xrl_sets */
+#define XRL_MAX_SET_RULES	64		/* rules that take a set */
+#define XRL_SET_MAX_ELEMS	1048576		/* prefixes per set */
+#define XRL_SET_NAME_MAX	31		/* a set's name: [A-Za-z0-9_.-], a letter first */
+#define XRL_SET_EXPIRED_HOPS	4		/* expired elements stepped over per look-up */
+
+struct xrl_set_key {
+	__u32 prefixlen;	/* 8 (the family) + the prefix length */
+	__u8 family;		/* 4 or 6 */
+	__u8 addr[16];		/* network order; IPv4: the first 4 bytes */
+	__u8 pad[3];
+};
+
+struct xrl_set_elem {
+	__u64 expires_ns;	/* data-path clock; 0: never */
+	__u32 prefixlen;	/* the key's (an expired element's look-up steps
+				 * to the next shorter prefix) */
+	__u32 pad;
+};
+
+#define XRL_SET_F_USED		1u
+
+struct xrl_set_info {
+	char name[XRL_SET_NAME_MAX + 1];
+	__u64 timeout_ns;	/* the default timeout of an element added; 0: none */
+	__u64 next_expiry_ns;	/* the earliest expiry of an element; 0: none */
+	__u32 flags;		/* XRL_SET_F_* */
+	__u32 count;		/* elements (expired ones until swept) */
+	__u64 loaded_ns;	/* data-path clock of the last change */
 };
 
 #endif /* XDP_RL_COMMON_H */

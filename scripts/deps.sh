@@ -19,7 +19,7 @@ DEMO=(
 	redis-server redis-tools
 )
 TEST=(
-	bc python3
+	bc python3 ipset
 	nftables iptables gnuplot-nox
 	prometheus man-db tmux
 	tcpdump systemd chromium

@@ -79,6 +79,7 @@ SUITES=(
 	"deciders binary 0 1 $OUT/test_deciders"
 	"kernel   binary 0 1 $OUT/test_kernel"
 	"pcapw    binary 0 1 $OUT/test_pcapw"
+	"sets     binary 0 1 $OUT/test_setfile"
 	"docs     script 0 1 tests/docs/run.sh"
 	"runner   shell  0 1 tests/runner/run.sh"
 	"testlib  script 0 1 tests/lib/test_testlib.sh"

@@ -34,7 +34,9 @@ struct bcase {
 	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only,
 				 * 3: xdp-rl with an endpoint rule (UDP/5353),
 				 * 4: xdp-rl with a capture of another source,
-				 * 5: xdp-rl with a capture of every packet */
+				 * 5: xdp-rl with a capture of every packet,
+				 * 6: a deny set of 16 prefixes, 7: of 1000000,
+				 * 8: 8 deny sets of 16 (the last one holds it) */
 	struct pkt_spec spec;
 	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
@@ -53,6 +55,51 @@ static int add_rule(struct xrl *x, struct xrl_rule_entry *v, size_t *n, const ch
 	}
 	v[(*n)++] = c.rule;
 	return 0;
+}
+
+/*
+ * A set of n prefixes, IPv4 and IPv6 of random lengths (IPv4 /12 .. /32
+ * outside 198.0.0.0/8, IPv6 /24 .. /128 in 2400::/6), plus `extra`; and
+ * the rule "rule add @NAME action deny" after the first n16 rules of v.
+ */
+static int set_setup(struct xrl *x, const char *name, size_t n, const char *extra)
+{
+	struct xrl_set_list l = {};
+	__u64 r = 0x9e3779b97f4a7c15ULL;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_set_item it = {};
+		__u64 a, b;
+
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		a = r;
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		b = r;
+		it.family = i % 3 ? 4 : 6;
+		if (it.family == 4) {
+			it.prefix_len = 12 + a % 21;
+			memcpy(it.addr, &b, 4);
+			it.addr[0] = 1 + it.addr[0] % 190;	/* never 198.x */
+		} else {
+			it.prefix_len = 24 + a % 105;
+			memcpy(it.addr, &a, 8);
+			memcpy(it.addr + 8, &b, 8);
+			it.addr[0] = 0x24 | (it.addr[0] & 3);
+		}
+		for (int k = 0; k < 16; k++) {
+			int bits = it.prefix_len - 8 * k;
+
+			it.addr[k] &= bits >= 8 ? 0xff : bits <= 0 ? 0 : (__u8)(0xff << (8 - bits));
+		}
+		if (xrl_set_list_push(&l, &it))
+			return -ENOMEM;
+	}
+	err = extra ? xrl_set_elem_parse(extra, &l) : 0;
+	if (!err)
+		err = xrl_set_load(x, name, &l, NULL);
+	xrl_set_list_free(&l);
+	return err;
 }
 
 /* The fleet rules as a daemon of one host leaves them: the share written,
@@ -224,6 +271,16 @@ int main(int argc, char **argv)
 		{ "xdp-rl steady hit, dropped, capture on (matched, over its rate cap)", 5, { .src = "198.18.1.1", .payload = 18 } },
 		{ "xdp-rl steady hit, passed, capture on (matched, over its rate cap)", 5, { .src = "198.18.0.1", .payload = 18 } },
 		/* -s only: these last */
+		/* sets: a deny set of 16 prefixes, of a million, the eighth of
+		 * eight sets; a source outside them goes on to the prefix rules */
+		{ "xdp-rl deny prefix rule (16 prefix rules)", 0, { .src = "198.18.17.1", .payload = 18 } },
+		{ "xdp-rl deny set of 16 prefixes, in it", 6, { .src = "198.18.17.1", .payload = 18 } },
+		{ "xdp-rl deny set of 1000000 prefixes, in it", 7, { .src = "198.18.17.1", .payload = 18 } },
+		{ "xdp-rl set of 1000000 (333333 IPv6), IPv6 not in it: /64 hit, passed", 7, { .src = "2001:db8::1", .payload = 18 } },
+		{ "xdp-rl set of 16, not in it: steady hit, passed", 6, { .src = "198.18.0.1", .payload = 18 } },
+		{ "xdp-rl set of 1000000, not in it: steady hit, passed", 7, { .src = "198.18.0.1", .payload = 18 } },
+		{ "xdp-rl 8 sets of 16, in the 8th", 8, { .src = "198.18.17.1", .payload = 18 } },
+		{ "xdp-rl 8 sets of 16, in none: steady hit, passed", 8, { .src = "198.18.0.1", .payload = 18 } },
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
 	};
@@ -232,11 +289,11 @@ int main(int argc, char **argv)
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[6];
+	int repeat = 1000000, rounds = 5, opt, fds[9];
 	bool json = false, with_stats = false;
-	struct xrl *x, *xe, *xc[2];
+	struct xrl *x, *xe, *xc[2], *xs[3];
 	struct xrl_capture_run *cap[2];
-	size_t n = 0, nsrc;
+	size_t n = 0, nsrc, n16;
 	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "n:r:js")) != -1) {
@@ -296,6 +353,7 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
+	    add_rule(x, v, &n, "rule add 198.18.17.0/24 action deny") ||
 	    xrl_rules_commit(x, v, n) || fleet_setup(x) || bans_setup(x)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
@@ -318,6 +376,33 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fds[4 + i] = xrl_prog_fd(xc[i]);
+	}
+	/* instances with the same rules and deny sets: of 16 prefixes (15
+	 * random, and 198.18.17.0/24), of a million, eight of 16 (the eighth
+	 * holds 198.18.17.0/24) */
+	n16 = n;
+	for (int k = 0; k < 3; k++) {
+		size_t m = n16;
+		int nsets = k == 2 ? 8 : 1;
+
+		if (xrl_open(&o, &xs[k]))
+			goto set_fail;
+		for (int j = 0; j < nsets; j++) {
+			char name[16], line[64];
+
+			snprintf(name, sizeof(name), "s%d", j);
+			snprintf(line, sizeof(line), "rule add @%s action deny", name);
+			if (set_setup(xs[k], name, k == 1 ? 999999 : 15 + (j < nsets - 1),
+				      j == nsets - 1 ? "198.18.17.0/24" : NULL) ||
+			    add_rule(xs[k], v, &m, line))
+				goto set_fail;
+		}
+		if (xrl_rules_commit(xs[k], v, m)) {
+set_fail:
+			fprintf(stderr, "Error: sets: %s\n", xrl_errmsg());
+			return 1;
+		}
+		fds[6 + k] = xrl_prog_fd(xs[k]);
 	}
 	/* a second instance: the same rules and two endpoint rules */
 	if (xrl_open(&o, &xe) ||
@@ -349,7 +434,7 @@ int main(int argc, char **argv)
 			int sfd = -1;
 
 			/* the capture's lease, renewed (it lapses in seconds) */
-			if (cases[i].prog >= 4)
+			if (cases[i].prog == 4 || cases[i].prog == 5)
 				xrl_capture_poll(cap[cases[i].prog - 4], 0);
 			if (cases[i].stats) {
 				sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -440,6 +525,8 @@ int main(int argc, char **argv)
 		xrl_close(xc[i]);
 	}
 	xrl_close(xe);
+	for (int k = 0; k < 3; k++)
+		xrl_close(xs[k]);
 	xrl_close(x);
 	return 0;
 }

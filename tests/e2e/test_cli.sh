@@ -498,7 +498,7 @@ test_cli_help_and_version() {
 	check_eq "rule help = help rule" "$(ctl rule help)" "$rule"
 	check_eq "r h = help rule" "$(ctl r h)" "$rule"
 	check_eq "help r = help rule" "$(ctl help r)" "$rule"
-	check_match "rule add help" "$(ctl rule add help | head -n 1)" "^  rule add PREFIX rate N/s\|N/min\|N/h burst N \[KEYWORD VALUE\]\.\.\.$"
+	check_match "rule add help" "$(ctl rule add help | head -n 1)" "^  rule add PREFIX\|@SET rate N/s\|N/min\|N/h burst N \[KEYWORD VALUE\]\.\.\.$"
 	check_eq "mode help" "$(ctl mode help)" "$(printf '  mode\n  mode set enforce|dry-run|fail-open|fail-closed')"
 	check_eq "help -j" "$(ctl -j rule help | jq -c '[.[].command]')" '["rule add","rule del","rule list","rule flush"]'
 	check_eq "help -j synopsis" "$(ctl rule del help -j | jq -r '.[0].synopsis')" "rule del ID|PREFIX|id ID"
@@ -599,7 +599,7 @@ test_bash_completion() {
 	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
 	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach capture detach events help key mode purge replay rule show stats status top upgrade"
 	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
-	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "show stats status"
+	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "set show stats status"
 	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
 	check_eq "xdp-rlctl rule " "$(complete_line "xdp-rlctl rule ")" "add del flush help list"
 	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"

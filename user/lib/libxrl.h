@@ -35,6 +35,7 @@
 #include "maps/bans.h"
 #include "maps/capture.h"
 #include "maps/attach.h"
+#include "maps/sets.h"
 #include "maps/kernel.h"
 #include "maps/syncookie.h"
 #include "fleet/view.h"

@@ -281,6 +281,10 @@ int do_status(struct xrl_cmd *c)
 		       xrl_keys_capacity_family(x, 4));
 		printf("keys IPv6:   %llu tracked / %u capacity\n", keys6,
 		       xrl_keys_capacity_family(x, 6));
+		if (st.nsets)
+			printf("sets:        %zu, %llu prefixes, %llu bytes (%llu a prefix)\n", st.nsets,
+			       (unsigned long long)st.set_pfx, (unsigned long long)st.set_mem,
+			       st.set_pfx ? (unsigned long long)(st.set_mem / st.set_pfx) : 0ULL);
 		printf("keys:        %llu inserted, ~%llu evicted or deleted\n",
 		       (unsigned long long)g.keys_inserted, xrl_keys_evicted_estimate(&g, keys4 + keys6));
 		status_bans_text(x);

@@ -138,6 +138,13 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_BAN_LIST] = do_ban_list,
 	[XRL_CMD_BAN_FLUSH] = do_ban_flush,
 	[XRL_CMD_CAPTURE] = do_capture,
+	[XRL_CMD_SET_CREATE] = do_set_create,
+	[XRL_CMD_SET_ADD] = do_set_add,
+	[XRL_CMD_SET_DEL] = do_set_del,
+	[XRL_CMD_SET_LIST] = do_set_list,
+	[XRL_CMD_SET_SHOW] = do_set_show,
+	[XRL_CMD_SET_FLUSH] = do_set_flush,
+	[XRL_CMD_SET_LOAD] = do_set_load,
 };
 
 int main(int argc, char **argv)

@@ -64,6 +64,13 @@ int do_replay(struct xrl_cmd *c);
 int do_key_list(struct xrl_cmd *c);
 int do_key_reset(struct xrl_cmd *c);
 int do_key_del(struct xrl_cmd *c);
+int do_set_create(struct xrl_cmd *c);
+int do_set_add(struct xrl_cmd *c);
+int do_set_del(struct xrl_cmd *c);
+int do_set_list(struct xrl_cmd *c);
+int do_set_show(struct xrl_cmd *c);
+int do_set_flush(struct xrl_cmd *c);
+int do_set_load(struct xrl_cmd *c);
 
 /* "198.18.0.0/24" */
 void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len);

@@ -204,6 +204,14 @@ static int check(struct rld *r)
 	 * program holds */
 	if (!err && ifaces_held(r, &c, true))
 		err = 1;
+	/* what the start would refuse: a set file that does not read */
+	if (!err && c.nsets) {
+		struct xrl_set_list *sets = NULL;
+
+		if (read_sets(&c, &sets, false))
+			err = 1;
+		free_sets(&c, sets);
+	}
 	if (!err)
 		check_warnings(r, &c);
 	if (!err)
@@ -279,6 +287,7 @@ static void event_loop(struct rld *r, const struct loop_fds *fd)
 				check_pins(r);
 				events_tick(r);
 				bans_tick(r);
+				sweep_sets(r);
 			}
 		}
 		if (p[4].revents & POLLIN)

@@ -292,6 +292,24 @@ static int daemon_write(struct prom *p, struct xrl *x, const struct xrl_daemon_s
 	return events_write(p, x, ds);
 }
 
+/* The named sets: prefixes and the kernel's count of their memory. */
+static void sets_write(struct prom *p, struct xrl *x)
+{
+	struct xrl_set_view *v = NULL;
+	size_t n = 0;
+
+	if (xrl_sets_list(x, &v, &n))
+		return;	/* said by the next command that touches them */
+	prom_family(p, "xdp_rl_set_prefixes", "gauge", "Prefixes in a named set (expired ones until swept).");
+	for (size_t i = 0; i < n; i++)
+		prom_sample(p, PROM_LABELS("set", v[i].name), "%u", v[i].count);
+	prom_family(p, "xdp_rl_set_memory_bytes", "gauge",
+		    "A named set's trie as the kernel counts its memory (its elements, not the trie's inner nodes).");
+	for (size_t i = 0; i < n; i++)
+		prom_sample(p, PROM_LABELS("set", v[i].name), "%llu", (unsigned long long)v[i].mem_bytes);
+	free(v);
+}
+
 int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_stats *ds)
 {
 	struct xrl_rule_entry *v = NULL;
@@ -353,6 +371,7 @@ int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_sta
 	prom_family(p, "xdp_rl_watchdog_seconds", "gauge", "The watchdog time (0: off).");
 	prom_sample(p, NULL, "%.3f", xrl_control(x)->watchdog_ns / 1e9);
 	interfaces_write(p, x, att, natt);
+	sets_write(p, x);
 	prom_family(p, "xdp_rl_keys_tracked", "gauge", "Keys with a bucket, per address family.");
 	prom_sample(p, PROM_LABELS("family", "ipv4"), "%llu", keys[0]);
 	prom_sample(p, PROM_LABELS("family", "ipv6"), "%llu", keys[1]);

@@ -4,6 +4,7 @@
  * file for changes.
  */
 #include "rld.h"
+#include "text/setload.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -145,6 +146,76 @@ static void log_rule_changes(const char *what, const struct xrl_rule_entry *o, s
 		xrl_log(XRL_LOG_INFO, "%s: rules: no change (%zu)", what, unchanged);
 }
 
+/* The files of the config's sets, each read and parsed whole (the line's
+ * timeout on each element without one of its own). 0, or the first error,
+ * said; nothing is applied then. *out: c->nsets lists (free them). */
+int read_sets(const struct xrl_config *c, struct xrl_set_list **out, bool as_log)
+{
+	struct xrl_set_list *l = calloc(c->nsets + 1, sizeof(*l));
+	int err = 0;
+
+	*out = l;
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nsets && !err; i++) {
+		err = xrl_set_file_read(c->sets[i].file, &l[i]);
+		if (err) {
+			if (as_log)
+				xrl_log(XRL_LOG_ERR, "set %s: %s", c->sets[i].name, xrl_errmsg());
+			else
+				fprintf(stderr, "set %s (line %d): %s\n", c->sets[i].name, c->sets[i].line,
+					xrl_errmsg());
+			break;
+		}
+		for (size_t k = 0; k < l[i].n; k++)
+			if (!l[i].v[k].timeout_ns)
+				l[i].v[k].timeout_ns = c->sets[i].timeout_ns;
+	}
+	return err;
+}
+
+void free_sets(const struct xrl_config *c, struct xrl_set_list *l)
+{
+	for (size_t i = 0; l && i < c->nsets; i++)
+		xrl_set_list_free(&l[i]);
+	free(l);
+}
+
+/* Load the config's sets (lock held): a missing one is created, each is
+ * swapped whole. Before the rules: a new rule finds its set full. */
+static int load_sets(struct rld *r, const struct xrl_config *c, struct xrl_set_list *l, const char *what)
+{
+	for (size_t i = 0; i < c->nsets; i++) {
+		struct xrl_set_view v;
+		double secs = 0;
+		int err;
+
+		if (xrl_set_get(r->x, c->sets[i].name, &v) == -ENOENT &&
+		    (err = xrl_set_create(r->x, c->sets[i].name, c->sets[i].timeout_ns)))
+			return err;
+		if ((err = xrl_set_load(r->x, c->sets[i].name, &l[i], &secs)))
+			return err;
+		xrl_log(XRL_LOG_INFO, "%s: set %s: %zu prefixes from %s in %.3f s", what, c->sets[i].name, l[i].n,
+			c->sets[i].file, secs);
+	}
+	return 0;
+}
+
+/* The daemon's sweep of expired set elements (the housekeeping tick). */
+void sweep_sets(struct rld *r)
+{
+	int n;
+
+	pthread_mutex_lock(&r->lock);
+	if (xrl_lock(r->x) == 0) {
+		n = xrl_sets_sweep(r->x);
+		xrl_unlock(r->x);
+		if (n > 0)
+			xrl_log(XRL_LOG_DEBUG, "swept %d expired set elements", n);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
 /* One transaction: the rule set and the mode; then the interfaces and the
  * heartbeat settings. On failure the running rule set is untouched. A
  * reload says what it changed, once. */
@@ -159,7 +230,15 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 	size_t nifs, bans_set = 0, bans_lifted = 0;
 	int err, ban_err = 0;
 
+	struct xrl_set_list *sets = NULL;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* every set file read and parsed before anything is applied */
+	if (read_sets(c, &sets, true)) {
+		xrl_log(XRL_LOG_ERR, "%s: a set file is refused; the rules and sets in force are unchanged", what);
+		free_sets(c, sets);
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&r->lock);
 	err = xrl_lock(r->x);
 	if (!err && is_reload) {
@@ -168,6 +247,8 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 			old = NULL, nold = 0;
 		old_mode = xrl_mode_get(r->x);
 	}
+	if (!err)
+		err = load_sets(r, c, sets, what);
 	if (!err)
 		err = xrl_rules_commit(r->x, c->rules, c->nrules);
 	if (!err)
@@ -180,6 +261,7 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 		cur = NULL, ncur = 0;
 	xrl_unlock(r->x);
 	pthread_mutex_unlock(&r->lock);
+	free_sets(c, sets);
 	if (err) {
 		xrl_log(XRL_LOG_ERR, "%s: %s; the rules in force are unchanged", what, xrl_errmsg());
 		free(old);

@@ -200,6 +200,11 @@ static inline double now_ms(void)
 int read_config(struct rld *r, struct xrl_config *c, bool as_log, bool first, bool *builtin);
 long pick(long flag, long file, long def);
 int apply(struct rld *r, struct xrl_config *c, const char *what);
+/* set NAME file PATH lines: the files read whole (nothing applied on an
+ * error); freed; the housekeeping tick's sweep of expired elements */
+int read_sets(const struct xrl_config *c, struct xrl_set_list **out, bool as_log);
+void free_sets(const struct xrl_config *c, struct xrl_set_list *l);
+void sweep_sets(struct rld *r);
 void reload(struct rld *r, const char *why);
 int watch_config(struct rld *r, int ifd);
 bool config_event(struct rld *r, int ifd);

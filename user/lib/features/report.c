@@ -12,6 +12,7 @@
 #include "model/words.h"
 #include "model/ban.h"
 #include "maps/bans.h"
+#include "maps/sets.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +30,21 @@ int xrl_status_read(struct xrl *x, __u32 sample_ms, struct xrl_status *st)
 	int err;
 
 	memset(st, 0, sizeof(*st));
+	/* the named sets: prefixes and memory (best effort: status still
+	 * says the rest) */
+	{
+		struct xrl_set_view *sv = NULL;
+		size_t nsets = 0;
+
+		if (xrl_sets_list(x, &sv, &nsets) == 0) {
+			st->nsets = nsets;
+			for (size_t i = 0; i < nsets; i++) {
+				st->set_pfx += sv[i].count;
+				st->set_mem += sv[i].mem_bytes;
+			}
+			free(sv);
+		}
+	}
 	/* each family has its own table: tracked and capacity per family */
 	if ((err = xrl_attachments(x, &st->att, &st->natt)) ||
 	    (err = xrl_keys_tracked_family(x, 4, &st->keys4)) ||
@@ -113,6 +129,12 @@ void xrl_status_json(struct jw *w, struct xrl *x, const struct xrl_status *st)
 	jw_obj_start(w);
 	jw_ku64(w, "ipv4", xrl_keys_capacity_family(x, 4));
 	jw_ku64(w, "ipv6", xrl_keys_capacity_family(x, 6));
+	jw_obj_end(w);
+	jw_key(w, "sets");
+	jw_obj_start(w);
+	jw_ku64(w, "count", st->nsets);
+	jw_ku64(w, "prefixes", st->set_pfx);
+	jw_ku64(w, "memory_bytes", st->set_mem);
 	jw_obj_end(w);
 	jw_ku64(w, "keys_inserted", st->global.keys_inserted);
 	jw_ku64(w, "keys_evicted_estimate", xrl_keys_evicted_estimate(&st->global, st->keys4 + st->keys6));

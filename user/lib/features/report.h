@@ -34,6 +34,8 @@ struct xrl_status {
 	__u32 sample_ms;
 	unsigned long long win_runs, win_ns, win_pkt, ns_pkt;
 	char enabled_by[64];		/* "pid N (comm)" or the sysctl */
+	size_t nsets;			/* the named sets (best effort: 0 when unread) */
+	__u64 set_pfx, set_mem;		/* their prefixes, the kernel's count of their memory */
 };
 
 /* Read the status; sample_ms > 0: the program's run time over a sample of

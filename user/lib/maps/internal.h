@@ -25,6 +25,7 @@
 #include "maps/events.h"
 #include "maps/bans.h"
 #include "maps/attach.h"
+#include "maps/sets.h"
 #include "xrl_meter.h"
 #include "xdp_rl.skel.h"
 #include "model/words.h"
@@ -52,6 +53,7 @@ enum {
 	M_FLEET_RULES, M_FLEET_KEYS4, M_FLEET_KEYS6, M_LEASES, M_RULE_SHARED, M_HOT, M_FLEET_SCRATCH,
 	M_BANS4, M_BANS6, M_BAN_STATS, M_BAN_TOTALS, M_OFFENDERS, M_BAN_SCRATCH,
 	M_ANSWERS, M_SC_VERIFIED, M_SC_STATS,
+	M_SETS, M_SET_RULES, M_SET_META,
 	M__COUNT
 };
 
@@ -165,6 +167,18 @@ void xrl__mask_bits(__u8 *out, int bits, int bytes);
 /* endpoint rules (endpoints.c): read back, appending; build and publish */
 int xrl__endpoints_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
 int xrl__endpoints_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
+/* set rules (sets.c): their sets' slots resolved; built and published;
+ * read back, appending; a set's slot by name (said when none); a slot's
+ * name */
+int xrl__set_rules_resolve(struct xrl *x, struct xrl_rule_entry *v, size_t n);
+int xrl__set_rules_commit(struct xrl *x, const struct xrl_rule_entry *v, size_t n);
+int xrl__set_rules_read(struct xrl *x, struct xrl_rule_entry **v, size_t *n, size_t *cap);
+int xrl__set_slot(struct xrl *x, const char *name);
+int xrl__set_name(struct xrl *x, __u32 slot, char *buf, size_t len);
+/* the set rule of an address, in the data path's order (-ENOENT: none);
+ * does a set hold an address, as the data path sees it */
+int xrl__set_rule_match(struct xrl *x, int family, const __u8 *addr, struct xrl_rule_entry *out);
+bool xrl__set_holds(struct xrl *x, __u32 slot, int family, const __u8 *addr);
 /* the endpoint classes and the set check: model/epclass.h */
 #include "model/epclass.h"
 

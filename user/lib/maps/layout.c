@@ -263,6 +263,9 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_ANSWERS] = x->skel->maps.xrl_answers;
 	maps[M_SC_VERIFIED] = x->skel->maps.xrl_sc_verified;
 	maps[M_SC_STATS] = x->skel->maps.xrl_sc_stats;
+	maps[M_SETS] = x->skel->maps.xrl_sets;
+	maps[M_SET_RULES] = x->skel->maps.xrl_set_rules;
+	maps[M_SET_META] = x->skel->maps.xrl_set_meta;
 
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

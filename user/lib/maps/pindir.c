@@ -28,6 +28,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_bans4", "xrl_bans6", "xrl_ban_stats", "xrl_ban_totals", "xrl_offenders",
 	"xrl_ban_scratch",
 	"xrl_answers", "xrl_sc_verified", "xrl_sc_stats",
+	"xrl_sets", "xrl_set_rules", "xrl_set_meta",
 };
 
 /* The caller may not read the pins or use bpf() (EACCES, EPERM): say so

@@ -91,13 +91,21 @@ static const char *set_pin_name(int which, bool next)
 	case M_EP4: return next ? "xrl_ep4_set_new" : "xrl_ep4_set";
 	case M_EP6: return next ? "xrl_ep6_set_new" : "xrl_ep6_set";
 	case M_EP_CLASS: return next ? "xrl_ep_class_set_new" : "xrl_ep_class_set";
+	case M_SET_RULES: return next ? "xrl_set_rules_set_new" : "xrl_set_rules_set";
 	}
 	return NULL;
 }
 
 bool xrl__set_pin_name(const char *name)
 {
-	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS };
+	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS, M_SET_RULES };
+	unsigned slot;
+	int end = 0;
+
+	/* a named set's trie (sets.c): xrl_set_N, xrl_set_N_new */
+	if ((sscanf(name, "xrl_set_%u%n", &slot, &end) == 1 && !name[end]) ||
+	    (sscanf(name, "xrl_set_%u_new%n", &slot, &end) == 1 && !name[end]))
+		return slot < XRL_MAX_SETS;
 
 	for (size_t i = 0; i < sizeof(which) / sizeof(which[0]); i++)
 		if (!strcmp(name, set_pin_name(which[i], false)) || !strcmp(name, set_pin_name(which[i], true)))
@@ -248,7 +256,7 @@ int xrl__published_fd(struct xrl *x, int which)
 
 void xrl__sets_pin(struct xrl *x)
 {
-	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS };
+	static const int which[] = { M_RULES4, M_RULES6, M_EP4, M_EP6, M_EP_CLASS, M_SET_RULES };
 	char saved[sizeof(xrl__errbuf)];
 
 	memcpy(saved, xrl__errbuf, sizeof(saved));

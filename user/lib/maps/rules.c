@@ -34,6 +34,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->rate_count == b->rate_count &&
 	       a->rate_period_ns == b->rate_period_ns && a->burst == b->burst &&
 	       a->unit == b->unit && a->algo == b->algo && a->dry_run == b->dry_run &&
+	       a->set == b->set &&
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
 	       a->syncookies == b->syncookies &&
 	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
@@ -131,13 +132,16 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	__u32 *fresh = NULL;
 	size_t nfresh = 0;
 	bool sc_rules = false;
-	int err, next, fd4 = -1, fd6 = -1, old4 = -1;
+	int err, next, fd4 = -1, fd6 = -1, old4 = -1, oldsets = -1;
+	bool sets_published = false;
 	__u64 gen;
 
 	/* 1. validate the whole set before touching anything */
 	err = xrl_rules_validate(v, n, &bad);
 	if (!err)
 		err = assign_ids(v, n);
+	if (!err)	/* before rules are compared: a set rule's set is in r.set */
+		err = xrl__set_rules_resolve(x, v, n);
 	if (err)
 		return err;
 	/* what SYN cookies need of the host, and netfilter's SYNPROXY set
@@ -221,6 +225,11 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = old4;	/* xrl__published_fd() said why */
 		goto out;
 	}
+	oldsets = xrl__published_fd(x, M_SET_RULES);	/* the same */
+	if (oldsets < 0 && oldsets != -ENOENT) {
+		err = oldsets;
+		goto out;
+	}
 
 	/* 4. fresh counters, now that nothing but publishing can fail: these
 	 * slots are held by no published rule, so a failure from here on
@@ -236,7 +245,15 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	 * have metered with one before a roll-back */
 	x->ctrl->gen = gen;
 
-	/* 5. the endpoint rules first: until their class array is swapped
+	/* 5. the set rules, then the endpoint rules: until their class
+	 * array is swapped in, packets stay on the old endpoint set
+	 * (endpoints.c). The set rules are one array of their own, published
+	 * with one update before the prefix tries (docs/sets.md) */
+	err = xrl__set_rules_commit(x, v, n);
+	if (err)
+		goto out;
+	sets_published = true;
+	/* the endpoint rules first: until their class array is swapped
 	 * in, packets stay on the old endpoint set (endpoints.c) */
 	err = xrl__endpoints_commit(x, v, n);
 	if (err)
@@ -266,6 +283,18 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	if (x->pinned && !sc_rules)
 		sc_table_drop(x, old, nold);
 out:
+	/* a failure after the set rules were published puts the old ones
+	 * back, so that a failed commit changes nothing */
+	if (err && sets_published) {
+		__u32 zero = 0;
+
+		if (oldsets >= 0)
+			xrl__publish_set(x, M_SET_RULES, oldsets);
+		else
+			bpf_map_delete_elem(x->map_fd[M_SET_RULES], &zero);
+	}
+	if (oldsets >= 0)
+		close(oldsets);
 	/* after publishing (or rolling back): what a packet cached under the
 	 * old set is void from here on */
 	if (fd4 >= 0)

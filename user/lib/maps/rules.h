@@ -20,7 +20,8 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n);
  * and counters. Ids of 0 are assigned. On failure nothing changed. */
 int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n);
 
-/* The active rule matching a source address (most specific prefix). */
+/* The active rule matching a source address: the first set rule whose set
+ * holds it, else the most specific prefix. */
 int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 		   struct xrl_rule_entry *out);
 /* The endpoint rules of action limit whose prefix covers a source address:

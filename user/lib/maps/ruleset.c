@@ -79,6 +79,8 @@ int xrl_rules_get(struct xrl *x, struct xrl_rule_entry **out, size_t *n)
 		err = read_family(x, 6, &v, n, &cap);
 	if (!err)
 		err = xrl__endpoints_read(x, &v, n, &cap);
+	if (!err)
+		err = xrl__set_rules_read(x, &v, n, &cap);
 	if (err) {
 		free(v);
 		return err;
@@ -98,6 +100,10 @@ int xrl_rule_match(struct xrl *x, int family, const __u8 *addr,
 
 	memcpy(k.addr, addr, family == 6 ? 16 : 4);
 	memset(out, 0, sizeof(*out));
+	/* the set rules first, as the data path checks them */
+	err = xrl__set_rule_match(x, family, addr, out);
+	if (err != -ENOENT)
+		return err;
 	fd = xrl__rules_fd(x, family);
 	if (fd < 0)
 		return fd;	/* -ENOENT: none; else xrl__published_fd() said why */

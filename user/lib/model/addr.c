@@ -119,6 +119,10 @@ void xrl_prefix_format(const struct xrl_rule_entry *e, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 
+	if (xrl_rule_is_set(e)) {
+		snprintf(buf, len, "@%s", e->set);
+		return;
+	}
 	xrl_addr_format(e->family, e->addr, a, sizeof(a));
 	snprintf(buf, len, "%s/%u", a, e->prefix_len);
 }

@@ -287,6 +287,8 @@ int xrl_rule_check_written(struct xrl_rule_entry *e, const struct xrl_rule_writt
 			r->ban_max_s = r->ban_s > XRL_BAN_MAX_DEFAULT_S ? r->ban_s : XRL_BAN_MAX_DEFAULT_S;
 	}
 	*bad = XRL_FIELD_ACTION;
+	if (xrl_rule_is_set(e) && r->ep)
+		return xrl_fail(EINVAL, "rule %s: a set rule takes no proto, dport or syn (an endpoint rule's prefix is a prefix)", pfx);
 	if (r->action > XRL_ACT_DENY)
 		return xrl_fail(EINVAL, "rule %s: unknown action %u", pfx, r->action);
 	if (!r->key_len) {
@@ -295,6 +297,9 @@ int xrl_rule_check_written(struct xrl_rule_entry *e, const struct xrl_rule_writt
 			r->key_len = e->prefix_len;
 	}
 	*bad = XRL_FIELD_KEYLEN;
+	if (r->key_len > maxlen && xrl_rule_is_set(e))
+		return xrl_fail(EINVAL, "rule %s: key length /%u: a set rule's per /LEN keys IPv4 sources, at most /32 (IPv6 ones by /64)",
+			    pfx, r->key_len);
 	if (r->key_len > maxlen)
 		return xrl_fail(EINVAL, "rule %s: key length /%u is longer than an IPv%d address",
 			    pfx, r->key_len, e->family);
@@ -378,6 +383,8 @@ int xrl_rule_cmp_prefix(const void *a, const void *b)
 
 	if (x->family != y->family)
 		return x->family - y->family;
+	if (xrl_rule_is_set(x) || xrl_rule_is_set(y))	/* a set rule: by its set */
+		return strcmp(x->set, y->set);
 	if (x->prefix_len != y->prefix_len)
 		return x->prefix_len - y->prefix_len;
 	if (memcmp(x->addr, y->addr, 16))
@@ -416,6 +423,18 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 			report(ctx, XRL_MAX_RULES, -1, xrl_errmsg());
 		return err;
 	}
+	{
+		size_t nsets = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (xrl_rule_is_set(&v[i]) && ++nsets > XRL_MAX_SET_RULES) {
+				err = xrl_fail(ENOSPC, "too many set rules: at most %d rules take a set",
+					       XRL_MAX_SET_RULES);
+				if (report)
+					report(ctx, i, -1, xrl_errmsg());
+				return err;
+			}
+	}
 	for (size_t i = 0; i < n; i++) {
 		e = xrl_rule_prepare(&v[i]);
 		if (e) {
@@ -446,7 +465,9 @@ int xrl_rules_check_all(struct xrl_rule_entry *v, size_t n, xrl_rules_report rep
 			if (p[k] == first)
 				continue;
 			xrl_prefix_format(p[k], pfx, sizeof(pfx));
-			e = first->r.id ? xrl_fail(EEXIST, "duplicate prefix %s: rule %u has it already",
+			e = xrl_rule_is_set(p[k]) ?
+			    xrl_fail(EEXIST, "duplicate set rule %s: one rule a set", pfx) :
+			    first->r.id ? xrl_fail(EEXIST, "duplicate prefix %s: rule %u has it already",
 					       pfx, first->r.id)
 					: xrl_fail(EEXIST, "duplicate prefix %s", pfx);
 			err = err ?: e;

@@ -13,11 +13,20 @@
 
 /* A rule with its prefix, as the operator sees it. */
 struct xrl_rule_entry {
-	__u8 family;		/* 4 or 6 */
+	__u8 family;		/* 4 or 6; 0: a set rule (@NAME, below) */
 	__u8 prefix_len;
 	__u8 addr[16];		/* network order */
 	struct xrl_rule r;	/* id, action, key_len (0 = default), rate, burst, on_failure */
+	/* a set rule (family 0): the set's name; its slot goes into r.set at
+	 * commit (docs/sets.md) */
+	char set[XRL_SET_NAME_MAX + 1];
 };
+
+/* Is it a rule that takes a set (rule add @NAME ...)? */
+static inline bool xrl_rule_is_set(const struct xrl_rule_entry *e)
+{
+	return e->family == 0 && e->set[0];
+}
 
 /* Check a whole rule set without touching the system: ranges, duplicate
  * prefixes and ids. On failure *bad is the index of the offending rule. */

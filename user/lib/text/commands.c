@@ -247,8 +247,8 @@ static const struct xrl_param p_agg_burst = {
 };
 
 static const struct xrl_param p_rule_add[] = {
-	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
-			.help = "the sources: ADDR/LEN, IPv4 or IPv6 (a bare address: one host)" },
+	[RA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX|@SET", F(rule), .need = XRL_REQUIRED,
+			.help = "the sources: ADDR/LEN, IPv4 or IPv6 (an address: one host), or @SET" },
 	[RA_RATE] = { "rate", XRL_ARG_RATE, "N/s|N/min|N/h", .need = XRL_REQUIRED_IF,
 		      .help = "packets per key per s, min or h; bytes: 10mbit, 2mbps (tc's units)" },
 	[RA_BURST] = { "burst", XRL_ARG_SIZE, "N", .need = XRL_REQUIRED_IF,
@@ -511,6 +511,103 @@ static const struct xrl_param p_crowdsec[] = {
 	END,
 };
 
+/* ---- sets ---- */
+
+/* A set command's words, checked: the name's charset and length (at[0]),
+ * the element (parsed and dropped: the command parses it again into its
+ * list), the timeout as a duration; elem, timeout: their index in the
+ * command's params, -1: none. */
+static int check_set_words(struct xrl_cmd *c, const int *at, int elem, int timeout,
+			   struct xrl_parse_err *e)
+{
+	struct xrl_args_set *s = &c->set;
+
+	if (xrl_set_name_check(s->name))
+		return xrl_parse_fail(e, at[0], "%s", xrl_errmsg());
+	if (elem >= 0 && at[elem] >= 0) {
+		struct xrl_set_list l = {};
+		int err = xrl_set_elem_parse(s->elem, &l);
+
+		xrl_set_list_free(&l);
+		if (err)
+			return xrl_parse_fail(e, at[elem], "%s", xrl_errmsg());
+	}
+	if (timeout >= 0 && at[timeout] >= 0 && xrl_set_timeout_parse(s->timeout, &s->timeout_ns))
+		return xrl_parse_fail(e, at[timeout], "%s", xrl_errmsg());
+	return 0;
+}
+
+static int check_set_name(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, -1, -1, e);
+}
+
+static int check_set_create(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, -1, 1, e);
+}
+
+static int check_set_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, 1, 2, e);
+}
+
+static int check_set_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, 1, -1, e);
+}
+
+#define SET_NAME { NULL, XRL_ARG_STRING, "NAME", F(set.name), .need = XRL_REQUIRED, .what = "set name", \
+		   .help = "the set: 1 to 31 of letters, digits, '_', '.', '-', a letter first" }
+#define SET_TIMEOUT(h) { "timeout", XRL_ARG_STRING, "DURATION", F(set.timeout), .what = "timeout", .help = h }
+
+static const struct xrl_param p_set_create[] = {
+	SET_NAME,
+	SET_TIMEOUT("each element added ends after it: N (s), Ns, Nm, Nh, Nd (default: never)"),
+	END,
+};
+
+static const struct xrl_param p_set_add[] = {
+	SET_NAME,
+	{ NULL, XRL_ARG_STRING, "PREFIX", F(set.elem), .need = XRL_REQUIRED, .what = "prefix",
+	  .help = "ADDR/LEN, an address, or a range A-B, IPv4 or IPv6" },
+	SET_TIMEOUT("the element ends after it: N (s), Ns, Nm, Nh, Nd (default: the set's)"),
+	END,
+};
+
+static const struct xrl_param p_set_del[] = {
+	SET_NAME,
+	{ NULL, XRL_ARG_STRING, "PREFIX", F(set.elem), .what = "prefix",
+	  .help = "this element only (without it: the whole set, if no rule takes it)" },
+	END,
+};
+
+static const struct xrl_param p_set_name[] = {
+	SET_NAME,
+	END,
+};
+
+/* set NAME file PATH [timeout DURATION], in xdp-rl.conf */
+static int check_set_file(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	return check_set_words(c, at, -1, 2, e);
+}
+
+static const struct xrl_param p_set_file[] = {
+	SET_NAME,
+	{ "file", XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
+	  .help = "the set's prefixes: as set load reads them, read at every start and reload" },
+	SET_TIMEOUT("each element of the file ends after it (default: never, or ipset's timeout)"),
+	END,
+};
+
+static const struct xrl_param p_set_load[] = {
+	SET_NAME,
+	{ NULL, XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
+	  .help = "prefixes, ranges A-B, FireHOL .netset or ipset save, one a line" },
+	END,
+};
+
 #define BOTH (XRL_IN_CLI | XRL_IN_CONFIG)
 
 const struct xrl_command xrl_commands[] = {
@@ -566,6 +663,22 @@ const struct xrl_command xrl_commands[] = {
 	  "write the packets the data path drops (or passes) with their verdicts to a pcapng FILE" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
+	{ "set create", XRL_CMD_SET_CREATE, XRL_IN_CLI, p_set_create, check_set_create,
+	  "create an empty set of prefixes (timeout: its elements end after DURATION)" },
+	{ "set add", XRL_CMD_SET_ADD, XRL_IN_CLI, p_set_add, check_set_add,
+	  "add a prefix, an address or a range A-B to a set" },
+	{ "set del", XRL_CMD_SET_DEL, XRL_IN_CLI, p_set_del, check_set_del,
+	  "delete a prefix from a set, or the whole set" },
+	{ "set list", XRL_CMD_SET_LIST, XRL_IN_CLI, NULL, NULL,
+	  "the sets: prefixes, memory, the rules that take them" },
+	{ "set show", XRL_CMD_SET_SHOW, XRL_IN_CLI, p_set_name, check_set_name,
+	  "a set's prefixes and the time each has left" },
+	{ "set flush", XRL_CMD_SET_FLUSH, XRL_IN_CLI, p_set_name, check_set_name,
+	  "empty a set (in one swap)" },
+	{ "set load", XRL_CMD_SET_LOAD, XRL_IN_CLI, p_set_load, check_set_name,
+	  "replace a set by the prefixes of FILE, in one swap; a bad line applies nothing" },
+	{ "set", XRL_CMD_SET_FILE, XRL_IN_CONFIG, p_set_file, check_set_file,
+	  "the set NAME holds the prefixes of FILE, loaded (in one swap) with the rules" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, check_attach,
 	  "attach to IFACE (as often as needed)" },
 	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,

@@ -128,6 +128,25 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		nl[c->nbans++] = line;
 		return 0;
 	}
+	case XRL_CMD_SET_FILE: {
+		struct xrl_set_cfg *ns;
+
+		for (size_t i = 0; i < c->nsets; i++)
+			if (!strcmp(c->sets[i].name, cmd.set.name))
+				return add_err(errs, nerrs, line, cols[1],
+					       "set %s given twice (first on line %d): one file a set",
+					       cmd.set.name, c->sets[i].line) ?: 0;
+		ns = realloc(c->sets, (c->nsets + 1) * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		c->sets = ns;
+		memset(&ns[c->nsets], 0, sizeof(*ns));
+		strcpy(ns[c->nsets].name, cmd.set.name);
+		strcpy(ns[c->nsets].file, cmd.set.file);
+		ns[c->nsets].timeout_ns = cmd.set.timeout_ns;
+		ns[c->nsets++].line = line;
+		return 0;
+	}
 	case XRL_CMD_MODE_SET:
 		if (c->has_mode)
 			return twice(errs, nerrs, line, cols[0], "mode set", c->mode_line);
@@ -364,5 +383,6 @@ void xrl_config_free(struct xrl_config *c)
 	free(c->iface_line);
 	free(c->bans);
 	free(c->ban_line);
+	free(c->sets);
 	memset(c, 0, sizeof(*c));
 }

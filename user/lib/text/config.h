@@ -29,6 +29,14 @@ struct xrl_iface_cfg {
 	enum xrl_hook hook;	/* xdp (the default) or tc */
 };
 
+/* set NAME file PATH [timeout DURATION] */
+struct xrl_set_cfg {
+	char name[XRL_SET_NAME_MAX + 1];
+	char file[PATH_MAX];
+	__u64 timeout_ns;
+	int line;
+};
+
 struct xrl_config {
 	struct xrl_rule_entry *rules;
 	int *rule_line, *rule_col;	/* where each rule was written */
@@ -54,6 +62,8 @@ struct xrl_config {
 	size_t nbans;
 	int crowdsec_line;
 	unsigned char sha256[32];	/* of the text parsed */
+	struct xrl_set_cfg *sets;
+	size_t nsets;
 };
 
 struct xrl_config_err {

@@ -131,6 +131,16 @@ static int parse_value(const struct xrl_param *p, char **argv, int i, bool prefi
 		strcpy(field, s);
 		return 0;
 	case XRL_ARG_PREFIX:
+		if (s[0] == '@') {	/* a set rule: the set's name */
+			struct xrl_rule_entry *re = field;
+
+			if (xrl_set_name_check(s + 1))
+				return xrl_parse_fail(e, i, "%s", xrl_errmsg());
+			re->family = 0;
+			re->prefix_len = 0;
+			snprintf(re->set, sizeof(re->set), "%s", s + 1);
+			return 0;
+		}
 		if (xrl_prefix_parse(s, field))
 			return xrl_parse_fail(e, i, "%s", xrl_errmsg());
 		return 0;
@@ -393,6 +403,11 @@ int xrl_cmd_parse(int argc, char **argv, unsigned where, struct xrl_cmd *c,
 	if (subs.n && cli)
 		xrl_names_add(&subs, "help", true, -1);
 	/* after a group's word comes its sub-command ("mode" alone is one) */
+	/* a configuration file's "set NAME file ...": the group's word is a
+	 * command of its own there, and NAME is no sub-command */
+	if (subs.n && argc >= 2 && !cli && single && (single->where & where) &&
+	    xrl_names_match(&subs, argv[1], cli) < 0)
+		subs.n = 0;
 	if (subs.n && argc >= 2) {
 		k = xrl_names_match(&subs, argv[1], cli);
 		if (k == XRL_NM_AMBIGUOUS) {

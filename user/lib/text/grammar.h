@@ -23,6 +23,7 @@
 #include "model/decider_settings.h"
 #include "model/fleet_settings.h"
 #include "model/rule.h"
+#include "model/setfile.h"
 #include "model/units.h"
 #include "model/words.h"
 #include "text/rulefmt.h"
@@ -53,6 +54,13 @@ enum xrl_cmd_kind {
 	XRL_CMD_BAN_LIST,
 	XRL_CMD_BAN_FLUSH,
 	XRL_CMD_CAPTURE,
+	XRL_CMD_SET_CREATE,
+	XRL_CMD_SET_ADD,
+	XRL_CMD_SET_DEL,
+	XRL_CMD_SET_LIST,
+	XRL_CMD_SET_SHOW,
+	XRL_CMD_SET_FLUSH,
+	XRL_CMD_SET_LOAD,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -63,6 +71,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_FLEET_AUTH,
 	/* the deciders the daemon follows (configuration file only) */
 	XRL_CMD_CROWDSEC,
+	XRL_CMD_SET_FILE,	/* set NAME file PATH [timeout DURATION] */
 };
 
 /* Where a command may be written. */
@@ -152,6 +161,14 @@ struct xrl_args_capture {
 	int format;		/* enum xrl_capture_format */
 };
 
+struct xrl_args_set {		/* set ... (docs/sets.md) */
+	char name[XRL_SET_NAME_MAX + 1];
+	char elem[128];		/* set add, set del: a prefix, address or range */
+	char file[PATH_MAX];	/* set load */
+	char timeout[24];	/* as written; in timeout_ns by the check */
+	__u64 timeout_ns;
+};
+
 struct xrl_args_ms {		/* heartbeat, watchdog */
 	__u32 ms;
 };
@@ -180,6 +197,7 @@ struct xrl_cmd {
 		struct xrl_args_replay replay;
 		struct xrl_args_capture capture;
 		struct xrl_args_ms ms;			/* heartbeat, watchdog */
+		struct xrl_args_set set;		/* set ... */
 		struct xrl_args_metrics metrics;
 		struct xrl_fleet_settings fleet;	/* fleet redis, host, auth */
 		/* ban add, del, flush: the prefix is in .rule (family,
