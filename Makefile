@@ -62,7 +62,7 @@ DAEMON    := $(OUTPUT)/xdp-rld
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_testlib \
-	     $(OUTPUT)/test_kernel
+	     $(OUTPUT)/test_kernel $(OUTPUT)/test_suggest
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz
 
@@ -155,6 +155,10 @@ $(OUTPUT)/test_grammar: tests/unit/test_grammar.c tests/lib/testlib.h $(LIBXRL)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_classes: tests/unit/test_classes.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_suggest: tests/unit/test_suggest.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 

@@ -77,6 +77,7 @@ SUITES=(
 	"grammar  binary 0 1 $OUT/test_grammar"
 	"classes  binary 0 1 $OUT/test_classes"
 	"kernel   binary 0 1 $OUT/test_kernel"
+	"suggest  binary 0 1 $OUT/test_suggest"
 	"docs     script 0 1 tests/docs/run.sh"
 	"runner   shell  0 1 tests/runner/run.sh"
 	"testlib  script 0 1 tests/lib/test_testlib.sh"

@@ -23,6 +23,7 @@
 #include "base/version.h"
 #include "model/addr.h"
 #include "model/rule.h"
+#include "model/suggest.h"
 #include "model/words.h"
 
 /* The map layer, the fleet as the CLI shows it, the features. */

@@ -131,6 +131,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_EVENTS] = do_events,
 	[XRL_CMD_HELP] = do_help,
 	[XRL_CMD_REPLAY] = do_replay,
+	[XRL_CMD_SUGGEST] = do_suggest,
 };
 
 int main(int argc, char **argv)

@@ -72,5 +72,6 @@ void key_format(const struct xrl_key *k, __u8 key_len, char *buf, size_t len);
 void rules_by_gen(struct xrl_rule_entry *v, size_t n);
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen);
 int do_events(struct xrl_cmd *c);
+int do_suggest(struct xrl_cmd *c);
 
 #endif

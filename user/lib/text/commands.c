@@ -151,6 +151,19 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	return 0;
 }
 
+enum { SG_RULE, SG_SECONDS, SG_PERCENTILE, SG_HEADROOM };
+
+static int check_suggest(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (at[SG_SECONDS] < 0)
+		c->suggest.seconds = 60;
+	if (at[SG_PERCENTILE] < 0)
+		c->suggest.percentile = 95;
+	if (at[SG_HEADROOM] < 0)
+		c->suggest.headroom = 50;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 /* a field of the command's member of struct xrl_cmd (or its rule) */
@@ -264,6 +277,18 @@ static const struct xrl_param p_top[] = {
 			.help = "a live full screen, a sample at a time, until q" },
 	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(top.rule), .what = "rule id",
 	  .help = "the keys of this rule only (and, with watch, its row only)" },
+	END,
+};
+
+static const struct xrl_param p_suggest[] = {
+	[SG_RULE] = { "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(suggest.rule), .what = "rule id",
+		      .help = "this rule only (default: every token-bucket rule of packets)" },
+	[SG_SECONDS] = { "seconds", XRL_ARG_NUM, "S", .min = 1, .max = 86400, F(suggest.seconds),
+			 .help = "how long to watch the traffic, seconds, 1 .. 86400 (default 60)" },
+	[SG_PERCENTILE] = { "percentile", XRL_ARG_NUM, "P", .min = 1, .max = 100, F(suggest.percentile),
+			    .help = "the rate: this percentile of the keys' peak rates, 1 .. 100 (default 95)" },
+	[SG_HEADROOM] = { "headroom", XRL_ARG_NUM, "PCT", .min = 0, .max = 1000, F(suggest.headroom),
+			  .help = "percent added to what was seen, 0 .. 1000 (default 50: 1.5 times)" },
 	END,
 };
 
@@ -393,6 +418,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
 	  "the N keys dropping most over a sample of MS (default 10, 1000 ms); watch: live" },
+	{ "suggest", XRL_CMD_SUGGEST, XRL_IN_CLI, p_suggest, check_suggest,
+	  "watch the traffic S seconds, propose each rule's rate, burst, new-keys and aggregate" },
 	{ "key list", XRL_CMD_KEY_LIST, XRL_IN_CLI, p_key_list, NULL,
 	  "the tracked keys (of rule ID; limited: without a token now)" },
 	{ "key reset", XRL_CMD_KEY_RESET, XRL_IN_CLI, p_key_addr, NULL,

@@ -46,6 +46,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_HELP,
 	XRL_CMD_REPLAY,
 	XRL_CMD_UPGRADE,
+	XRL_CMD_SUGGEST,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -107,6 +108,13 @@ struct xrl_args_top {
 	bool watch;		/* the live full-screen view */
 };
 
+struct xrl_args_suggest {
+	__u32 rule;		/* this rule only; 0: every rule it can measure */
+	__u32 seconds;		/* the sample */
+	__u32 percentile;	/* of the keys' peak rates, 1 .. 100 */
+	__u32 headroom;		/* percent over what was seen */
+};
+
 struct xrl_args_key_list {
 	__u32 rule;		/* only this rule's keys; 0: all */
 	bool limited;		/* only keys without a token now */
@@ -148,6 +156,7 @@ struct xrl_cmd {
 		struct xrl_args_mode_set mode_set;
 		struct xrl_args_addr addr;		/* show, key reset, key del */
 		struct xrl_args_top top;
+		struct xrl_args_suggest suggest;
 		struct xrl_args_key_list key_list;
 		struct xrl_args_events events;
 		struct xrl_args_help help;
