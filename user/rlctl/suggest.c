@@ -26,8 +26,8 @@
 #include <time.h>
 
 /* bounds: at most this many windows (longer samples get longer windows)
- * and keys measured, all rules together (a key past it is counted as new,
- * not measured: the output says how many) */
+ * and keys measured, all rules together (a key past it is not measured,
+ * nor in the aggregate: the output says how many) */
 #define SG_MAX_WINDOWS	600
 #define SG_MIN_WINDOW_MS 100
 #define SG_MAX_KEYS	16384
@@ -41,8 +41,11 @@ struct sk {
 
 struct srule {
 	const struct xrl_rule_entry *e;
-	size_t keys, unmeasured;
-	__u64 *nk;		/* new keys per window */
+	size_t keys;		/* measured */
+	size_t unmeasured;	/* the most keys of a walk past SG_MAX_KEYS */
+	size_t skipped;		/* this walk's */
+	__u64 *nk;		/* new keys per window: buckets the rule made */
+	__u64 nk_prev;		/* its new-keys counter at the last walk */
 	__u64 prev_tu;		/* the rule's clock at the last walk */
 };
 
@@ -119,11 +122,8 @@ static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 		old->dropped = b->dropped;
 		return 0;
 	}
-	if (!s->baseline)
-		sr->nk[s->w]++;
 	if (s->n + s->nadd >= SG_MAX_KEYS) {
-		if (!s->baseline)
-			sr->unmeasured++;
+		sr->skipped++;
 		return 0;
 	}
 	if (s->nadd == s->capadd) {
@@ -155,8 +155,20 @@ static int walk(struct xrl *x, struct sampler *s)
 {
 	int err;
 
-	for (size_t i = 0; i < s->nrules; i++)
-		s->now_tu[i] = xrl_ns_to_tu(xrl_rule_now_ns(x, &s->rules[i].e->r));
+	for (size_t i = 0; i < s->nrules; i++) {
+		struct srule *sr = &s->rules[i];
+		struct xrl_rule_stats rs;
+
+		s->now_tu[i] = xrl_ns_to_tu(xrl_rule_now_ns(x, &sr->e->r));
+		/* new keys: the buckets the rule made (evicted keys made
+		 * again included: what its new-key budget meters) */
+		if (xrl_rule_stats_get(x, sr->e->r.slot, &rs))
+			return set_err("%s", xrl_errmsg());
+		if (!s->baseline)
+			sr->nk[s->w] = rs.new_keys >= sr->nk_prev ? rs.new_keys - sr->nk_prev : 0;
+		sr->nk_prev = rs.new_keys;
+		sr->skipped = 0;
+	}
 	s->nadd = 0;
 	err = xrl_buckets_walk(x, walk_cb, s);
 	if (err) {
@@ -179,8 +191,11 @@ static int walk(struct xrl *x, struct sampler *s)
 		s->n += s->nadd;
 		xrl_sort(s->v, s->n, sizeof(*s->v), cmp_sk);
 	}
-	for (size_t i = 0; i < s->nrules; i++)
+	for (size_t i = 0; i < s->nrules; i++) {
 		s->rules[i].prev_tu = s->now_tu[i];
+		if (s->rules[i].skipped > s->rules[i].unmeasured)
+			s->rules[i].unmeasured = s->rules[i].skipped;
+	}
 	return 0;
 }
 
@@ -287,7 +302,7 @@ static void print_rule(const struct sampler *s, size_t ri, const struct xrl_sg_p
 	       (unsigned long long)pr->agg_rate, (unsigned long long)pr->agg_burst, pr->agg_peak,
 	       (unsigned long long)pr->agg_max_burst, c->suggest.headroom);
 	if (sr->unmeasured)
-		printf("#   %zu more keys were counted as new, not measured (at most %d keys are)\n",
+		printf("#   up to %zu more keys were not measured (at most %d keys are, all rules together)\n",
 		       sr->unmeasured, SG_MAX_KEYS);
 	if (slow)
 		printf("#   note: keys slower than the rule's own rate (%.0f/s) read as up to that rate: learn under a lower one (docs/suggest.md)\n",
