@@ -86,7 +86,8 @@ test_suggest_learns_and_holds() {
 	ctl rule add 198.18.0.0/24 rate 1/s burst 1 dry-run id 1 >/dev/null
 	ctl -j suggest rule 1 seconds $((RUN_S - 1)) percentile 95 headroom 50 >"$TMPD/s.json" 2>"$TMPD/s.err" &
 	local sg=$!
-	sleep 0.3	# suggest's first walk: the sources are new keys in its sample
+	# after suggest's first walk: the sources are new keys of its sample
+	wait_log "$TMPD/s.err" watching || return
 	traffic "$TMPD/learn"
 	wait $sg || fail "suggest failed: $(cat "$TMPD/s.err")"
 	traffic_wait
@@ -154,7 +155,7 @@ test_suggest_text_and_errors() {
 	ctl rule add 198.18.2.0/24 rate 1000/s algo fixed-window id 3 >/dev/null
 	ctl suggest seconds 2 >"$TMPD/out" 2>"$TMPD/err" &
 	local sg=$! line
-	sleep 0.2
+	wait_log "$TMPD/err" watching || return
 	nsenter --net="/run/netns/$SRC" "$FLOOD" -s 198.18.0.1 -d 198.18.0.254 -n 200 -r 100 -t 5 >/dev/null
 	wait $sg || fail "suggest: $(cat "$TMPD/err")"
 	check_match "the rate's figures" "$(cat "$TMPD/out")" "#   rate       [0-9]+/s: the 95th percentile of the keys' peak rates"
@@ -190,7 +191,7 @@ test_suggest_many_keys() {
 	ctl rule add 198.18.0.0/16 rate 1/s burst 1 dry-run new-keys 100000/s id 1 >/dev/null
 	ctl -j suggest seconds 2 >"$TMPD/s.json" 2>"$TMPD/s.err" &
 	local sg=$! j
-	sleep 0.3
+	wait_log "$TMPD/s.err" watching || return
 	nsenter --net="/run/netns/$SRC" "$XFLOOD" -i s0 -m $DST_MAC -s 198.18.0.0/16 -N 20000 \
 		-d 198.18.0.254 -n 60000 -l 106 -T 10 >/dev/null
 	wait $sg || fail "suggest: $(cat "$TMPD/s.err")"

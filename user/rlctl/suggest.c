@@ -365,15 +365,19 @@ int do_suggest(struct xrl_cmd *c)
 			p_err("no token-bucket rule of packets to measure: add one first (docs/suggest.md)");
 		goto out;
 	}
-	if (!opt.json)
-		fprintf(stderr, "watching %zu rule%s for %u s ...\n", s.nrules, s.nrules == 1 ? "" : "s",
-			c->suggest.seconds);
 	s.baseline = true;
 	t0 = mono_ns();
 	if (walk(x, &s)) {
 		p_err("%s", emsg);
 		goto out;
 	}
+	/* said once the first walk is done: a key that comes after this
+	 * line is a new key of the sample */
+	if (opt.json)
+		p_note("watching %zu rule%s for %u s", s.nrules, s.nrules == 1 ? "" : "s", c->suggest.seconds);
+	else
+		fprintf(stderr, "watching %zu rule%s for %u s ...\n", s.nrules, s.nrules == 1 ? "" : "s",
+			c->suggest.seconds);
 	s.baseline = false;
 	for (s.w = 0; s.w < s.nw; s.w++) {
 		__u64 at = t0 + (s.w + 1) * window_ns, now = mono_ns();
