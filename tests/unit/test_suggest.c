@@ -262,6 +262,86 @@ static void test_suggest_edges(void)
 	CHECK_EQ(pr.new_keys, 0, "no new keys counted: none proposed");
 }
 
+/* the daemon's record: a minute of 21 keys on the fake clock, walked once
+ * a second, each 5-s span of each key observed into bounded histograms;
+ * the percentile read back from the cumulative counts (as suggest from
+ * reads /metrics) gives a proposal that admits every polite key under the
+ * data path's GCRA and holds the flooder */
+static void test_suggest_hist(void)
+{
+	enum { KEYS = 21, N = 60, SPAN = 5 };
+	struct xrl_sg_hist rate = { 0 }, burst = { 0 };
+	struct xrl_sg_time tb = { SEC, NULL };
+	double le[XRL_SG_HIST_BOUNDS + 1];
+	__u64 cr[XRL_SG_HIST_BOUNDS + 1], cb[XRL_SG_HIST_BOUNDS + 1], *t[KEYS], c[N], rank;
+	size_t nt[KEYS];
+
+	/* the bounds: ten a decade, increasing, 1 .. 1e8 */
+	CHECK_EQ(xrl_sg_hist_le(0), 1);
+	CHECK_EQ(xrl_sg_hist_le(6), 4);
+	CHECK_EQ(xrl_sg_hist_le(26), 400);
+	CHECK_EQ(xrl_sg_hist_le(XRL_SG_HIST_BOUNDS - 1), 1e8);
+	for (size_t i = 1; i < XRL_SG_HIST_BOUNDS; i++)
+		CHECK(xrl_sg_hist_le(i) > xrl_sg_hist_le(i - 1) && xrl_sg_hist_le(i) <= xrl_sg_hist_le(i - 1) * 1.3,
+		      "bound %zu", i);
+	for (int k = 0; k < KEYS; k++) {
+		struct src a = { .rate = 20 * (k + 1), .start = 0, .len = N * SEC };
+
+		if (k == 4)
+			a.burst = 30, a.every = SEC;
+		if (k == KEYS - 1)
+			a.rate = 20000;
+		nt[k] = arrivals(&a, &t[k]);
+		xrl_sg_count(t[k], nt[k], SEC, c, N);
+		for (size_t s0 = 0; s0 < N; s0 += SPAN)
+			xrl_sg_observe_span(&rate, &burst, c + s0, SPAN, &tb);
+	}
+	CHECK_EQ(rate.count, KEYS * N / SPAN, "one observation per key and span");
+	CHECK_EQ(burst.count, rate.count);
+	CHECK(rate.sum > 20000 * (N / SPAN) - 1, "the sum: %.0f", rate.sum);
+	/* memory: counts only, whatever the keys and the time */
+	CHECK(sizeof(rate) <= 8 * (XRL_SG_HIST_BOUNDS + 3), "%zu bytes", sizeof(rate));
+	for (size_t i = 0; i <= XRL_SG_HIST_BOUNDS; i++) {
+		le[i] = i < XRL_SG_HIST_BOUNDS ? xrl_sg_hist_le(i) : __builtin_inf();
+		cr[i] = rate.n[i] + (i ? cr[i - 1] : 0);
+		cb[i] = burst.n[i] + (i ? cb[i - 1] : 0);
+	}
+	double pr = xrl_sg_hist_percentile(le, cr, XRL_SG_HIST_BOUNDS + 1, 95, &rank);
+	CHECK_EQ(rank, (KEYS * N / SPAN * 95 + 99) / 100, "nearest rank over key-spans");
+	CHECK_EQ(pr, 400, "the fastest polite key, 400/s, is a bound");
+	CHECK_EQ(xrl_sg_hist_percentile(le, cr, XRL_SG_HIST_BOUNDS + 1, 100, &rank), 20000);
+	CHECK_EQ(xrl_sg_hist_percentile(le, cr, XRL_SG_HIST_BOUNDS + 1, 1, &rank), 20, "the slowest");
+	double pb = xrl_sg_hist_percentile(le, cb, XRL_SG_HIST_BOUNDS + 1, 95, &rank);
+	CHECK(pb >= 400, "a window's packets at the key's own rate: %.0f", pb);
+	__u64 r = xrl_sg_headroom(pr, 50), b = xrl_sg_headroom(pb, 50);
+	CHECK_EQ(r, 600);
+	for (int k = 0; k < KEYS - 1; k++)
+		CHECK(gcra_admits(t[k], nt[k], r, b) == nt[k], "polite key %d admitted", k);
+	size_t f = gcra_admits(t[KEYS - 1], nt[KEYS - 1], r, b);
+	CHECK(f <= r * N + b, "the flooder held to the rate: %zu", f);
+	/* a value between bounds goes to the upper one: never below */
+	struct xrl_sg_hist h = { 0 };
+	xrl_sg_hist_add(&h, 401);
+	xrl_sg_hist_add(&h, 0.5);
+	xrl_sg_hist_add(&h, 3e9);
+	CHECK_EQ(h.n[27], 1, "401 under 500");
+	CHECK_EQ(h.n[0], 1, "under 1");
+	CHECK_EQ(h.n[XRL_SG_HIST_BOUNDS], 1, "+Inf");
+	/* the rank in +Inf, no data, bad input */
+	__u64 ci[3] = { 0, 1, 3 };
+	double li[3] = { 1, 2, __builtin_inf() };
+	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 95, &rank), -1, "past the last bound");
+	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 30, &rank), 2);
+	__u64 z[3] = { 0, 0, 0 };
+	CHECK_EQ(xrl_sg_hist_percentile(li, z, 3, 95, &rank), 0, "nothing observed");
+	__u64 fall[3] = { 2, 1, 3 };
+	CHECK_EQ(xrl_sg_hist_percentile(li, fall, 3, 95, &rank), -EINVAL, "counts that fall");
+	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 0, &rank), -EINVAL);
+	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 101, &rank), -EINVAL);
+	for (int k = 0; k < KEYS; k++)
+		free(t[k]);
+}
+
 int main(int argc, char **argv)
 {
 	tl_init(argc, argv);
@@ -270,5 +350,6 @@ int main(int argc, char **argv)
 	RUN(test_suggest_burst_from_arrivals);
 	RUN(test_suggest_propose);
 	RUN(test_suggest_edges);
+	RUN(test_suggest_hist);
 	return tl_summary();
 }

@@ -251,3 +251,75 @@ cleanup:
 	free(total);
 	return err;
 }
+
+/* ---- the daemon's histograms ---- */
+
+/* ten bounds a decade (the R10 series, rounded), in hundredths */
+static const unsigned decade[10] = { 100, 125, 160, 200, 250, 315, 400, 500, 630, 800 };
+
+double xrl_sg_hist_le(size_t i)
+{
+	double v = decade[i % 10] / 100.0;
+
+	for (size_t d = 0; d < i / 10; d++)
+		v *= 10;
+	return v;
+}
+
+void xrl_sg_hist_add(struct xrl_sg_hist *h, double v)
+{
+	size_t i = 0;
+
+	/* a value just over a bound by the walk's arithmetic stays in it */
+	while (i < XRL_SG_HIST_BOUNDS && v > xrl_sg_hist_le(i) * (1 + 1e-9))
+		i++;
+	h->n[i]++;
+	h->count++;
+	h->sum += v;
+}
+
+double xrl_sg_hist_percentile(const double *le, const __u64 *cum, size_t nb, unsigned p, __u64 *rank)
+{
+	__u64 total, want;
+
+	*rank = 0;
+	if (!nb || !p || p > 100)
+		return -EINVAL;
+	for (size_t i = 1; i < nb; i++) {
+		if (cum[i] < cum[i - 1] || le[i] <= le[i - 1])
+			return -EINVAL;
+	}
+	total = cum[nb - 1];
+	if (!total)
+		return 0;
+	want = (total * p + 99) / 100;	/* nearest rank: ceil(P * N / 100) */
+	*rank = want;
+	for (size_t i = 0; i < nb; i++) {
+		if (cum[i] >= want)
+			return le[i] > 1e300 ? -1 : le[i];
+	}
+	return -EINVAL;
+}
+
+__u64 xrl_sg_headroom(double v, unsigned headroom_pct)
+{
+	return v > 0 ? with_headroom(v, headroom_pct, 1, UINT32_MAX) : 0;
+}
+
+__u64 xrl_sg_observe_span(struct xrl_sg_hist *rate, struct xrl_sg_hist *burst, const __u64 *c, size_t n,
+			  const struct xrl_sg_time *tb)
+{
+	__u64 sum = 0;
+	double s = 0, r;
+
+	for (size_t i = 0; i < n; i++) {
+		sum += c[i];
+		s += win_s(tb, i);
+	}
+	if (!sum || s <= 0)
+		return sum;
+	r = sum / s;
+	xrl_sg_hist_add(rate, r);
+	xrl_sg_hist_add(burst, (double)xrl_sg_burst(c, n, r, tb));
+	return sum;
+}

@@ -109,4 +109,42 @@ void xrl_sg_count(const __u64 *t_ns, size_t nt, __u64 window_ns, __u64 *c, size_
 int xrl_sg_propose(const struct xrl_sg_series *keys, size_t nkeys, const __u64 *new_keys,
 		   size_t n, const struct xrl_sg_params *p, struct xrl_sg_proposal *out);
 
+/*
+ * The daemon's long-term record (xdp-rld --suggest): per rule, a bounded
+ * histogram of observations on fixed log-scale bounds, ten a decade from 1
+ * to 1e8 (1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8, 10, ...), then +Inf:
+ * a value goes into the first bucket whose bound is >= it. Its memory does
+ * not grow with the keys or the time: what it keeps is counts.
+ */
+#define XRL_SG_HIST_BOUNDS	81	/* finite bounds; one bucket more for +Inf */
+struct xrl_sg_hist {
+	__u64 n[XRL_SG_HIST_BOUNDS + 1];	/* per bucket, not cumulative */
+	__u64 count;
+	double sum;
+};
+/* The i-th finite bound (0 .. XRL_SG_HIST_BOUNDS - 1). */
+double xrl_sg_hist_le(size_t i);
+void xrl_sg_hist_add(struct xrl_sg_hist *h, double v);
+/*
+ * The nearest-rank P-th percentile of what a histogram counted, from its
+ * cumulative counts (cum[i]: observations <= le[i], nb buckets, the last
+ * of them +Inf or not): the bound of the first bucket whose cumulative
+ * count reaches rank ceil(P * total / 100), so never below the true
+ * percentile and at most one bucket above it. The rank in *rank. 0 with
+ * no observation; -1 when the rank falls in the +Inf bucket; -EINVAL
+ * (as a double) for a bad P or counts that fall.
+ */
+double xrl_sg_hist_percentile(const double *le, const __u64 *cum, size_t nb, unsigned p, __u64 *rank);
+/*
+ * One key's span (n windows, its packets per window) into the histograms:
+ * its rate over the span (packets / the span's real length), and its burst
+ * at that rate (xrl_sg_burst). A span with no packet is not observed.
+ * Returns the packets.
+ */
+__u64 xrl_sg_observe_span(struct xrl_sg_hist *rate, struct xrl_sg_hist *burst, const __u64 *c, size_t n,
+			  const struct xrl_sg_time *tb);
+/* The figures proposed from percentiles and peaks: v times (1 + PCT / 100),
+ * rounded up, at least 1 when v > 0. */
+__u64 xrl_sg_headroom(double v, unsigned headroom_pct);
+
 #endif
