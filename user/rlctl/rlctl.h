@@ -73,5 +73,7 @@ void rules_by_gen(struct xrl_rule_entry *v, size_t n);
 const struct xrl_rule_entry *rule_of_gen(const struct xrl_rule_entry *v, size_t n, __u32 gen);
 int do_events(struct xrl_cmd *c);
 int do_suggest(struct xrl_cmd *c);
+/* suggest ... from ADDR:PORT: the daemon's record (suggest_from.c) */
+int do_suggest_from(struct xrl_cmd *c);
 
 #endif

@@ -319,6 +319,8 @@ int do_suggest(struct xrl_cmd *c)
 	struct xrl *x = NULL;
 	int rc = 1;
 
+	if (c->suggest.from[0])
+		return do_suggest_from(c);
 	window_ns = (__u64)c->suggest.seconds * 1000000000ULL / SG_MAX_WINDOWS;
 	if (window_ns < SG_MIN_WINDOW_MS * 1000000ULL)
 		window_ns = SG_MIN_WINDOW_MS * 1000000ULL;

@@ -329,8 +329,10 @@ static int metrics_fill(FILE *f, void *ctx)
 	snprintf(r->stats.config_sha256, sizeof(r->stats.config_sha256), "%s", r->applied.sha256);
 	snprintf(r->stats.config_path, sizeof(r->stats.config_path), "%s", r->opt.config);
 	err = xrl_metrics_write(&p, r->x, &r->stats);
-	if (!err)
+	if (!err) {
 		fleet_metrics(r, &p);
+		suggest_metrics(r, &p);
+	}
 	pthread_mutex_unlock(&r->lock);
 	caps_effective(false);
 	return err;

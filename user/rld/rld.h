@@ -9,6 +9,7 @@
  *   fleet.c      the fleet client's sync thread and its metrics
  *   logq.c       the log queue and its writer thread
  *   thread.c     how each of those threads starts and stops
+ *   suggest.c    --suggest: the sampler thread, its records, their metrics
  *   metrics.c    what /metrics serves and where; prom.c writes the
  *                exposition, http.c serves it; linkmon.c rtnetlink
  * main() makes one struct rld and hands it to every part: the parts share
@@ -48,6 +49,7 @@ struct rld_opts {
 	bool no_run_stats;	/* leave the kernel's run-time statistics off */
 	enum xrl_log_level level;
 	bool journal;
+	bool suggest;		/* --suggest: record for xdp-rlctl suggest from */
 };
 
 /*
@@ -133,6 +135,15 @@ struct rld_fleet {
 	char where[400];		/* their Redis and host name */
 };
 
+/* xdp-rld --suggest (suggest.c): the sampler thread; its lock guards the
+ * rules' records in st, which the metrics read; st NULL: not recording */
+#define XRL_RLD_SG_MAX_KEYS	65536	/* keys of a span, all rules together */
+struct sg_state;
+struct rld_suggest {
+	struct rld_thread thread;
+	struct sg_state *st;
+};
+
 /* the log queue (logq.c) */
 #define LOGQ_LINES	256
 #define LOGQ_LINE	1100
@@ -162,6 +173,7 @@ struct rld {
 	struct rld_events ev;
 	struct rld_fleet fleet;
 	struct rld_logq log;
+	struct rld_suggest suggest;
 };
 
 static inline long get_long(long *p)
@@ -238,6 +250,12 @@ void fleet_stop(struct rld *r, bool leave);
 /* the xdp_rl_fleet_* metrics (nothing without 'fleet redis') */
 struct prom;
 void fleet_metrics(struct rld *r, struct prom *p);
+
+/* suggest.c: the sampler thread (nothing without --suggest), and its
+ * xdp_rl_suggest_* metrics, written with the daemon's lock held */
+int suggest_start(struct rld *r);
+void suggest_stop(struct rld *r);
+void suggest_metrics(struct rld *r, struct prom *p);
 
 /* heartbeat.c */
 void heartbeat(struct rld *r);

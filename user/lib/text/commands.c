@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,10 +152,15 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	return 0;
 }
 
-enum { SG_RULE, SG_SECONDS, SG_PERCENTILE, SG_HEADROOM };
+enum { SG_RULE, SG_SECONDS, SG_PERCENTILE, SG_HEADROOM, SG_FROM };
 
 static int check_suggest(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
+	if (at[SG_FROM] >= 0 && !strcmp(c->suggest.from, "off"))
+		return xrl_parse_fail(e, at[SG_FROM], "'from off': from takes the daemon's metrics address, ADDR:PORT");
+	if (at[SG_FROM] >= 0 && at[SG_SECONDS] >= 0)
+		return xrl_parse_fail(e, at[SG_SECONDS] - 1,
+				      "'seconds' means nothing with 'from': the daemon's record is as long as it has kept it");
 	if (at[SG_SECONDS] < 0)
 		c->suggest.seconds = 60;
 	if (at[SG_PERCENTILE] < 0)
@@ -289,6 +295,8 @@ static const struct xrl_param p_suggest[] = {
 			    .help = "the rate: this percentile of the keys' peak rates, 1 .. 100 (default 95)" },
 	[SG_HEADROOM] = { "headroom", XRL_ARG_NUM, "PCT", .min = 0, .max = 1000, F(suggest.headroom),
 			  .help = "percent added to what was seen, 0 .. 1000 (default 50: 1.5 times)" },
+	[SG_FROM] = { "from", XRL_ARG_HOSTPORT, "ADDR:PORT", F(suggest.from), .what = "daemon's metrics",
+		      .help = "propose from the record xdp-rld --suggest keeps, read from its /metrics at ADDR:PORT" },
 	END,
 };
 

@@ -113,6 +113,7 @@ struct xrl_args_suggest {
 	__u32 seconds;		/* the sample */
 	__u32 percentile;	/* of the keys' peak rates, 1 .. 100 */
 	__u32 headroom;		/* percent over what was seen */
+	char from[80];		/* ADDR:PORT: the daemon's record, read from its /metrics; "": watch */
 };
 
 struct xrl_args_key_list {
