@@ -74,7 +74,10 @@ test_suggest_daemon_learns_and_holds() {
 	printf '%s\n' "$line" >"$TMPD/proposed.conf"
 	check_match "config accepts it" "$("$RLD_BIN" --check --config "$TMPD/proposed.conf" 2>&1)" "valid, 1 rule"
 	# the text output
-	check_match "text: the figures" "$(ctl suggest from "$ADDR" percentile 90)" \
+	local txt
+	txt=$(ctl suggest from "$ADDR" percentile 90)
+	sed 's/^/    | /' <<<"$txt"
+	check_match "text: the figures" "$txt" \
 		"# rule 1 \(198.18.0.0/24\): the daemon's record at $ADDR, [0-9]+ s, [0-9]+ spans of 5 s"
 	applied_run "$line" "$rate" "$burst"
 	check_eq "the daemon still beats" "$(ctl -j status | jq '.heartbeat_age_ms < 1000')" true

@@ -273,6 +273,13 @@ static __u64 clamp(__u64 v, __u64 hi)
 	return v > hi ? hi : v;
 }
 
+static const char *th(unsigned n)
+{
+	if (n % 100 >= 11 && n % 100 <= 13)
+		return "th";
+	return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
 /* One rule's proposal, printed; 0, or 1 (said) for a record that makes no
  * sense. */
 static int propose(const struct frule *fr, const struct xrl_cmd *c)
@@ -361,10 +368,10 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 		printf("#   no traffic recorded: nothing to propose\n");
 		return 0;
 	}
-	printf("#   rate       %llu/s: the %u%% percentile of the key-spans' rates is at most %g/s (rank %llu), + %u %%\n",
-	       (unsigned long long)rate, pc, pr, (unsigned long long)rank, hr);
-	printf("#   burst      %llu: the %u%% percentile of the key-spans' bursts is at most %g, + %u %%\n",
-	       (unsigned long long)burst, pc, pb, hr);
+	printf("#   rate       %llu/s: the %u%s percentile of the key-spans' rates is at most %g/s (rank %llu), + %u %%\n",
+	       (unsigned long long)rate, pc, th(pc), pr, (unsigned long long)rank, hr);
+	printf("#   burst      %llu: the %u%s percentile of the key-spans' bursts is at most %g, + %u %%\n",
+	       (unsigned long long)burst, pc, th(pc), pb, hr);
 	printf("#   new-keys   %llu/s: the most keys new in a second, %.0f, + %u %%\n", (unsigned long long)nk,
 	       fr->nk_peak, hr);
 	printf("#   aggregate  %llu/s burst %llu: the most of all keys over a span, %.0f/s (burst %.0f), + %u %%\n",

@@ -296,7 +296,7 @@ static const struct xrl_param p_suggest[] = {
 	[SG_HEADROOM] = { "headroom", XRL_ARG_NUM, "PCT", .min = 0, .max = 1000, F(suggest.headroom),
 			  .help = "percent added to what was seen, 0 .. 1000 (default 50: 1.5 times)" },
 	[SG_FROM] = { "from", XRL_ARG_HOSTPORT, "ADDR:PORT", F(suggest.from), .what = "daemon's metrics",
-		      .help = "propose from the record xdp-rld --suggest keeps, read from its /metrics at ADDR:PORT" },
+		      .help = "propose from xdp-rld --suggest's record, read from its /metrics" },
 	END,
 };
 
