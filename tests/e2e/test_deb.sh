@@ -180,8 +180,36 @@ test_deb_reproducible() {
 }
 
 deb_preflight
+# the package's prerm, run as dpkg would (remove, upgrade) on a limiter the
+# test attached to its own veth, with its pins under /sys/fs/bpf/xdp-rl of a
+# private mount namespace: a fresh bpffs mounted there (and a tmpfs over
+# /run/systemd, so the script stops no unit of this host), seen by nothing
+# else and gone with it; xdp-rlctl is the build under test, first on PATH
+test_deb_prerm() {
+	lab_up || return
+	local out
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	out=$(unshare -m --propagation private bash -c '
+		set -u
+		mount -t bpf bpf /sys/fs/bpf || { echo "no private bpffs"; exit 0; }
+		if [ -d /run/systemd ]; then mount -t tmpfs none /run/systemd || exit 0; fi
+		inns() { nsenter --net="/run/netns/$1" env PATH="$2:$PATH" "${@:3}"; }
+		inns "$1" "$2" xdp-rlctl attach dev d0 >/dev/null 2>&1 || { echo "attach failed"; exit 0; }
+		inns "$1" "$2" xdp-rlctl rule add 198.18.0.0/24 rate 10/s burst 5 >/dev/null 2>&1
+		inns "$1" "$2" sh "$3" upgrade
+		echo "upgrade: $(ip -n "$1" link show d0 | grep -c "xdp") pins $(ls /sys/fs/bpf/xdp-rl 2>/dev/null | wc -l)"
+		inns "$1" "$2" sh "$3" remove
+		echo "remove: $(ip -n "$1" link show d0 | grep -c "xdp") pins $([ -e /sys/fs/bpf/xdp-rl ] && echo kept || echo gone)"
+	' _ "$DST" "$OUT" "$TOP/debian/xdp-rl.prerm" 2>&1)
+	echo "$out" | sed 's/^/    /'
+	check_match "upgrade leaves it attached, pins in place" "$out" "upgrade: [1-9] pins [1-9]"
+	check_match "remove detaches and purges" "$out" "remove: 0 pins gone"
+	no_xdp_on "$DST" d0 || fail "a program left on d0"
+}
+
 run_test test_deb_contents
 run_test test_deb_lintian
 run_test test_deb_install_purge
 run_test test_deb_reproducible
+run_test test_deb_prerm
 summary
