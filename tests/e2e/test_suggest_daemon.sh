@@ -44,7 +44,7 @@ test_suggest_daemon_learns_and_holds() {
 	wait_spans 1 8 || return	# the rule's first walk done: the sources are new keys
 	traffic "$TMPD/learn"
 	traffic_wait
-	local spans m j line rate burst max=$((POLITE * STEP))
+	local spans m j line rate burst
 	spans=$(metric 'xdp_rl_suggest_spans_total{rule="1"}')
 	wait_spans $((spans + 2)) 14 || return	# the spans the traffic ended in, closed
 	m=$(metrics)
