@@ -47,6 +47,8 @@ struct sg_key {
 	__u32 c[SG_SPAN];	/* packets per walk of the span */
 	bool seen;		/* in this span's walks */
 };
+/* the bound the docs state: 65536 keys of 64 bytes */
+_Static_assert(sizeof(struct sg_key) <= 64, "a recorded key is at most 64 bytes");
 
 struct sg_rule {
 	__u32 id, gen;
