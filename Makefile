@@ -23,10 +23,13 @@ CFLAGS    ?= -O2 -g
 # -MMD -MP: each object's header dependencies, written beside it (.d) and
 # read back below, so that a header's change rebuilds its users only
 DEPFLAGS  := -MMD -MP
-CFLAGS    += $(DEPFLAGS) $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
+# CPPFLAGS and LDFLAGS come from the environment when there are any (the
+# Debian package's dpkg-buildflags: _FORTIFY_SOURCE, relro, bindnow)
+CFLAGS    += $(CPPFLAGS) $(DEPFLAGS) $(SAN_FLAGS) -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-missing-field-initializers -Werror -std=gnu11 $(INCLUDES) $(LIBBPF_CFLAGS)
 # BPF atomics (compare-and-swap) need -mcpu=v3.
+# BPF_EXTRA_CFLAGS: the package's -ffile-prefix-map (debian/rules)
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH))
+	      -Iinclude -Ibpf $(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) $(BPF_EXTRA_CFLAGS)
 
 PREFIX    ?= /usr/local
 # The version, defined here only: `git describe` in a git clone (a v* tag
@@ -59,12 +62,13 @@ DAEMON    := $(OUTPUT)/xdp-rld
 COMPGEN   := $(OUTPUT)/gen-completion
 COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
-	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw $(OUTPUT)/test_setfile
+	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw $(OUTPUT)/test_setfile \
+	     $(OUTPUT)/test_suggest
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz $(OUTPUT)/setgen \
 	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
 
-.PHONY: all clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
+.PHONY: all programs deb clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
 # the BPF objects and their skeletons, reached through pattern rules, are
 # kept; every other file is a target of its own, so a missing object (a
 # source moved or added) is built, not skipped as an unneeded intermediate
@@ -73,6 +77,8 @@ BPF_SRCS  := $(notdir $(wildcard bpf/*.bpf.c tests/*/*.bpf.c))
 # a recipe that fails leaves no half-written target behind
 .DELETE_ON_ERROR:
 all: $(CLI) $(DAEMON) $(COMPLETION) $(TESTS)
+# what make install and the Debian package install
+programs: $(CLI) $(DAEMON) $(COMPLETION)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -123,15 +129,15 @@ $(LIBXRL): $(LIB_OBJS) $(OUTPUT)/libxrl.objs
 
 $(CLI): $(CLI_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lpcap -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lpcap -o $@
 
 $(DAEMON): $(RLD_OBJS) $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lcap-ng -lhiredis -lm -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lmnl -lmicrohttpd -lsystemd -lcap-ng -lhiredis -lm -lpthread -o $@
 
 $(COMPGEN): user/bashcomp/gen_completion.c $(LIBXRL)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(COMPLETION): $(COMPGEN)
 	$(call msg,GEN,$@)
@@ -163,6 +169,10 @@ $(OUTPUT)/test_pcapw: tests/unit/test_pcapw.c tests/lib/testlib.h $(LIBXRL)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/test_setfile: tests/unit/test_setfile.c tests/lib/testlib.h $(LIBXRL)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/test_suggest: tests/unit/test_suggest.c tests/lib/testlib.h $(LIBXRL)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $< $(LIBXRL) $(LIBBPF_LIBS) -o $@
 
@@ -335,6 +345,16 @@ install: $(CLI) $(DAEMON) $(COMPLETION)
 	else \
 		install -D -m 0644 packaging/rules.conf $(DESTDIR)/etc/xdp-rl/rules.conf; \
 	fi
+
+# The Debian package (docs/install.md; the tools: scripts/deps.sh deb), built by dpkg-buildpackage from a
+# clean copy of the tree's tracked files as they are now (git stash create:
+# uncommitted changes included, untracked files not; outside a git clone,
+# the tree without .output), in DEB_WORK; the .deb is left in DEB_OUT.
+DEB_WORK  ?= .output/deb
+DEB_OUT   ?= .output
+deb:
+	$(Q)scripts/deps.sh deb
+	$(Q)scripts/deb.sh "$(DEB_WORK)" "$(DEB_OUT)"
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -4,6 +4,7 @@
 #                           the libraries the CLI, the daemon and the tools link
 #   scripts/deps.sh demo    build, and what `make demo` and `make demo-fleet` run:
 #                           iproute2, jq, curl, ethtool, redis-server
+#   scripts/deps.sh deb     build, and what `make deb` runs: debhelper, dpkg-dev
 #   scripts/deps.sh [test]  everything: the demo set and the whole test and
 #                           benchmark toolchain (the default)
 # Idempotent and quiet: apt-get runs only when a package is missing.
@@ -18,8 +19,13 @@ DEMO=(
 	iproute2 util-linux procps jq curl ethtool
 	redis-server redis-tools
 )
+# the Debian package's tools (make deb); lintian is the test set's
+DEB=(
+	debhelper dpkg-dev fakeroot
+)
 TEST=(
 	bc python3 ipset
+	lintian
 	nftables iptables gnuplot-nox
 	prometheus man-db tmux
 	tcpdump systemd chromium
@@ -34,9 +40,10 @@ set_name=${1:-test}
 case $set_name in
 build) PKGS=("${BUILD[@]}") ;;
 demo) PKGS=("${BUILD[@]}" "${DEMO[@]}") ;;
-test) PKGS=("${BUILD[@]}" "${DEMO[@]}" "${TEST[@]}") ;;
+deb) PKGS=("${BUILD[@]}" "${DEB[@]}") ;;
+test) PKGS=("${BUILD[@]}" "${DEMO[@]}" "${DEB[@]}" "${TEST[@]}") ;;
 *)
-	echo "Error: unknown set '$set_name': build, demo or test" >&2
+	echo "Error: unknown set '$set_name': build, demo, deb or test" >&2
 	exit 2
 	;;
 esac

@@ -80,6 +80,7 @@ SUITES=(
 	"kernel   binary 0 1 $OUT/test_kernel"
 	"pcapw    binary 0 1 $OUT/test_pcapw"
 	"sets     binary 0 1 $OUT/test_setfile"
+	"suggest  binary 0 1 $OUT/test_suggest"
 	"docs     script 0 1 tests/docs/run.sh"
 	"runner   shell  0 1 tests/runner/run.sh"
 	"testlib  script 0 1 tests/lib/test_testlib.sh"

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * udpflood: a small, bounded UDP sender for the end-to-end tests.
- *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS] [-l BYTES] [-t SECONDS]
+ *   udpflood -s SRC -d DST [-p PORT] [-n COUNT] [-r PPS [-P]] [-l BYTES] [-t SECONDS]
  * Sends COUNT datagrams from SRC (bound) to DST, paced at PPS when given,
  * stopping early after SECONDS (default 60), and prints how many it sent.
+ * Paced, a sender that fell behind (a busy CPU) catches up at once; with -P
+ * (polite) it never does: the packets of the slots it missed are not sent,
+ * so that it never sends faster than PPS, whatever the machine's load.
  * A socket sender, for paced floods and goodput; the fast generator is
  * xrl-flood (live frames, xrl_flood.c).
  */
@@ -54,12 +57,13 @@ int main(int argc, char **argv)
 	struct sockaddr_storage sa, da;
 	char buf[1500] = {};
 	int opt, fd, slen, dlen;
-	long sent = 0;
+	long sent = 0, skipped = 0;	/* -P: slots missed, not sent */
 	double t0;
+	bool polite = false;	/* -P */
 	bool start = false;	/* -S: print the start (CLOCK_MONOTONIC ns) too */
 	long at_ms = -1;	/* -A MS: start MS ms into a second of CLOCK_MONOTONIC */
 
-	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:t:SA:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:p:n:r:l:t:SA:P")) != -1) {
 		switch (opt) {
 		case 's': src = optarg; break;
 		case 'd': dst = optarg; break;
@@ -69,6 +73,7 @@ int main(int argc, char **argv)
 		case 'l': len = atol(optarg); break;
 		case 't': limit = atof(optarg); break;
 		case 'S': start = true; break;
+		case 'P': polite = true; break;
 		case 'A': at_ms = atol(optarg); break;
 		default: goto usage;
 		}
@@ -97,12 +102,18 @@ int main(int argc, char **argv)
 			;
 	}
 	t0 = now();
-	while (sent < count) {
+	while (sent + skipped < count) {
 		if ((sent & 255) == 0 && now() - t0 > limit)
 			break;	/* floods are bounded in time too */
-		if (pps && sent > (now() - t0) * pps) {
+		if (pps && sent + skipped > (now() - t0) * pps) {
 			usleep(200);
 			continue;
+		}
+		/* polite: more than one slot behind, the missed ones are skipped */
+		if (pps && polite && sent + skipped + 1 < (now() - t0) * pps) {
+			skipped = (long)((now() - t0) * pps) - sent;
+			if (sent + skipped >= count)
+				break;
 		}
 		if (sendto(fd, buf, len, 0, (void *)&da, dlen) < 0) {
 			if (errno == ENOBUFS || errno == EAGAIN) {
@@ -120,6 +131,6 @@ int main(int argc, char **argv)
 		printf("%ld\n", sent);
 	return 0;
 usage:
-	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e8] [-r PPS] [-l BYTES] [-t SECONDS<=600] [-S] [-A MS]\n");
+	fprintf(stderr, "usage: udpflood -s SRC -d DST [-p PORT] [-n COUNT<=1e8] [-r PPS [-P]] [-l BYTES] [-t SECONDS<=600] [-S] [-A MS]\n");
 	return 2;
 }

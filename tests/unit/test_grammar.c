@@ -175,6 +175,11 @@ static const struct pcase cases[] = {
 	{ "top count 5 sample 500 watch", CLI, -1 },
 	{ "top rule 3", CLI, -1 },
 	{ "top watch rule 3", CLI, -1 },
+	{ "suggest", CLI, -1 },
+	{ "suggest rule 1 seconds 30 percentile 99 headroom 100", CLI, -1 },
+	{ "suggest headroom 0 seconds 86400", CLI, -1 },
+	{ "suggest from 127.0.0.1:9437 rule 2 percentile 90", CLI, -1 },
+	{ "suggest from [::1]:9437", CLI, -1 },
 	{ "key list", CLI, -1 },
 	{ "key list rule 3 limited", CLI, -1 },
 	{ "key reset 198.18.0.1", CLI, -1 },
@@ -328,6 +333,15 @@ static const struct pcase cases[] = {
 	{ "top count 0", CLI, 2, "invalid count '0': out of range (1 .. 1000000)" },
 	{ "top 5", CLI, 1, "unknown argument '5' (count, sample, watch, rule)" },
 	{ "top rule 0", CLI, 2, "invalid rule id '0': out of range (1 .. 4294967295)" },
+	{ "suggest seconds 0", CLI, 2, "invalid seconds '0': out of range (1 .. 86400)" },
+	{ "suggest seconds 86401", CLI, 2, "out of range (1 .. 86400)" },
+	{ "suggest percentile 101", CLI, 2, "invalid percentile '101': out of range (1 .. 100)" },
+	{ "suggest headroom 1.5", CLI, 2, "invalid headroom '1.5'" },
+	{ "suggest 95", CLI, 1, "unknown argument '95' (rule, seconds, percentile, headroom, from)" },
+	{ "suggest from localhost:9437", CLI, 2, "invalid daemon's metrics address 'localhost:9437'" },
+	{ "suggest from off", CLI, 2, "'from off': from takes the daemon's metrics address" },
+	{ "suggest from 127.0.0.1:9437 seconds 5", CLI, 3, "'seconds' means nothing with 'from'" },
+	{ "suggest rule 1", CONF, 0, "" },
 	{ "events timeout 0", CLI, 2, "invalid timeout '0': out of range (1 .. 86400)" },
 	{ "events count 2000000", CLI, 2, "invalid count '2000000': out of range (1 .. 1000000)" },
 	{ "events", CONF, 0, "'events' is not a configuration command" },
@@ -796,6 +810,12 @@ static void test_top_key_values(void)
 	CHECK(!parse("top", CLI, &c, &e), "%s", e.msg);
 	CHECK(c.kind == XRL_CMD_TOP && c.top.count == 10 && c.top.sample_ms == 1000 && !c.top.watch,
 	      "top: count %u, sample %u, watch %d", c.top.count, c.top.sample_ms, c.top.watch);
+	CHECK(!parse("suggest", CLI, &c, &e), "%s", e.msg);
+	CHECK(c.suggest.seconds == 60 && c.suggest.percentile == 95 && c.suggest.headroom == 50 &&
+	      !c.suggest.rule, "suggest: seconds %u, percentile %u, headroom %u", c.suggest.seconds,
+	      c.suggest.percentile, c.suggest.headroom);
+	CHECK(!parse("suggest headroom 0 rule 4", CLI, &c, &e) && c.suggest.headroom == 0 &&
+	      c.suggest.rule == 4 && c.suggest.seconds == 60, "suggest headroom 0: %u", c.suggest.headroom);
 	CHECK(!parse("top watch", CLI, &c, &e), "%s", e.msg);
 	CHECK(c.top.watch && c.top.count == 20 && c.top.sample_ms == 1000, "top watch: count %u, sample %u",
 	      c.top.count, c.top.sample_ms);

@@ -24,6 +24,7 @@
 #include "base/pcapw.h"
 #include "model/addr.h"
 #include "model/rule.h"
+#include "model/suggest.h"
 #include "model/words.h"
 #include "model/ban.h"
 

@@ -145,6 +145,7 @@ static int (*const handlers[])(struct xrl_cmd *c) = {
 	[XRL_CMD_SET_SHOW] = do_set_show,
 	[XRL_CMD_SET_FLUSH] = do_set_flush,
 	[XRL_CMD_SET_LOAD] = do_set_load,
+	[XRL_CMD_SUGGEST] = do_suggest,
 };
 
 int main(int argc, char **argv)

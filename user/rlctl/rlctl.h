@@ -88,5 +88,8 @@ void status_bans_text(struct xrl *x);
 /* stats: what bans did (bans.c) */
 void stats_bans_text(struct xrl *x);
 int do_capture(struct xrl_cmd *c);
+int do_suggest(struct xrl_cmd *c);
+/* suggest ... from ADDR:PORT: the daemon's record (suggest_from.c) */
+int do_suggest_from(struct xrl_cmd *c);
 
 #endif

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: xdp-rld [--config FILE] [--iface IF]... [--metrics ADDR:PORT]\n"
 		"               [--heartbeat MS] [--watchdog MS] [--pin-dir DIR] [--keep-attached]\n"
-		"               [--no-run-stats] [--log-level error|warning|info|debug] [--check]\n"
+		"               [--no-run-stats] [--suggest] [--log-level error|warning|info|debug] [--check]\n"
 		"       xdp-rld -V|--version\n"
 		"See xdp-rld(8) and xdp-rl.conf(5).\n");
 }
@@ -106,6 +106,7 @@ static int parse_args(struct rld_opts *o, int argc, char **argv)
 		{ "pin-dir", required_argument, NULL, 'd' },
 		{ "keep-attached", no_argument, NULL, 'k' },
 		{ "no-run-stats", no_argument, NULL, 'S' },
+		{ "suggest", no_argument, NULL, 'G' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
@@ -152,6 +153,9 @@ static int parse_args(struct rld_opts *o, int argc, char **argv)
 			break;
 		case 'k':
 			o->keep_attached = true;
+			break;
+		case 'G':
+			o->suggest = true;
 			break;
 		case 'S':
 			o->no_run_stats = true;
@@ -425,6 +429,9 @@ static int run(struct rld *r, const sigset_t *mask)
 		xrl_log(XRL_LOG_ERR, "cannot start the heartbeat: %s", strerror(err ? -err : errno));
 		return 1;
 	}
+	/* after the heartbeat: its walks never delay the first beat */
+	if ((err = suggest_start(r)))
+		xrl_log(XRL_LOG_WARN, "suggest: cannot start the sampler (%s): not recording", strerror(-err));
 	metrics_set(r, c.metrics, "start");
 	/* the bans table is there and the heartbeat runs: its decisions may come */
 	crowdsec_start(r, &c, cs);
@@ -450,6 +457,7 @@ static int run(struct rld *r, const sigset_t *mask)
 	xrl_metrics_stop(r->metrics.server);
 	r->metrics.server = NULL;
 	api_free(r);
+	suggest_stop(r);	/* after the server: no scrape reads its records now */
 	xrl_linkmon_close(fd.lm);
 	stop_data_path(r);
 	if (r->metrics.runtime_fd >= 0)
@@ -480,6 +488,7 @@ static struct rld *rld_new(void)
 	rld_thread_init(&r->hb.thread);
 	rld_thread_init(&r->fleet.thread);
 	rld_thread_init(&r->cs.thread);
+	rld_thread_init(&r->suggest.thread);
 	return r;
 }
 

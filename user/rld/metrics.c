@@ -465,6 +465,8 @@ static int metrics_fill(FILE *f, enum xrl_http_page page, void *ctx)
 		fleet_metrics(r, &p);
 	if (!err)
 		crowdsec_metrics(r, &p);
+	if (!err)
+		suggest_metrics(r, &p);
 	pthread_mutex_unlock(&r->lock);
 	caps_effective(false);
 	return err;

@@ -10,6 +10,7 @@
  *   crowdsec.c   the CrowdSec follower's thread and its metrics
  *   logq.c       the log queue and its writer thread
  *   thread.c     how each of those threads starts and stops
+ *   suggest.c    --suggest: the sampler thread, its records, their metrics
  *   metrics.c    what /metrics serves and where; prom.c writes the
  *                exposition, http.c serves it; linkmon.c rtnetlink
  *   api.c        the read-only API (/api/v1/...) and the status page (/)
@@ -51,6 +52,7 @@ struct rld_opts {
 	bool no_run_stats;	/* leave the kernel's run-time statistics off */
 	enum xrl_log_level level;
 	bool journal;
+	bool suggest;		/* --suggest: record for xdp-rlctl suggest from */
 };
 
 /*
@@ -151,6 +153,15 @@ struct rld_cs {
 	char line[PATH_MAX + 200];	/* the crowdsec line in force */
 };
 
+/* xdp-rld --suggest (suggest.c): the sampler thread; its lock guards the
+ * rules' records in st, which the metrics read; st NULL: not recording */
+#define XRL_RLD_SG_MAX_KEYS	65536	/* keys of a span, all rules together */
+struct sg_state;
+struct rld_suggest {
+	struct rld_thread thread;
+	struct sg_state *st;
+};
+
 /* the log queue (logq.c) */
 #define LOGQ_LINES	256
 #define LOGQ_LINE	1100
@@ -181,6 +192,7 @@ struct rld {
 	struct rld_fleet fleet;
 	struct rld_cs cs;
 	struct rld_logq log;
+	struct rld_suggest suggest;
 };
 
 static inline long get_long(long *p)
@@ -280,6 +292,11 @@ void crowdsec_stop(struct rld *r);
  * any more) started */
 void crowdsec_reload_commit(struct rld *r, const struct xrl_config *c, struct xrl_cs *next);
 void crowdsec_metrics(struct rld *r, struct prom *p);
+/* suggest.c: the sampler thread (nothing without --suggest), and its
+ * xdp_rl_suggest_* metrics, written with the daemon's lock held */
+int suggest_start(struct rld *r);
+void suggest_stop(struct rld *r);
+void suggest_metrics(struct rld *r, struct prom *p);
 
 /* heartbeat.c */
 void heartbeat(struct rld *r);

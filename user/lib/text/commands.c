@@ -6,33 +6,17 @@
  * text and help (usage.c), completion and the tests.
  */
 #include "text/grammar.h"
+#include "text/cmd_int.h"
 #include "base/log.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-
-int xrl_parse_fail(struct xrl_parse_err *e, int argi, const char *fmt, ...)
-{
-	va_list ap;
-
-	e->argi = argi;
-	va_start(ap, fmt);
-	if (vsnprintf(e->msg, sizeof(e->msg), fmt, ap) >= (int)sizeof(e->msg))
-		xrl_utf8_trim(e->msg);
-	va_end(ap);
-	return -EINVAL;
-}
-
-/* The table ends with an all-zero row. */
-bool xrl_param_end(const struct xrl_param *p)
-{
-	return !p || (!p->name && !p->meta && !p->words);
-}
 
 /* ---- checks of what no single word says ---- */
 
@@ -173,33 +157,6 @@ static int check_top(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 	return 0;
 }
 
-enum { BA_PREFIX, BA_FOR, BA_REASON, BA_BY, BA_SCOPE };
-
-/* ban add, del, flush: the prefix into the ban, whose it is, its words */
-static int check_ban(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	struct xrl_ban_spec *b = &c->ban;
-	/* where each command has its 'by' */
-	int by = c->kind == XRL_CMD_BAN_ADD ? BA_BY : c->kind == XRL_CMD_BAN_DEL ? 1 : 0;
-
-	b->family = c->rule.family;
-	b->prefix_len = c->rule.prefix_len;
-	memcpy(b->addr, c->rule.addr, sizeof(b->addr));
-	/* scope fleet: the fleet client's ban (the decider "fleet"), which
-	 * xdp-rld shares through Redis with every host */
-	if (c->kind == XRL_CMD_BAN_ADD && c->rule.r.scope == XRL_SCOPE_FLEET) {
-		if (b->who[0])
-			return xrl_parse_fail(e, at[BA_BY], "'by' and 'scope fleet' do not go together: a fleet ban is the fleet's");
-		snprintf(b->who, sizeof(b->who), "%s", XRL_BAN_FLEET_WHO);
-	}
-	b->origin = b->who[0] ? XRL_BAN_DECIDER : XRL_BAN_OPERATOR;
-	if (b->who[0] && xrl_ban_who_check(b->who))
-		return xrl_parse_fail(e, at[by], "%s", xrl_errmsg());
-	if (c->kind == XRL_CMD_BAN_ADD && at[BA_REASON] >= 0 && xrl_ban_reason_check(b->reason))
-		return xrl_parse_fail(e, at[BA_REASON], "%s", xrl_errmsg());
-	return 0;
-}
-
 /* capture: the source filter must be an address or a prefix */
 #define CAPTURE_KEY	5	/* p_capture's index of key */
 static int check_capture(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
@@ -213,12 +170,26 @@ static int check_capture(struct xrl_cmd *c, const int *at, struct xrl_parse_err 
 	return 0;
 }
 
+enum { SG_RULE, SG_SECONDS, SG_PERCENTILE, SG_HEADROOM, SG_FROM };
+
+static int check_suggest(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (at[SG_FROM] >= 0 && !strcmp(c->suggest.from, "off"))
+		return xrl_parse_fail(e, at[SG_FROM], "'from off': from takes the daemon's metrics address, ADDR:PORT");
+	if (at[SG_FROM] >= 0 && at[SG_SECONDS] >= 0)
+		return xrl_parse_fail(e, at[SG_SECONDS] - 1,
+				      "'seconds' means nothing with 'from': the daemon's record is as long as it has kept it");
+	if (at[SG_SECONDS] < 0)
+		c->suggest.seconds = 60;
+	if (at[SG_PERCENTILE] < 0)
+		c->suggest.percentile = 95;
+	if (at[SG_HEADROOM] < 0)
+		c->suggest.headroom = 50;
+	return 0;
+}
+
 /* ---- the table ---- */
 
-/* a field of the command's member of struct xrl_cmd (or its rule) */
-#define F(field) .off = offsetof(struct xrl_cmd, field), \
-		 .size = sizeof(((struct xrl_cmd *)0)->field)
-#define END {}
 
 static const struct xrl_param p_attach[] = {
 	{ "dev", XRL_ARG_IFACE, "IFACE", F(attach.ifname), .need = XRL_REQUIRED,
@@ -339,6 +310,20 @@ static const struct xrl_param p_top[] = {
 			.help = "a live full screen, a sample at a time, until q" },
 	{ "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(top.rule), .what = "rule id",
 	  .help = "the keys of this rule only (and, with watch, its row only)" },
+	END,
+};
+
+static const struct xrl_param p_suggest[] = {
+	[SG_RULE] = { "rule", XRL_ARG_NUM, "ID", .min = 1, .max = UINT_MAX, F(suggest.rule), .what = "rule id",
+		      .help = "this rule only (default: every token-bucket rule of packets)" },
+	[SG_SECONDS] = { "seconds", XRL_ARG_NUM, "S", .min = 1, .max = 86400, F(suggest.seconds),
+			 .help = "how long to watch the traffic, seconds, 1 .. 86400 (default 60)" },
+	[SG_PERCENTILE] = { "percentile", XRL_ARG_NUM, "P", .min = 1, .max = 100, F(suggest.percentile),
+			    .help = "the rate: this percentile of the keys' peak rates, 1 .. 100 (default 95)" },
+	[SG_HEADROOM] = { "headroom", XRL_ARG_NUM, "PCT", .min = 0, .max = 1000, F(suggest.headroom),
+			  .help = "percent added to what was seen, 0 .. 1000 (default 50: 1.5 times)" },
+	[SG_FROM] = { "from", XRL_ARG_HOSTPORT, "ADDR:PORT", F(suggest.from), .what = "daemon's metrics",
+		      .help = "propose from xdp-rld --suggest's record, read from its /metrics" },
 	END,
 };
 
@@ -468,35 +453,6 @@ static const struct xrl_param p_fleet_auth[] = {
 	END,
 };
 
-static const struct xrl_param p_ban_add[] = {
-	[BA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
-			.help = "the sources: ADDR/LEN, IPv4 or IPv6, any length (a bare address: one host)" },
-	[BA_FOR] = { "for", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
-		     F(ban.duration_s), .what = "ban duration",
-		     .help = "how long: N, Ns, Nm, Nh or Nd, 1s .. 366d (default: until ban del)" },
-	[BA_REASON] = { "reason", XRL_ARG_STRING, "TEXT", F(ban.reason), .what = "reason",
-			.help = "why, as ban list shows it: printable ASCII, at most 63 bytes" },
-	[BA_BY] = { "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
-		    .help = "a decider sets it (fail2ban, crowdsec ...: a-z 0-9 - _ .), not the operator" },
-	[BA_SCOPE] = { "scope", XRL_ARG_WORD, NULL, xrl_scope_words, F(rule.r.scope),
-		       .help = "host (default), or fleet: xdp-rld shares it with every host (fleet redis)" },
-	END,
-};
-
-static const struct xrl_param p_ban_del[] = {
-	[BA_PREFIX] = { NULL, XRL_ARG_PREFIX, "PREFIX", F(rule), .need = XRL_REQUIRED,
-			.help = "the banned prefix, exactly as ban list shows it" },
-	[BA_FOR] = { "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
-		     .help = "only that decider's ban (another's is left as it is)" },
-	END,
-};
-
-static const struct xrl_param p_ban_flush[] = {
-	{ "by", XRL_ARG_STRING, "NAME", F(ban.who), .what = "decider name",
-	  .help = "only that decider's bans" },
-	END,
-};
-
 static const struct xrl_param p_crowdsec[] = {
 	{ NULL, XRL_ARG_STRING, "URL", F(crowdsec.url), .need = XRL_REQUIRED,
 	  .what = "Local API URL",
@@ -508,103 +464,6 @@ static const struct xrl_param p_crowdsec[] = {
 	  F(crowdsec.poll_ms), .help = "milliseconds between pulls of the decision stream (default 10000)" },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 10, .max = 60000, .range = "milliseconds, 10 .. 60000",
 	  F(crowdsec.timeout_ms), .help = "a pull's deadline in milliseconds (default 2000, at most poll)" },
-	END,
-};
-
-/* ---- sets ---- */
-
-/* A set command's words, checked: the name's charset and length (at[0]),
- * the element (parsed and dropped: the command parses it again into its
- * list), the timeout as a duration; elem, timeout: their index in the
- * command's params, -1: none. */
-static int check_set_words(struct xrl_cmd *c, const int *at, int elem, int timeout,
-			   struct xrl_parse_err *e)
-{
-	struct xrl_args_set *s = &c->set;
-
-	if (xrl_set_name_check(s->name))
-		return xrl_parse_fail(e, at[0], "%s", xrl_errmsg());
-	if (elem >= 0 && at[elem] >= 0) {
-		struct xrl_set_list l = {};
-		int err = xrl_set_elem_parse(s->elem, &l);
-
-		xrl_set_list_free(&l);
-		if (err)
-			return xrl_parse_fail(e, at[elem], "%s", xrl_errmsg());
-	}
-	if (timeout >= 0 && at[timeout] >= 0 && xrl_set_timeout_parse(s->timeout, &s->timeout_ns))
-		return xrl_parse_fail(e, at[timeout], "%s", xrl_errmsg());
-	return 0;
-}
-
-static int check_set_name(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	return check_set_words(c, at, -1, -1, e);
-}
-
-static int check_set_create(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	return check_set_words(c, at, -1, 1, e);
-}
-
-static int check_set_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	return check_set_words(c, at, 1, 2, e);
-}
-
-static int check_set_del(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	return check_set_words(c, at, 1, -1, e);
-}
-
-#define SET_NAME { NULL, XRL_ARG_STRING, "NAME", F(set.name), .need = XRL_REQUIRED, .what = "set name", \
-		   .help = "the set: 1 to 31 of letters, digits, '_', '.', '-', a letter first" }
-#define SET_TIMEOUT(h) { "timeout", XRL_ARG_STRING, "DURATION", F(set.timeout), .what = "timeout", .help = h }
-
-static const struct xrl_param p_set_create[] = {
-	SET_NAME,
-	SET_TIMEOUT("each element added ends after it: N (s), Ns, Nm, Nh, Nd (default: never)"),
-	END,
-};
-
-static const struct xrl_param p_set_add[] = {
-	SET_NAME,
-	{ NULL, XRL_ARG_STRING, "PREFIX", F(set.elem), .need = XRL_REQUIRED, .what = "prefix",
-	  .help = "ADDR/LEN, an address, or a range A-B, IPv4 or IPv6" },
-	SET_TIMEOUT("the element ends after it: N (s), Ns, Nm, Nh, Nd (default: the set's)"),
-	END,
-};
-
-static const struct xrl_param p_set_del[] = {
-	SET_NAME,
-	{ NULL, XRL_ARG_STRING, "PREFIX", F(set.elem), .what = "prefix",
-	  .help = "this element only (without it: the whole set, if no rule takes it)" },
-	END,
-};
-
-static const struct xrl_param p_set_name[] = {
-	SET_NAME,
-	END,
-};
-
-/* set NAME file PATH [timeout DURATION], in xdp-rl.conf */
-static int check_set_file(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
-{
-	return check_set_words(c, at, -1, 2, e);
-}
-
-static const struct xrl_param p_set_file[] = {
-	SET_NAME,
-	{ "file", XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
-	  .help = "the set's prefixes: as set load reads them, read at every start and reload" },
-	SET_TIMEOUT("each element of the file ends after it (default: never, or ipset's timeout)"),
-	END,
-};
-
-static const struct xrl_param p_set_load[] = {
-	SET_NAME,
-	{ NULL, XRL_ARG_FILE, "FILE", F(set.file), .need = XRL_REQUIRED, .what = "set file",
-	  .help = "prefixes, ranges A-B, FireHOL .netset or ipset save, one a line" },
 	END,
 };
 
@@ -641,6 +500,8 @@ const struct xrl_command xrl_commands[] = {
 	  "the rule and the bucket of ADDR" },
 	{ "top", XRL_CMD_TOP, XRL_IN_CLI, p_top, check_top,
 	  "the N keys dropping most over a sample of MS (default 10, 1000 ms); watch: live" },
+	{ "suggest", XRL_CMD_SUGGEST, XRL_IN_CLI, p_suggest, check_suggest,
+	  "watch the traffic S seconds, propose each rule's rate, burst, new-keys and aggregate" },
 	{ "key list", XRL_CMD_KEY_LIST, XRL_IN_CLI, p_key_list, NULL,
 	  "the tracked keys (of rule ID; limited: without a token now)" },
 	{ "key reset", XRL_CMD_KEY_RESET, XRL_IN_CLI, p_key_addr, NULL,
@@ -651,33 +512,33 @@ const struct xrl_command xrl_commands[] = {
 	  "follow keys becoming limited and no longer limited; stop after N or SEC" },
 	{ "replay", XRL_CMD_REPLAY, XRL_IN_CLI, p_replay, NULL,
 	  "what the rules (of the config FILE, else the pinned ones) would do to a capture" },
-	{ "ban add", XRL_CMD_BAN_ADD, BOTH, p_ban_add, check_ban,
+	{ "ban add", XRL_CMD_BAN_ADD, BOTH, xrl__p_ban_add, xrl__check_ban,
 	  "drop every packet from PREFIX, before any rule, for DURATION (default: until ban del)" },
-	{ "ban del", XRL_CMD_BAN_DEL, XRL_IN_CLI, p_ban_del, check_ban,
+	{ "ban del", XRL_CMD_BAN_DEL, XRL_IN_CLI, xrl__p_ban_del, xrl__check_ban,
 	  "lift the ban of PREFIX (by NAME: only that decider's)" },
 	{ "ban list", XRL_CMD_BAN_LIST, XRL_IN_CLI, NULL, NULL,
 	  "the bans: prefix, who set it, time left, packets dropped, reason" },
-	{ "ban flush", XRL_CMD_BAN_FLUSH, XRL_IN_CLI, p_ban_flush, check_ban,
+	{ "ban flush", XRL_CMD_BAN_FLUSH, XRL_IN_CLI, xrl__p_ban_flush, xrl__check_ban,
 	  "lift every ban (by NAME: only that decider's)" },
 	{ "capture", XRL_CMD_CAPTURE, XRL_IN_CLI, p_capture, check_capture,
 	  "write the packets the data path drops (or passes) with their verdicts to a pcapng FILE" },
 	{ "help", XRL_CMD_HELP, XRL_IN_CLI, p_help, NULL,
 	  "the commands (all of them, or those of COMMAND) and what they take" },
-	{ "set create", XRL_CMD_SET_CREATE, XRL_IN_CLI, p_set_create, check_set_create,
+	{ "set create", XRL_CMD_SET_CREATE, XRL_IN_CLI, xrl__p_set_create, xrl__check_set_create,
 	  "create an empty set of prefixes (timeout: its elements end after DURATION)" },
-	{ "set add", XRL_CMD_SET_ADD, XRL_IN_CLI, p_set_add, check_set_add,
+	{ "set add", XRL_CMD_SET_ADD, XRL_IN_CLI, xrl__p_set_add, xrl__check_set_add,
 	  "add a prefix, an address or a range A-B to a set" },
-	{ "set del", XRL_CMD_SET_DEL, XRL_IN_CLI, p_set_del, check_set_del,
+	{ "set del", XRL_CMD_SET_DEL, XRL_IN_CLI, xrl__p_set_del, xrl__check_set_del,
 	  "delete a prefix from a set, or the whole set" },
 	{ "set list", XRL_CMD_SET_LIST, XRL_IN_CLI, NULL, NULL,
 	  "the sets: prefixes, memory, the rules that take them" },
-	{ "set show", XRL_CMD_SET_SHOW, XRL_IN_CLI, p_set_name, check_set_name,
+	{ "set show", XRL_CMD_SET_SHOW, XRL_IN_CLI, xrl__p_set_name, xrl__check_set_name,
 	  "a set's prefixes and the time each has left" },
-	{ "set flush", XRL_CMD_SET_FLUSH, XRL_IN_CLI, p_set_name, check_set_name,
+	{ "set flush", XRL_CMD_SET_FLUSH, XRL_IN_CLI, xrl__p_set_name, xrl__check_set_name,
 	  "empty a set (in one swap)" },
-	{ "set load", XRL_CMD_SET_LOAD, XRL_IN_CLI, p_set_load, check_set_name,
+	{ "set load", XRL_CMD_SET_LOAD, XRL_IN_CLI, xrl__p_set_load, xrl__check_set_name,
 	  "replace a set by the prefixes of FILE, in one swap; a bad line applies nothing" },
-	{ "set", XRL_CMD_SET_FILE, XRL_IN_CONFIG, p_set_file, check_set_file,
+	{ "set", XRL_CMD_SET_FILE, XRL_IN_CONFIG, xrl__p_set_file, xrl__check_set_file,
 	  "the set NAME holds the prefixes of FILE, loaded (in one swap) with the rules" },
 	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, check_attach,
 	  "attach to IFACE (as often as needed)" },

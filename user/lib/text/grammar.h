@@ -61,6 +61,7 @@ enum xrl_cmd_kind {
 	XRL_CMD_SET_SHOW,
 	XRL_CMD_SET_FLUSH,
 	XRL_CMD_SET_LOAD,
+	XRL_CMD_SUGGEST,
 	/* configuration file only */
 	XRL_CMD_INTERFACE,
 	XRL_CMD_HEARTBEAT,
@@ -124,6 +125,14 @@ struct xrl_args_top {
 	__u32 sample_ms;	/* the drop rates' sample */
 	__u32 rule;		/* only this rule's keys; 0: every rule's */
 	bool watch;		/* the live full-screen view */
+};
+
+struct xrl_args_suggest {
+	__u32 rule;		/* this rule only; 0: every rule it can measure */
+	__u32 seconds;		/* the sample */
+	__u32 percentile;	/* of the keys' peak rates, 1 .. 100 */
+	__u32 headroom;		/* percent over what was seen */
+	char from[80];		/* ADDR:PORT: the daemon's record, read from its /metrics; "": watch */
 };
 
 struct xrl_args_key_list {
@@ -191,6 +200,7 @@ struct xrl_cmd {
 		struct xrl_args_mode_set mode_set;
 		struct xrl_args_addr addr;		/* show, key reset, key del */
 		struct xrl_args_top top;
+		struct xrl_args_suggest suggest;
 		struct xrl_args_key_list key_list;
 		struct xrl_args_events events;
 		struct xrl_args_help help;
