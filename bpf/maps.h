@@ -175,4 +175,12 @@ struct {
 	__type(value, struct xrl_hot);
 } xrl_hot SEC(".maps");
 
+/* The host's cap of answers (xdp_rl_common.h, struct xrl_answer_cap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_answer_cap);
+} xrl_answer_cap SEC(".maps");
+
 #endif

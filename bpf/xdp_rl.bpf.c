@@ -4,7 +4,7 @@
  *
  * One straight pipeline of small inlined steps:
  *   parse -> hot-key cache -> classify -> rule step (decide, meter,
- *   dry-run, count) -> endpoint rule -> verdict
+ *   dry-run, count) -> endpoint rule -> answer (DNS slip) -> verdict
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
  *   parsing.h   the packet's headers, bounds-checked
@@ -17,6 +17,7 @@
  *   shared.h    the rule's shared GCRAs: the aggregate, the new-key budget
  *   bucket.h    one key's bucket: GCRA, fixed and sliding windows
  *   fleet.h     fleet-wide rules: leases and the local share
+ *   dns.h       DNS slip: a refused query answered with a truncated response
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -30,6 +31,7 @@
 #include "shared.h"
 #include "bucket.h"
 #include "fleet.h"
+#include "dns.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -207,6 +209,7 @@ static __always_inline void count_rule(const struct xrl_step *m, int decision)
 		rs->passed_packets++;
 		rs->passed_bytes += m->p->len;
 	} else {
+		/* to be answered too (XRL_SLIP): the rule refused it */
 		rs->dropped_packets++;
 		rs->dropped_bytes += m->p->len;
 	}
@@ -242,6 +245,8 @@ __noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
 		m.segs = xrl_segments_of(ctx, p->l3len, p->hdrs);
 	decision = decide(&m);
 	decision = dry_run(&m, decision);
+	/* a refusal of a slipping rule: dropped, or the answer step's */
+	decision = dns_slip_due(&m, decision);
 	count_rule(&m, decision);
 	return decision;
 }
@@ -251,6 +256,12 @@ static __always_inline int verdict(struct xrl_global_stats *gs,
 				   struct xrl_if_stats *is, __u32 mode,
 				   int decision)
 {
+	/* an answer, built in place: only ever decided while enforcing */
+	if (decision == XRL_TX) {
+		gs->answered_packets++;
+		is->answered_packets++;
+		return XDP_TX;
+	}
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
 	if (decision == XRL_PASS) {
@@ -325,5 +336,9 @@ int xdp_rl(struct xdp_md *ctx)
 				decision = xrl_rule_step(ctx, &pkt, rule, mode, epoch);
 		}
 	}
+	/* the answer step: a slipping rule's refusal whose turn it is gets a
+	 * truncated DNS response (XRL_TX), or is dropped */
+	if (decision == XRL_SLIP)
+		decision = rule ? xrl_dns_slip(ctx, rule->slot) : XRL_DROP;
 	return verdict(gs, is, mode, decision);
 }

@@ -84,6 +84,9 @@ int do_stats(struct xrl_cmd *c)
 			jw_ku64(&jw, "new_keys_refused", rs[i].nk_refused);
 			jw_ku64(&jw, "hot_dropped_packets", rs[i].hot_dropped);
 			jw_ku64(&jw, "aggregate_dropped_packets", rs[i].agg_dropped);
+			jw_ku64(&jw, "slipped_packets", rs[i].slipped_packets);
+			jw_ku64(&jw, "slip_invalid_packets", rs[i].slip_invalid);
+			jw_ku64(&jw, "slip_capped_packets", rs[i].slip_capped);
 			jw_obj_end(&jw);
 		}
 		jw_arr_end(&jw);
@@ -94,6 +97,7 @@ int do_stats(struct xrl_cmd *c)
 		jw_ku64(&jw, "non_ip_packets", g.non_ip_packets);
 		jw_ku64(&jw, "malformed_packets", g.malformed_packets);
 		jw_ku64(&jw, "keys_inserted", g.keys_inserted);
+		jw_ku64(&jw, "answered_packets", g.answered_packets);
 		jw_key(&jw, "passed_packets");
 		jw_obj_start(&jw);
 		for (int m = 0; m < XRL_MODE_MAX; m++)
@@ -116,6 +120,7 @@ int do_stats(struct xrl_cmd *c)
 
 				jw_ku64(&jw, "passed_packets", is[i].passed_packets);
 				jw_ku64(&jw, "dropped_packets", is[i].dropped_packets);
+				jw_ku64(&jw, "answered_packets", is[i].answered_packets);
 				if (if_shared(att, natt, i, shared, sizeof(shared)))
 					jw_kstr(&jw, "counters_shared_with", shared);
 			}
@@ -146,6 +151,12 @@ int do_stats(struct xrl_cmd *c)
 				       v[i].r.id, (unsigned long long)rs[i].nk_refused,
 				       (unsigned long long)rs[i].hot_dropped,
 				       (unsigned long long)rs[i].agg_dropped);
+		for (size_t i = 0; i < n; i++)	/* of the dropped, answered */
+			if (v[i].r.slip || rs[i].slipped_packets)
+				printf("rule %u slip %u: answered %llu (truncated), not a query %llu, over the cap %llu\n",
+				       v[i].r.id, v[i].r.slip, (unsigned long long)rs[i].slipped_packets,
+				       (unsigned long long)rs[i].slip_invalid,
+				       (unsigned long long)rs[i].slip_capped);
 		for (size_t i = 0; i < n; i++)
 			if (rs[i].failure_passed || rs[i].failure_dropped)
 				printf("rule %u on failure: passed %llu, dropped %llu\n", v[i].r.id,
@@ -161,6 +172,9 @@ int do_stats(struct xrl_cmd *c)
 		       (unsigned long long)g.unmatched_packets,
 		       (unsigned long long)g.non_ip_packets,
 		       (unsigned long long)g.malformed_packets);
+		if (g.answered_packets)
+			printf("answered %llu (sent back: neither passed nor dropped)\n",
+			       (unsigned long long)g.answered_packets);
 		for (int m = 0; m < XRL_MODE_MAX; m++)
 			if (g.passed_packets[m] || g.dropped_packets[m])
 				printf("%s: passed %llu, dropped %llu\n", xrl_mode_name(m),
@@ -176,6 +190,8 @@ int do_stats(struct xrl_cmd *c)
 			printf("interface %s: passed %llu, dropped %llu", att[i].ifname,
 			       (unsigned long long)is[i].passed_packets,
 			       (unsigned long long)is[i].dropped_packets);
+			if (is[i].answered_packets)
+				printf(", answered %llu", (unsigned long long)is[i].answered_packets);
 			if (if_shared(att, natt, i, shared, sizeof(shared)))
 				printf(" (counters shared with %s)", shared);
 			printf("\n");

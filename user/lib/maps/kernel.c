@@ -28,6 +28,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "bpf_ringbuf_submit", "5.8", XRL_NEED_HELPER, BPF_FUNC_ringbuf_submit },
 	{ "BPF_MAP_TYPE_RINGBUF", "5.8", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_RINGBUF },
 	{ "bpf_jiffies64", "5.5", XRL_NEED_HELPER, BPF_FUNC_jiffies64 },
+	{ "bpf_xdp_adjust_tail", "4.18", XRL_NEED_HELPER, BPF_FUNC_xdp_adjust_tail },
 	{ "BPF_MAP_TYPE_ARRAY_OF_MAPS", "4.12", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_ARRAY_OF_MAPS },
 	{ "BPF_MAP_TYPE_LPM_TRIE", "4.11", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LPM_TRIE },
 	{ "BPF_MAP_TYPE_LRU_HASH", "4.10", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_LRU_HASH },

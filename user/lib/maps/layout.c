@@ -254,6 +254,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_RULE_SHARED] = x->skel->maps.xrl_rule_shared;
 	maps[M_HOT] = x->skel->maps.xrl_hot;
 	maps[M_FLEET_SCRATCH] = x->skel->maps.xrl_fleet_scratch;
+	maps[M_ANSWER_CAP] = x->skel->maps.xrl_answer_cap;
 
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

@@ -24,7 +24,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_events_rld", "xrl_events_ctl", "xrl_event_stats",
 	"xrl_ep4", "xrl_ep6", "xrl_ep_class",
 	"xrl_fleet_rules", "xrl_fleet_keys4", "xrl_fleet_keys6", "xrl_leases",
-	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch",
+	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch", "xrl_answer_cap",
 };
 
 /* The caller may not read the pins or use bpf() (EACCES, EPERM): say so

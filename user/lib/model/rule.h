@@ -40,6 +40,7 @@ enum xrl_rule_field {
 	XRL_FIELD_SYN,			/* syn for a protocol other than tcp */
 	XRL_FIELD_WINDOW_BURST,		/* a burst for a window algorithm */
 	XRL_FIELD_SCOPE,		/* scope fleet for a rule it cannot share */
+	XRL_FIELD_SLIP,			/* slip on a rule that cannot see DNS over UDP */
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 /* What a parser saw written that the values cannot tell: a rule checked

@@ -37,7 +37,7 @@ bool xrl_param_end(const struct xrl_param *p)
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
        RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
-       RA_AGGREGATE, RA_NEWKEYS };
+       RA_AGGREGATE, RA_NEWKEYS, RA_SLIP };
 
 /* An endpoint rule's words: proto first, dport and syn with it (what the
  * values then say is the rule check's). */
@@ -66,6 +66,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		[XRL_FIELD_AGGREGATE] = { RA_AGGREGATE }, [XRL_FIELD_NEWKEYS] = { RA_NEWKEYS },
 		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
 		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true }, [XRL_FIELD_SCOPE] = { RA_SCOPE, true },
+		[XRL_FIELD_SLIP] = { RA_SLIP, true },
 	};
 	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
@@ -217,6 +218,9 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_NEWKEYS] = { "new-keys", XRL_ARG_RATE_AT, "N/s|N/min|N/h", F(rule.r.nk_rate_count),
 			 .late = true,
 			 .help = "new buckets per s, min or h (default: from the table size)" },
+	[RA_SLIP] = { "slip", XRL_ARG_NUM, "N", .min = 0, .max = XRL_SLIP_MAX, F(rule.r.slip),
+		      .late = true,
+		      .help = "proto udp: answer every Nth refused DNS query (TC), 0 .. 100 (default 0)" },
 	END,
 };
 
