@@ -23,7 +23,7 @@ TEST=(
 	nftables iptables gnuplot-nox
 	prometheus man-db tmux
 	tcpdump systemd
-	iperf3 dnsmasq-base dnsperf
+	iperf3 dnsmasq-base dnsperf bind9-dnsutils
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck
 )

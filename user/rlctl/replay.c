@@ -88,6 +88,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_kstr(&jw, "stopped", r->stopped);
 	jw_ku64(&jw, "passed_packets", r->passed);
 	jw_ku64(&jw, "dropped_packets", r->dropped);
+	jw_ku64(&jw, "answered_packets", r->answered);
 	jw_ku64(&jw, "would_drop_packets", would);
 	jw_ku64(&jw, "unmatched_packets", r->global.unmatched_packets);
 	jw_ku64(&jw, "non_ip_packets", r->global.non_ip_packets);
@@ -107,6 +108,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 		jw_ku64(&jw, "would_drop_packets", s->would_drop_packets);
 		jw_ku64(&jw, "would_drop_bytes", s->would_drop_bytes);
 		jw_ku64(&jw, "new_keys", s->new_keys);
+		jw_ku64(&jw, "slipped_packets", s->slipped_packets);
 		jw_obj_end(&jw);
 	}
 	jw_arr_end(&jw);
@@ -187,6 +189,14 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	       (unsigned long long)r->global.non_ip_packets,
 	       (unsigned long long)r->global.malformed_packets,
 	       (unsigned long long)r->passed, (unsigned long long)r->dropped);
+	if (r->answered)
+		printf("answered %llu (DNS slip: refused, a truncated response sent back)\n",
+		       (unsigned long long)r->answered);
+	for (size_t i = 0; i < r->nrules; i++)
+		if (r->rules[i].stats.slipped_packets)
+			printf("rule %u slip %u: answered %llu\n", r->rules[i].rule.r.id,
+			       r->rules[i].rule.r.slip,
+			       (unsigned long long)r->rules[i].stats.slipped_packets);
 	for (size_t i = 0; i < r->nrules; i++)	/* passed, but the rule said drop */
 		if (r->rules[i].stats.would_drop_packets)
 			printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",
