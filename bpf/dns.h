@@ -38,10 +38,6 @@
 /* the DNS bytes of a response at most: header, name, type and class */
 #define XRL_DNS_MAX_ANSWER	(XRL_DNS_HDR + XRL_DNS_MAX_NAME + 4)
 
-/* The cap's GCRA (xdp_rl_common.h): an answer every interval time units,
- * a burst of XRL_SLIP_CAP_BURST. */
-#define XRL_SLIP_CAP_INTERVAL	((XRL_NSEC_PER_SEC << XRL_TU_SHIFT) / XRL_SLIP_CAP_RATE)
-#define XRL_SLIP_CAP_LIMIT	(XRL_SLIP_CAP_BURST * XRL_SLIP_CAP_INTERVAL)
 
 struct xrl_udphdr {
 	__be16 source;

@@ -459,6 +459,10 @@ struct xrl_global_stats {
 #define XRL_SLIP_CAP_CHUNK	16
 #define XRL_SLIP_MAX		100	/* slip 0..XRL_SLIP_MAX */
 #define XRL_DNS_MAX_NAME	255
+/* the cap's GCRA: an answer every interval time units (1/64 ns,
+ * xrl_meter.h), a tolerance of the burst */
+#define XRL_SLIP_CAP_INTERVAL	((1000000000ULL << 6) / XRL_SLIP_CAP_RATE)
+#define XRL_SLIP_CAP_LIMIT	(XRL_SLIP_CAP_BURST * XRL_SLIP_CAP_INTERVAL)
 
 struct xrl_answer_cap {
 	__u64 slip_tat;		/* the cap's GCRA, time units */
