@@ -350,7 +350,7 @@ refused:
 
 /* bucket_dropped() for the meter: and, at a key's transition to limited
  * under a rule that bans, its offence. */
-static __always_inline int ban_bucket_dropped(struct xrl_bucket *b, const struct xrl_step *m)
+static __always_inline int ban_bucket_dropped(struct xrl_bucket *b, struct xrl_step *m)
 {
 	__u32 was = b->limited;
 	int d = bucket_dropped(b, m);

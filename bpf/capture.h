@@ -68,7 +68,7 @@ static __always_inline void capture_packet(void *ctx, __u32 ifindex, const struc
 {
 	__u32 zero = 0, verdict = decision == XRL_PASS ? XRL_CAPTURE_F_PASS : XRL_CAPTURE_F_DROP;
 	struct xrl_capture_stats *cs;
-	struct xrl_capture_hdr h = {};
+	struct xrl_capture_hdr *h;
 	struct xrl_capture *c;
 	__u64 now, caplen;
 
@@ -87,20 +87,25 @@ static __always_inline void capture_packet(void *ctx, __u32 ifindex, const struc
 		cs->left_out++;
 		return;
 	}
+	/* the record's header: per CPU, off the stack (the pipeline's
+	 * frame and the rule step's chain share the verifier's 512 bytes) */
+	h = bpf_map_lookup_elem(&xrl_capture_scratch, &zero);
+	if (!h)
+		return;
 	caplen = p->len < c->snaplen ? p->len : c->snaplen;
 	if (caplen > XRL_CAPTURE_MAX_SNAPLEN)
 		caplen = XRL_CAPTURE_MAX_SNAPLEN;
-	h.ts_ns = use_test_clock ? now : bpf_ktime_get_ns();
-	h.ifindex = ifindex;
-	h.len = p->len;
-	h.caplen = caplen;
-	h.rule_slot = p->rule_slot;
-	h.verdict = verdict;
-	h.mode = mode;
+	h->ts_ns = use_test_clock ? now : bpf_ktime_get_ns();
+	h->ifindex = ifindex;
+	h->len = p->len;
+	h->caplen = caplen;
+	h->rule_slot = p->rule_slot;
+	h->verdict = verdict;
+	h->mode = mode;
 	/* the frame's bytes after the header: the upper 32 bits of the
 	 * flags say how many (bpf_xdp_output's convention) */
 	if (bpf_perf_event_output(ctx, &xrl_capture_ring, BPF_F_CURRENT_CPU | caplen << 32,
-				  &h, sizeof(h)))
+				  h, sizeof(*h)))
 		cs->lost++;
 	else
 		cs->captured++;

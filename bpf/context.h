@@ -20,9 +20,13 @@ enum xrl_decision {
 	XRL_PASS = 0,
 	XRL_DROP = 1,
 	XRL_NO_BUDGET = 2,	/* meter_bucket: a new key found no new-key budget */
-	XRL_TX = 3,		/* an answer the step built in place: sent back out of
-				 * the receiving interface (verdict()), neither passed
-				 * nor dropped */
+	/* an answer the step built in place, sent back out of the receiving
+	 * interface (XDP_TX); counted as answered, not passed, not dropped */
+	XRL_TX = 3,
+	/* the rule step's refusal whose turn it is to be answered by DNS slip
+	 * (counted as dropped by the rule; the pipeline's answer step then
+	 * answers it or drops it) */
+	XRL_SLIP = 4,
 };
 
 /*
@@ -46,6 +50,8 @@ struct xrl_step {
 	__u32 epoch;			/* the hot-key cache's epoch before the rule set */
 	__u32 segs;			/* the segments the packet carries */
 	__u32 family;			/* of the key: 4 or 6 */
+	__u64 kdrops;			/* a refusal of the key's bucket: the key's
+					 * drops with this one; 0: not the bucket's */
 };
 
 #endif

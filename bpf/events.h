@@ -115,9 +115,11 @@ static __always_inline void key_passed(struct xrl_bucket *b, const struct xrl_st
 }
 
 /* A key dropped: counted in its bucket, and its event on a transition. */
-static __always_inline int bucket_dropped(struct xrl_bucket *b, const struct xrl_step *m)
+static __always_inline int bucket_dropped(struct xrl_bucket *b, struct xrl_step *m)
 {
-	__sync_fetch_and_add(&b->dropped, 1);
+	/* the key's drops so far, this one included: DNS slip answers every
+	 * slip-th (exact: a slipping rule's refusals are never cached) */
+	m->kdrops = __sync_fetch_and_add(&b->dropped, 1) + 1;
 	if (!b->limited)
 		key_dropped(b, m);
 	return XRL_DROP;

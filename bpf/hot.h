@@ -247,7 +247,10 @@ static __always_inline void hot_fill(const struct xrl_step *m, __u64 now, __u32 
  */
 static __always_inline int hot_cacheable(const struct xrl_rule *r, __u32 mode)
 {
-	return mode == XRL_MODE_ENFORCE && !r->dry_run && r->scope == XRL_SCOPE_HOST;
+	/* a slipping rule answers every slip-th refusal of a key: each one
+	 * must meet the key's bucket, which counts them */
+	return mode == XRL_MODE_ENFORCE && !r->dry_run && r->scope == XRL_SCOPE_HOST &&
+	       !r->slip;
 }
 
 #endif

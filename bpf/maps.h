@@ -175,14 +175,6 @@ struct {
 	__type(value, struct xrl_hot);
 } xrl_hot SEC(".maps");
 
-/* Answers sent back (XRL_TX), per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_answer_stats);
-} xrl_answers SEC(".maps");
-
 /* SYN cookies (xdp_rl_common.h): the verified sources, the counters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -269,6 +261,14 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } xrl_capture_ring SEC(".maps");
 
+/* Per CPU: a record's header while it is built (off the verifier's stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_capture_hdr);
+} xrl_capture_scratch SEC(".maps");
+
 /* Named sets (xdp_rl_common.h): the sets, each a trie behind its slot,
  * the rules that take one, and the names (userspace only). */
 struct xrl_sets_inner {
@@ -306,5 +306,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xrl_set_info);
 } xrl_set_meta SEC(".maps");
+
+/* The host's cap of answers (xdp_rl_common.h, struct xrl_answer_cap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_answer_cap);
+} xrl_answer_cap SEC(".maps");
 
 #endif

@@ -77,10 +77,12 @@ static long set_walk_step(__u32 i, void *ctx)
 /*
  * The set rule of a packet, or NULL: the published set rules of its family
  * in order (allow rules first, then by id), up to the first of id 0. Two
- * array look-ups when no rule takes a set.
+ * array look-ups when no rule takes a set. Not inlined: its walk's state
+ * stays off the pipeline's frame, which the rule step's chain of calls
+ * shares within the verifier's 512 bytes of stack.
  */
-static __always_inline struct xrl_rule *classify_sets(const struct xrl_pkt *p,
-						      const struct xrl_control *ctrl)
+static __noinline struct xrl_rule *classify_sets(const struct xrl_pkt *p,
+						 const struct xrl_control *ctrl)
 {
 	struct set_walk w = { .k = { .prefixlen = 8 + 128, .family = 6 }, .found = XRL_SET_NONE };
 	struct xrl_rule *first;

@@ -5,8 +5,9 @@
  *
  * One straight pipeline of small inlined steps, one body for both hooks:
  *   parse -> bans -> hot-key cache -> SYN cookies (at XDP: unverified TCP
- *   sources of a syn-cookies rule, answered or dropped) -> classify -> rule
- *   step (decide, meter, dry-run, count) -> endpoint rule -> verdict -> capture
+ *   sources of a syn-cookies rule, answered or dropped) -> set rules ->
+ *   classify -> rule step (decide, meter, dry-run, count) -> endpoint rule
+ *   -> answer (DNS slip, at XDP) -> verdict -> capture
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
  *   parsing.h   the packet's headers, bounds-checked
@@ -23,6 +24,7 @@
  *   fleet.h     fleet-wide rules: leases and the local share
  *   syncookie.h SYN cookies: SYN-ACKs for unverified sources, their ACKs
  *   capture.h   copies of packets and their verdicts, while a capture runs
+ *   dns.h       DNS slip: a refused query answered with a truncated response
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -41,6 +43,7 @@
 #include "fleet.h"
 #include "syncookie.h"
 #include "capture.h"
+#include "dns.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -231,6 +234,7 @@ static __always_inline void count_rule(const struct xrl_step *m, int decision)
 		rs->passed_packets++;
 		rs->passed_bytes += m->p->len;
 	} else {
+		/* to be answered too (XRL_SLIP): the rule refused it */
 		rs->dropped_packets++;
 		rs->dropped_bytes += m->p->len;
 	}
@@ -263,6 +267,8 @@ static __always_inline int rule_step(const struct xrl_pkt *p, const struct xrl_r
 	m.rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->slot);
 	decision = decide(&m);
 	decision = dry_run(&m, decision);
+	/* a refusal of a slipping rule: dropped, or the answer step's */
+	decision = dns_slip_due(&m, decision);
 	count_rule(&m, decision);
 	return decision;
 }
@@ -309,19 +315,16 @@ static __always_inline int verdict(void *ctx, struct xrl_pkt *p,
 				   struct xrl_if_stats *is, __u32 mode, int decision,
 				   int hook, __u32 ifindex)
 {
-	__u32 zero = 0;
-
 	if (mode == XRL_MODE_DRY_RUN || mode == XRL_MODE_FAIL_OPEN)
 		decision = XRL_PASS;
 	capture(ctx, ifindex, p, ctrl, mode, decision);
 	if (decision == XRL_TX) {
-		struct xrl_answer_stats *as = bpf_map_lookup_elem(&xrl_answers, &zero);
-
-		/* only the XDP hook's steps answer; at tc an answer would be
-		 * a redirect to the same device's egress */
+		/* an answer built in place (only ever decided while enforcing);
+		 * only the XDP hook's steps answer: at tc an answer would be a
+		 * redirect to the same device's egress */
 		if (hook == XRL_HOOK_XDP) {
-			if (as)
-				as->tx_packets++;
+			gs->answered_packets++;
+			is->answered_packets++;
 			return XDP_TX;
 		}
 		decision = XRL_DROP;
@@ -426,6 +429,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 			}
 		}
 	}
+	/* the answer step (at XDP): a slipping rule's refusal whose turn it is
+	 * gets a truncated DNS response (XRL_TX), or is dropped */
+	if (decision == XRL_SLIP)
+		decision = rule && hook == XRL_HOOK_XDP ? xrl_dns_slip(ctx, rule->slot) : XRL_DROP;
 	return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 }
 

@@ -31,8 +31,10 @@
 /* 2: bans (xrl_rule's ban fields, xrl_event's); 3: named sets (xrl_sets,
  * xrl_set_rules, xrl_set_meta, xrl_rule.set): a build without them would
  * run over their pins and silently stop checking the bans and the rules
- * that take a set (a deny list) */
-#define XRL_LAYOUT_VERSION	3
+ * that take a set (a deny list); 4: DNS slip (xrl_rule.slip, the answer
+ * counters at the end of the rule, global and interface stats,
+ * xrl_answer_cap) */
+#define XRL_LAYOUT_VERSION	4
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and
@@ -136,7 +138,10 @@ struct xrl_rule {
 	/* a set rule (rule add @NAME): the set's slot + 1 (XRL_MAX_SETS); 0:
 	 * a prefix rule (0 in rules of earlier builds: the byte was padding) */
 	__u8 set;
-	__u8 pad[1];
+	/* DNS slip: of the queries the rule's key buckets refuse, every
+	 * slip-th per key is answered with a truncated response (XRL_TX); 0:
+	 * never (struct xrl_answer_cap) */
+	__u8 slip;
 	__u8 dry_run;		/* 1: meter, count would-drops, pass everything */
 	/* an endpoint rule (ep 1): checked besides the source rule */
 	__u8 ep;
@@ -435,6 +440,13 @@ struct xrl_rule_stats {
 				 * the rule is dropped before its key is looked up;
 				 * 0: open */
 	__u64 agg_checked_j;	/* jiffies when the clock said "still refused" */
+	/* DNS slip (xrl_rule.slip): refused queries answered with a truncated
+	 * response (in dropped_packets: the rule refused them), and refusals
+	 * whose turn to slip came but that were dropped all the same: not an
+	 * answerable DNS query, or over the host's cap of answers */
+	__u64 slipped_packets;
+	__u64 slip_invalid;
+	__u64 slip_capped;
 };
 
 /* Verdicts per interface: a per-CPU array indexed by the receiving
@@ -445,6 +457,7 @@ struct xrl_rule_stats {
 struct xrl_if_stats {
 	__u64 passed_packets;
 	__u64 dropped_packets;
+	__u64 answered_packets;	/* XRL_TX: answered back out of this interface */
 };
 
 struct xrl_global_stats {
@@ -455,6 +468,38 @@ struct xrl_global_stats {
 	__u64 dropped_packets[XRL_MODE_MAX];
 	__u64 keys_inserted;	/* buckets created, every rule: less the keys
 				 * tracked, an estimate of the evicted ones */
+	/* answers (XRL_TX), neither passed nor dropped; only ever in the
+	 * enforce mode */
+	__u64 answered_packets;
+	__u64 slip_tokens;	/* this CPU's chunk of the slip cap, not a counter */
+};
+
+/*
+ * Answers. A step may answer a packet instead of dropping it: it rewrites
+ * the frame in place into a response never larger than the packet and
+ * sends it back out of the receiving interface (the decision XRL_TX, the
+ * hook's XDP_TX), counted as answered, neither passed nor dropped.
+ *
+ * DNS slip: the host's answers of every rule together are capped by one
+ * GCRA of XRL_SLIP_CAP_RATE a second and a burst of XRL_SLIP_CAP_BURST,
+ * taken by each CPU XRL_SLIP_CAP_CHUNK at a time (a CPU may hold a chunk
+ * unspent: the cap may be passed by chunk - 1 a CPU), its state in
+ * xrl_answer_cap. A DNS name is walked for at most XRL_DNS_MAX_NAME bytes
+ * (RFC 1035's 255, its root label included), so at most 127 labels.
+ */
+#define XRL_SLIP_CAP_RATE	10000
+#define XRL_SLIP_CAP_BURST	1000
+#define XRL_SLIP_CAP_CHUNK	16
+#define XRL_SLIP_MAX		100	/* slip 0..XRL_SLIP_MAX */
+#define XRL_DNS_MAX_NAME	255
+/* the cap's GCRA: an answer every interval time units (1/64 ns,
+ * xrl_meter.h), a tolerance of the burst */
+#define XRL_SLIP_CAP_INTERVAL	((1000000000ULL << 6) / XRL_SLIP_CAP_RATE)
+#define XRL_SLIP_CAP_LIMIT	(XRL_SLIP_CAP_BURST * XRL_SLIP_CAP_INTERVAL)
+
+struct xrl_answer_cap {
+	__u64 slip_tat;		/* the cap's GCRA, time units */
+	__u64 pad[7];
 };
 
 /*
@@ -522,8 +567,9 @@ struct xrl_lease {
 
 /*
  * Answers: a frame the data path rewrote in place and sent back out of the
- * interface it came in on (XDP_TX), neither passed nor dropped. Counted
- * per CPU in xrl_answers.
+ * interface it came in on (XDP_TX), neither passed nor dropped; counted in
+ * the global and the interface stats (answered_packets). What the library
+ * reads of them (xrl_answers_get()).
  */
 struct xrl_answer_stats {
 	__u64 tx_packets;

@@ -29,7 +29,7 @@ TEST=(
 	nftables iptables gnuplot-nox
 	prometheus man-db tmux
 	tcpdump systemd chromium
-	iperf3 dnsmasq-base dnsperf
+	iperf3 dnsmasq-base dnsperf bind9-dnsutils
 	libclang-rt-14-dev libasan8 libubsan1
 	shellcheck
 	crowdsec fail2ban

@@ -152,6 +152,8 @@ static void model_rule_words(const char *line, struct m_rule *r)
 
 	r->dry_run = strstr(line, " dry-run") != NULL;
 	r->syn = strstr(line, " syn") != NULL;
+	if ((w = strstr(line, " slip ")) && sscanf(w, " slip %u", &burst) == 1)
+		r->slip = burst;
 	if ((w = strstr(line, " proto ")) && sscanf(w, " proto %15s", name) == 1) {
 		r->ep = true;
 		r->proto = atoi(name);
@@ -229,9 +231,13 @@ static int apply_rules(struct sut *s, struct model *m, const struct ruleset *rs)
 	return 0;
 }
 
+/* Frames the program answered (DNS slip), over the run: a fuzzer that
+ * never answers tests no answer. */
+static unsigned long long answered_frames;
+
 static const char *verdict_name(int v)
 {
-	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : "?";
+	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : v == XDP_TX ? "TX" : "?";
 }
 
 /* Compare one rule's counters; what differs goes to why. */
@@ -376,6 +382,7 @@ static int replay(const struct step *st, int n, const int *expect, int *got, cha
 				break;
 			}
 			model_run(&m, p->frame, p->len, &r);
+			answered_frames += v == XDP_TX;
 			if (got)
 				got[i] = r.verdict;
 			if (v != r.verdict) {
@@ -444,7 +451,7 @@ static void print_case(FILE *f, const struct step *st, int n, const int *verdict
 		case S_FRAME:
 			fprintf(f, "frame ");
 			hex(f, p->frame, p->len);
-			fprintf(f, " %s\n", verdict[i] == XDP_PASS ? "PASS" : "DROP");
+			fprintf(f, " %s\n", verdict_name(verdict[i]));
 			break;
 		}
 	}
@@ -552,7 +559,8 @@ static int read_case(const char *path, int *expect)
 			if (n < 14)
 				goto bad;
 			expect[LOG.n] = !sp ? -1 : !strncmp(sp + 1, "PASS", 4) ? XDP_PASS :
-					 !strncmp(sp + 1, "DROP", 4) ? XDP_DROP : -1;
+					 !strncmp(sp + 1, "DROP", 4) ? XDP_DROP :
+					 !strncmp(sp + 1, "TX", 2) ? XDP_TX : -1;
 			log_frame(buf, n);
 		} else {
 			goto bad;
@@ -791,6 +799,9 @@ static void gen_rules(struct ruleset *rs)
 				      strstr(keys[twin], " proto tcp") ? "tcp" : "udp",
 				      chance(50) ? RANGES[below(9)] : "22",
 				      strstr(keys[twin], " proto tcp") && chance(50) ? " syn" : "");
+		} else if (ep && chance(30)) {
+			/* DNS, where slip answers */
+			k += snprintf(l + k, RULE_LINE - k, " proto udp dport 53");
 		} else if (ep) {
 			k += gen_endpoint(l + k, RULE_LINE - k, family);
 		}
@@ -829,6 +840,10 @@ static void gen_rules(struct ruleset *rs)
 			k += snprintf(l + k, RULE_LINE - k, " on-failure %s", chance(50) ? "closed" : "open");
 		if (chance(20))
 			k += snprintf(l + k, RULE_LINE - k, " dry-run");
+		/* DNS slip: a limit rule of proto udp */
+		if (strstr(l, " proto udp") && !strstr(l, " action allow") &&
+		    !strstr(l, " action deny") && chance(80))
+			k += snprintf(l + k, RULE_LINE - k, " slip %u", (unsigned)below(4));
 		snprintf(l + k, RULE_LINE - k, " id %d", rs->n + 1);
 		rs->n++;
 	}
@@ -878,6 +893,57 @@ static void put16(uint8_t *p, unsigned v)
 	p[1] = v;
 }
 
+/* A DNS query after the UDP header at p, mostly one this host answers
+ * (docs/answers.md), each of its fields now and then wrong: the header's
+ * flags and counts, the labels (a pointer, a reserved type, a name about
+ * 255 bytes long), the question cut short, an EDNS record or more after
+ * it; the UDP length mostly right. n: the UDP bytes so far (their ports
+ * kept); returns the new length (at most 8 + 12 + 300). */
+static size_t dns_query(uint8_t *p, size_t n)
+{
+	uint8_t *d = p + 8;
+	size_t m = 12;
+	int labels = chance(5) ? 4 : (int)below(5);
+
+	(void)n;
+	d[0] = rnd(), d[1] = rnd();
+	d[2] = chance(85) ? (chance(50) ? 0x01 : 0x00) : rnd();
+	d[3] = chance(80) ? 0 : rnd();
+	put16(d + 4, chance(90) ? 1 : below(3));
+	put16(d + 6, chance(90) ? 0 : 1);
+	put16(d + 8, 0);
+	put16(d + 10, chance(50) ? 0 : 1);
+	for (int i = 0; i < labels; i++) {
+		unsigned l = labels == 4 && chance(80) ? 61 + below(4) : 1 + below(20);
+
+		if (chance(3))
+			l = chance(50) ? 0xc0 : 64 + below(64);
+		d[m++] = l;
+		for (unsigned j = 0; j < l && j < 63; j++)
+			d[m++] = 'a' + below(26);
+		if (l > 63)
+			break;
+	}
+	if (chance(95))
+		d[m++] = 0;
+	for (int i = 0, k = chance(95) ? 4 : (int)below(4); i < k; i++)
+		d[m++] = i & 1;
+	if (chance(40)) {
+		static const uint8_t opt[] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+
+		memcpy(d + m, opt, sizeof(opt));
+		m += sizeof(opt);
+	}
+	if (chance(10))
+		m += below(8);
+	if (chance(80))
+		put16(p + 2, 53);
+	if (chance(3))
+		put16(p, 0);
+	put16(p + 4, chance(95) ? 8 + m : (unsigned)below(400));
+	return 8 + m;
+}
+
 static size_t l4(uint8_t *p, size_t room, unsigned proto)
 {
 	size_t n = proto == 6 ? 20 : proto == 17 ? 8 : proto == 1 || proto == 58 ? 8 : below(16);
@@ -899,6 +965,8 @@ static size_t l4(uint8_t *p, size_t room, unsigned proto)
 
 		p[13] = flags[below(6)];
 	}
+	if (proto == 17 && room >= 8 + 12 + 300 && chance(60))
+		n = dns_query(p, n);
 	return n;
 }
 
@@ -1257,6 +1325,7 @@ static int fuzz(uint64_t seed, uint64_t frames, double seconds)
 	printf("seed %llu: %llu frames in %.1f s (%.0f frames/s), %llu epochs\n",
 	       (unsigned long long)seed, (unsigned long long)done, el, done / (el > 0 ? el : 1),
 	       (unsigned long long)epochs);
+	printf("%llu frames answered (DNS slip)\n", answered_frames);
 	printf("%llu frames, %llu disagreements\n", (unsigned long long)done,
 	       (unsigned long long)disagree);
 	return disagree ? 1 : 0;

@@ -423,7 +423,8 @@ static struct m_hot *model_hot(struct model *m, const struct m_pkt *p, int rule,
  * algorithm, packets or bytes. */
 static bool model_cacheable(const struct model *m, const struct m_rule *r)
 {
-	return m->mode == XRL_MODE_ENFORCE && !r->dry_run && !r->fleet;
+	/* docs/answers.md: a slipping rule's refusals each meet the bucket */
+	return m->mode == XRL_MODE_ENFORCE && !r->dry_run && !r->fleet && !r->slip;
 }
 
 /* The statement a refusal of this packet by its key's bucket makes
@@ -650,9 +651,11 @@ static int model_meter(struct model *m, struct m_rule *r, const struct m_pkt *p)
 	}
 	if (!ok) {
 		/* refused: refused until a time the algorithm knows (README,
-		 * Limits of the design) */
-		if (!fresh)
+		 * Limits of the design); the bucket counts the refusal */
+		if (!fresh) {
+			m->kdrops = ++b->dropped;
 			model_hot_refused(m, r, p, b);
+		}
 		return 0;
 	}
 	return model_aggregate(r, now);
@@ -668,11 +671,13 @@ static bool model_failing(const struct model *m)
 
 /* What a rule made of a packet: passed, dropped, or (the rule's or the
  * mode's dry-run) passed as a would-drop; by its on-failure policy or not. */
-enum m_count { C_PASS, C_DROP, C_FAIL_PASS, C_FAIL_DROP, C_WOULD_DROP, C_FAIL_WOULD_DROP };
+/* C_SLIP: refused (dropped), its key's slip-th refusal: the answer
+ * step's (docs/answers.md) */
+enum m_count { C_PASS, C_DROP, C_FAIL_PASS, C_FAIL_DROP, C_WOULD_DROP, C_FAIL_WOULD_DROP, C_SLIP };
 
 static bool dropped(enum m_count c)
 {
-	return c == C_DROP || c == C_FAIL_DROP;
+	return c == C_DROP || c == C_FAIL_DROP || c == C_SLIP;
 }
 
 /* README, Modes, Failure policy and Rules (dry-run): the decision of rule r
@@ -681,6 +686,7 @@ static enum m_count model_decide(struct model *m, struct m_rule *r, const struct
 {
 	enum m_count c;
 
+	m->kdrops = 0;
 	if (r->action == XRL_ACT_ALLOW)
 		return C_PASS;
 	switch (m->mode) {
@@ -704,7 +710,91 @@ static enum m_count model_decide(struct model *m, struct m_rule *r, const struct
 		else if (c == C_FAIL_DROP)
 			c = C_FAIL_WOULD_DROP;
 	}
+	/* docs/answers.md: every slip-th refusal of a key's own bucket,
+	 * enforcing */
+	if (c == C_DROP && r->slip && m->kdrops && m->mode == XRL_MODE_ENFORCE &&
+	    !(m->kdrops % r->slip))
+		c = C_SLIP;
 	return c;
+}
+
+/* docs/answers.md, What is never answered: 1 when the frame is one DNS
+ * query this host answers, parsed to the end of its question. */
+static bool model_dns_query(const uint8_t *f, size_t len)
+{
+	size_t off = 14, l4, q, at = 0, namelen = 0;
+	unsigned et, ulen, l3_left, dlen;
+
+	if (len < 14 || f[6] & 1)
+		return false;
+	et = be16(f + 12);
+	for (int i = 0; i < 2 && (et == 0x8100 || et == 0x88a8); i++) {
+		if (off + 4 > len)
+			return false;
+		et = be16(f + off + 2);
+		off += 4;
+	}
+	if (et == 0x0800) {
+		if (off + 20 > len || f[off] != 0x45 || f[off + 9] != 17 ||
+		    (be16(f + off + 6) & 0x3fff) || f[off + 12] == 0 || f[off + 12] == 127 ||
+		    f[off + 12] >= 224 || be16(f + off + 2) < 20)
+			return false;
+		l3_left = be16(f + off + 2) - 20;
+		l4 = off + 20;
+	} else if (et == 0x86dd) {
+		static const uint8_t zero[15];
+
+		if (off + 40 > len || f[off] >> 4 != 6 || f[off + 6] != 17 || f[off + 8] == 0xff ||
+		    (!memcmp(f + off + 8, zero, 15) && f[off + 23] <= 1))
+			return false;
+		l3_left = be16(f + off + 4);
+		l4 = off + 40;
+	} else {
+		return false;
+	}
+	if (l4 + 8 > len || !be16(f + l4))
+		return false;
+	ulen = be16(f + l4 + 4);
+	if (ulen != l3_left || ulen < 8 + 12)
+		return false;
+	dlen = ulen - 8;
+	q = l4 + 8;
+	if (q + 12 > len || (f[q + 2] & 0xf8) || be16(f + q + 4) != 1)
+		return false;
+	for (int i = 0; i <= (XRL_DNS_MAX_NAME - 1) / 2; i++) {
+		size_t lp = q + 12 + at;
+
+		if (lp + 1 > len || 12 + at >= dlen)
+			return false;
+		if (!f[lp]) {
+			namelen = at + 1;
+			break;
+		}
+		if (f[lp] > 63)
+			return false;
+		at += f[lp] + 1;
+		if (at >= XRL_DNS_MAX_NAME)
+			return false;
+	}
+	return namelen && 12 + namelen + 4 <= dlen && q + 12 + namelen + 4 <= len;
+}
+
+/* The answer step: 1 answered (XDP_TX), 0 dropped; counted. */
+static bool model_answer(struct model *m, struct m_rule *r, const uint8_t *f, size_t len)
+{
+	__u64 until;
+
+	if (!model_dns_query(f, len)) {
+		r->st.slip_invalid++;
+		return false;
+	}
+	if (!model_take(&m->slip_tat, &m->slip_used, &m->g.slip_tokens, xrl_ns_to_tu(m->now_ns),
+			XRL_SLIP_CAP_INTERVAL, XRL_SLIP_CAP_LIMIT, XRL_SLIP_CAP_CHUNK, &until)) {
+		r->st.slip_capped++;
+		return false;
+	}
+	r->st.slipped_packets++;
+	return true;
 }
 
 /* One rule's counters. An on-failure drop that dry-run passed is counted
@@ -789,6 +879,13 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 			}
 			model_count(er, p, c);
 			drop = dropped(c);
+			if (c == C_SLIP && model_answer(m, er, f, len)) {
+				/* an answer: neither passed nor dropped */
+				res->verdict = XDP_TX;
+				m->g.answered_packets++;
+				m->ifs.answered_packets++;
+				return;
+			}
 		}
 	}
 	/* dry-run and fail-open pass everything, malformed frames too */

@@ -76,6 +76,7 @@ struct m_rule {
 	/* an endpoint rule: proto, and a port range only when dport was named */
 	bool ep, has_dport, syn;
 	uint8_t proto;
+	uint8_t slip;		/* DNS slip N (0: none) */
 	uint16_t dport_lo, dport_hi;
 	/* filled at commit */
 	uint32_t gen, slot;
@@ -118,6 +119,7 @@ struct m_bucket {
 	uint8_t key[16];
 	uint64_t tat;		/* token bucket: TAT; windows: word[0] */
 	uint64_t win1;		/* sliding window: word[1] */
+	uint64_t dropped;	/* refusals of this bucket (a slipping rule's: every one) */
 };
 
 struct model {
@@ -133,10 +135,15 @@ struct model {
 	struct m_hot *hot;		/* M_HOT */
 	uint32_t ncpus;			/* possible CPUs: the chunks' divisor */
 	uint64_t keys;			/* the table size: the default new-key budget */
+	/* DNS slip: the host's cap (its GCRA), and the refused key's drops
+	 * with the packet being decided (0: not its bucket's refusal) */
+	__u64 slip_tat;
+	bool slip_used;
+	uint64_t kdrops;
 };
 
 struct m_result {
-	int verdict;			/* XDP_PASS or XDP_DROP */
+	int verdict;			/* XDP_PASS, XDP_DROP or XDP_TX */
 	int rule;			/* index in rules[], -1: none */
 	int ep_rule;			/* the endpoint rule checked, -1: none */
 	struct m_pkt pkt;

@@ -117,6 +117,7 @@ static void print_json(const struct xrl_cmd *c, const char *from,
 			jw_ku64(&jw, "syn_cookie_sources_verified", sc->verified);
 			jw_ku64(&jw, "syn_cookie_unverified_dropped", sc->unverified_dropped);
 		}
+		jw_ku64(&jw, "slipped_packets", s->slipped_packets);
 		jw_obj_end(&jw);
 	}
 	jw_arr_end(&jw);
@@ -198,7 +199,7 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	       (unsigned long long)r->global.malformed_packets,
 	       (unsigned long long)r->passed, (unsigned long long)r->dropped);
 	if (r->answered)
-		printf("answered %llu (SYN cookies)\n", (unsigned long long)r->answered);
+		printf("answered %llu (SYN cookies, DNS slip)\n", (unsigned long long)r->answered);
 	for (size_t i = 0; i < r->nrules; i++) {
 		const struct xrl_sc_stats *sc = &r->rules[i].sc;
 
@@ -208,6 +209,11 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 			       (unsigned long long)sc->acks_valid, (unsigned long long)sc->acks_invalid,
 			       (unsigned long long)sc->verified, (unsigned long long)sc->unverified_dropped);
 	}
+	for (size_t i = 0; i < r->nrules; i++)
+		if (r->rules[i].stats.slipped_packets)
+			printf("rule %u slip %u: answered %llu\n", r->rules[i].rule.r.id,
+			       r->rules[i].rule.r.slip,
+			       (unsigned long long)r->rules[i].stats.slipped_packets);
 	for (size_t i = 0; i < r->nrules; i++)	/* passed, but the rule said drop */
 		if (r->rules[i].stats.would_drop_packets)
 			printf("rule %u dry-run: would have dropped %llu packets, %llu bytes\n",

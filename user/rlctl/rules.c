@@ -222,11 +222,16 @@ int do_rule_list(struct xrl_cmd *c)
 			xrl_rule_burst_format(&v[i].r, burst, sizeof(burst));
 			xrl_rule_proto_format(&v[i].r, proto, sizeof(proto));
 			xrl_rule_ports_format(&v[i].r, ports, sizeof(ports));
-			if (v[i].r.ep)	/* as the grammar writes it */
-				snprintf(ep, sizeof(ep), "proto %s%s%s%s%s", proto,
+			if (v[i].r.ep) {	/* as the grammar writes it */
+				char slip[16] = "";
+
+				if (v[i].r.slip)
+					snprintf(slip, sizeof(slip), " slip %u", v[i].r.slip);
+				snprintf(ep, sizeof(ep), "proto %s%s%s%s%s%s", proto,
 					 strcmp(ports, "-") ? " dport " : "",
 					 strcmp(ports, "-") ? ports : "", v[i].r.syn ? " syn" : "",
-					 v[i].r.syncookies ? " syn-cookies" : "");
+					 v[i].r.syncookies ? " syn-cookies" : "", slip);
+			}
 			printf("%-6u %-28s %-7s %-12s %-10s /%-4u %-10s %-14s %-7s %s\n", v[i].r.id, pfx,
 			       xrl_action_name(v[i].r.action), rate, burst, v[i].r.key_len,
 			       xrl_word_name(xrl_on_failure_words, v[i].r.on_failure),

@@ -19,7 +19,6 @@ int do_stats(struct xrl_cmd *c)
 	struct xrl_attachment *att;
 	struct xrl_if_stats *is;
 	size_t n, natt;
-	struct xrl_answer_stats ans;
 	struct xrl_sc_table sct;
 	struct xrl *x;
 	int err = 0;
@@ -39,7 +38,6 @@ int do_stats(struct xrl_cmd *c)
 	att = sv.att;
 	natt = sv.natt;
 	is = sv.is;
-	ans = sv.ans;
 	sct = sv.sct;
 	if (opt.json) {
 		xrl_stats_json(&jw, x, &sv);
@@ -66,6 +64,12 @@ int do_stats(struct xrl_cmd *c)
 				       v[i].r.id, (unsigned long long)rs[i].nk_refused,
 				       (unsigned long long)rs[i].hot_dropped,
 				       (unsigned long long)rs[i].agg_dropped);
+		for (size_t i = 0; i < n; i++)	/* of the dropped, answered */
+			if (v[i].r.slip || rs[i].slipped_packets)
+				printf("rule %u slip %u: answered %llu (truncated), not a query %llu, over the cap %llu\n",
+				       v[i].r.id, v[i].r.slip, (unsigned long long)rs[i].slipped_packets,
+				       (unsigned long long)rs[i].slip_invalid,
+				       (unsigned long long)rs[i].slip_capped);
 		for (size_t i = 0; i < n; i++)
 			if (rs[i].failure_passed || rs[i].failure_dropped)
 				printf("rule %u on failure: passed %llu, dropped %llu\n", v[i].r.id,
@@ -87,15 +91,18 @@ int do_stats(struct xrl_cmd *c)
 			       (unsigned long long)sc.acks_valid, (unsigned long long)sc.acks_invalid,
 			       (unsigned long long)sc.verified, (unsigned long long)sc.unverified_dropped);
 		}
-		if (ans.tx_packets || sct.entries || sct.inserted)
-			printf("answers sent %llu; verified sources %llu of %llu (evicted about %llu)\n",
-			       (unsigned long long)ans.tx_packets, (unsigned long long)sct.entries,
+		if (sct.entries || sct.inserted)
+			printf("SYN cookies: verified sources %llu of %llu (evicted about %llu)\n",
+			       (unsigned long long)sct.entries,
 			       (unsigned long long)sct.size, (unsigned long long)sct.evicted);
 		xrl_fleet_print(stdout, x);
 		printf("unmatched %llu, non-ip %llu, malformed %llu\n",
 		       (unsigned long long)g.unmatched_packets,
 		       (unsigned long long)g.non_ip_packets,
 		       (unsigned long long)g.malformed_packets);
+		if (g.answered_packets)
+			printf("answered %llu (sent back: neither passed nor dropped)\n",
+			       (unsigned long long)g.answered_packets);
 		for (int m = 0; m < XRL_MODE_MAX; m++)
 			if (g.passed_packets[m] || g.dropped_packets[m])
 				printf("%s: passed %llu, dropped %llu\n", xrl_mode_name(m),
@@ -113,6 +120,8 @@ int do_stats(struct xrl_cmd *c)
 			       att[i].hook == XRL_HOOK_TC ? " (tc)" : "",
 			       (unsigned long long)is[i].passed_packets,
 			       (unsigned long long)is[i].dropped_packets);
+			if (is[i].answered_packets)
+				printf(", answered %llu", (unsigned long long)is[i].answered_packets);
 			if (xrl_if_shared(att, natt, i, shared, sizeof(shared)))
 				printf(" (counters shared with %s)", shared);
 			printf("\n");

@@ -125,6 +125,12 @@ static void rules_write(struct prom *p, const struct xrl_rule_entry *v, const st
 		  offsetof(struct xrl_rule_stats, hot_dropped) },
 		{ "xdp_rl_aggregate_dropped_packets_total", "Packets refused by the rule's aggregate (also in dropped).",
 		  offsetof(struct xrl_rule_stats, agg_dropped) },
+		{ "xdp_rl_slipped_packets_total", "Refused DNS queries answered with a truncated response (also in dropped).",
+		  offsetof(struct xrl_rule_stats, slipped_packets) },
+		{ "xdp_rl_slip_invalid_packets_total", "Refusals due to slip that were not an answerable DNS query (dropped).",
+		  offsetof(struct xrl_rule_stats, slip_invalid) },
+		{ "xdp_rl_slip_capped_packets_total", "Refusals due to slip over the host's cap of answers (dropped).",
+		  offsetof(struct xrl_rule_stats, slip_capped) },
 	};
 
 	for (size_t m = 0; m < sizeof(per_rule) / sizeof(per_rule[0]); m++) {
@@ -176,7 +182,6 @@ static void syncookies_write(struct prom *p, struct xrl *x, const struct xrl_rul
 		{ "xdp_rl_syn_cookie_unverified_dropped_total", "Other packets of unverified sources, dropped.",
 		  offsetof(struct xrl_sc_stats, unverified_dropped) },
 	};
-	struct xrl_answer_stats ans = {};
 	struct xrl_sc_table t = {};
 
 	for (size_t m = 0; m < sizeof(per_rule) / sizeof(per_rule[0]); m++) {
@@ -194,11 +199,7 @@ static void syncookies_write(struct prom *p, struct xrl *x, const struct xrl_rul
 				    "%llu", *(const unsigned long long *)((const char *)&sc + per_rule[m].off));
 		}
 	}
-	xrl_answers_get(x, &ans);
 	xrl_sc_table_get(x, &t);
-	prom_family(p, "xdp_rl_answers_sent_total", "counter",
-		    "Frames answered from the data path (XDP_TX), every rule.");
-	prom_sample(p, NULL, "%llu", (unsigned long long)ans.tx_packets);
 	prom_family(p, "xdp_rl_syn_cookie_verified", "gauge", "Sources in the SYN cookies' verified table.");
 	prom_sample(p, NULL, "%llu", (unsigned long long)t.entries);
 	prom_family(p, "xdp_rl_syn_cookie_verified_capacity", "gauge", "Size of the verified table.");
@@ -239,6 +240,8 @@ static void interfaces_write(struct prom *p, struct xrl *x, const struct xrl_att
 			    (unsigned long long)is.passed_packets);
 		prom_sample(p, PROM_LABELS("interface", names, "ifindex", idx, "verdict", "drop"), "%llu",
 			    (unsigned long long)is.dropped_packets);
+		prom_sample(p, PROM_LABELS("interface", names, "ifindex", idx, "verdict", "answer"), "%llu",
+			    (unsigned long long)is.answered_packets);
 	}
 }
 
@@ -361,6 +364,14 @@ int xrl_metrics_write(struct prom *p, struct xrl *x, const struct xrl_daemon_sta
 		prom_sample(p, PROM_LABELS("mode", xrl_mode_name(m), "verdict", "drop"), "%llu",
 			    (unsigned long long)g.dropped_packets[m]);
 	}
+	/* answers are only ever sent while enforcing */
+	prom_sample(p, PROM_LABELS("mode", xrl_mode_name(XRL_MODE_ENFORCE), "verdict", "answer"), "%llu",
+		    (unsigned long long)g.answered_packets);
+	prom_family(p, "xdp_rl_slip_cap_per_second", "gauge",
+		    "The host's cap of DNS slip answers a second (its burst: xdp_rl_slip_cap_burst).");
+	prom_sample(p, NULL, "%u", XRL_SLIP_CAP_RATE);
+	prom_family(p, "xdp_rl_slip_cap_burst", "gauge", "The burst of the host's cap of DNS slip answers.");
+	prom_sample(p, NULL, "%u", XRL_SLIP_CAP_BURST);
 	prom_family(p, "xdp_rl_mode", "gauge", "The data path's mode: 1 for the current one.");
 	for (int m = 0; m < XRL_MODE_MAX; m++)
 		prom_sample(p, PROM_LABELS("mode", xrl_mode_name(m)), "%d", xrl_mode_get(x) == (enum xrl_mode)m);

@@ -419,7 +419,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		}
 		out->run++;
 		if (t.retval == XDP_TX)
-			out->answered++;
+			out->answered++;	/* refused, and answered in place */
 		else if (t.retval != XDP_DROP)
 			out->passed++;
 		else
@@ -437,7 +437,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			memcpy(k.addr, addr, 16);
 			if (bpf_map_lookup_elem(fd[family == 6], &k, &rule) ||
 			    rule.action != XRL_ACT_LIMIT ||
-			    (t.retval != XDP_DROP && !rule.dry_run) || t.retval == XDP_TX)
+			    (t.retval == XDP_PASS && !rule.dry_run))
 				continue;
 			xrl_key_of(&key, &rule, family, addr);
 			if (xrl_bucket_get(x, &key, &b))

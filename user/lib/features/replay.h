@@ -64,7 +64,7 @@ struct xrl_replay_result {
 	__u64 clock_backwards;	/* frames stamped before the frame before them */
 	__u64 first_ns, last_ns;	/* first and last timestamp, epoch ns */
 	__u64 passed, dropped;	/* the program's verdicts */
-	__u64 answered;		/* answered from the data path (XDP_TX: a SYN cookie) */
+	__u64 answered;		/* XDP_TX: answered in place (a SYN cookie, DNS slip): neither */
 	struct xrl_global_stats global;
 	struct xrl_replay_rule *rules;	/* by id */
 	size_t nrules;

@@ -236,7 +236,7 @@ int xrl_stats_read(struct xrl *x, struct xrl_stats_view *s)
 
 	memset(s, 0, sizeof(*s));
 	if ((err = xrl_rules_get(x, &s->v, &s->n)) || (err = xrl_global_stats_get(x, &s->g)) ||
-	    (err = xrl_answers_get(x, &s->ans)) || (err = xrl_sc_table_get(x, &s->sct)))
+	    (err = xrl_sc_table_get(x, &s->sct)))
 		return err;
 	if (!(s->rs = calloc(s->n + 1, sizeof(*s->rs))))
 		return xrl_fail(ENOMEM, "out of memory");
@@ -330,7 +330,6 @@ void xrl_stats_json(struct jw *w, struct xrl *x, const struct xrl_stats_view *s)
 	jw_ku64(w, "non_ip_packets", g->non_ip_packets);
 	jw_ku64(w, "malformed_packets", g->malformed_packets);
 	jw_ku64(w, "keys_inserted", g->keys_inserted);
-	jw_ku64(w, "answers_sent", s->ans.tx_packets);
 	jw_key(w, "syn_cookie_verified");
 	jw_obj_start(w);
 	jw_ku64(w, "entries", s->sct.entries);

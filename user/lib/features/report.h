@@ -54,7 +54,6 @@ struct xrl_stats_view {
 	struct xrl_attachment *att;
 	size_t natt;
 	struct xrl_if_stats *is;	/* of each attachment */
-	struct xrl_answer_stats ans;	/* answers sent (XRL_TX) */
 	struct xrl_sc_table sct;	/* the SYN cookies' verified sources */
 };
 

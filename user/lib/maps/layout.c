@@ -260,12 +260,12 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_BAN_TOTALS] = x->skel->maps.xrl_ban_totals;
 	maps[M_OFFENDERS] = x->skel->maps.xrl_offenders;
 	maps[M_BAN_SCRATCH] = x->skel->maps.xrl_ban_scratch;
-	maps[M_ANSWERS] = x->skel->maps.xrl_answers;
 	maps[M_SC_VERIFIED] = x->skel->maps.xrl_sc_verified;
 	maps[M_SC_STATS] = x->skel->maps.xrl_sc_stats;
 	maps[M_SETS] = x->skel->maps.xrl_sets;
 	maps[M_SET_RULES] = x->skel->maps.xrl_set_rules;
 	maps[M_SET_META] = x->skel->maps.xrl_set_meta;
+	maps[M_ANSWER_CAP] = x->skel->maps.xrl_answer_cap;
 
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

@@ -27,8 +27,9 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_rule_shared", "xrl_hot", "xrl_fleet_scratch",
 	"xrl_bans4", "xrl_bans6", "xrl_ban_stats", "xrl_ban_totals", "xrl_offenders",
 	"xrl_ban_scratch",
-	"xrl_answers", "xrl_sc_verified", "xrl_sc_stats",
+	"xrl_sc_verified", "xrl_sc_stats",
 	"xrl_sets", "xrl_set_rules", "xrl_set_meta",
+	"xrl_answer_cap",
 };
 
 /* The caller may not read the pins or use bpf() (EACCES, EPERM): say so

@@ -38,6 +38,7 @@ static bool same_config(const struct xrl_rule *a, const struct xrl_rule *b)
 	       a->ep == b->ep && a->proto == b->proto && a->syn == b->syn &&
 	       a->syncookies == b->syncookies &&
 	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->scope == b->scope &&
+	       a->slip == b->slip &&
 	       a->agg_rate_count == b->agg_rate_count &&
 	       a->agg_rate_period_ns == b->agg_rate_period_ns && a->agg_burst == b->agg_burst &&
 	       a->nk_rate_count == b->nk_rate_count && a->nk_rate_period_ns == b->nk_rate_period_ns &&

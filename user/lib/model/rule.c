@@ -108,6 +108,17 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 				XRL_BAN_AFTER_MAX);
 	if (r->ban_s && r->ban_max_s && r->ban_max_s < r->ban_s)
 		return xrl_fail(EINVAL, "'ban-max' is shorter than 'ban': a repeat offender's ban only grows");
+	/* DNS slip answers queries over UDP that a limit rule's key buckets
+	 * refuse: an endpoint rule of proto udp (any port: DNS is not always
+	 * on 53) */
+	*bad = XRL_FIELD_SLIP;
+	if (r->slip > XRL_SLIP_MAX)
+		return xrl_fail(EINVAL, "slip must be 0 .. %u", XRL_SLIP_MAX);
+	if (r->slip && (!r->ep || r->proto != IPPROTO_UDP))
+		return xrl_fail(EINVAL, "'slip' needs proto udp: it answers refused DNS queries over UDP (rule add PREFIX proto udp dport 53 ... slip N)");
+	if (r->slip && r->action != XRL_ACT_LIMIT)
+		return xrl_fail(EINVAL, "'slip' means nothing with action %s: it answers what a limit rule refuses (leave it out, or use action limit)",
+				xrl_word_name(xrl_action_words, r->action));
 	if (r->action != XRL_ACT_LIMIT)
 		return 0;
 	*bad = XRL_FIELD_WINDOW_BURST;

@@ -51,6 +51,7 @@ enum xrl_rule_field {
 	XRL_FIELD_SCOPE,		/* scope fleet for a rule it cannot share */
 	XRL_FIELD_BAN,			/* ban on a rule that is not metered, ban-max < ban */
 	XRL_FIELD_SYNCOOKIES,		/* syn-cookies for a rule that cannot take them */
+	XRL_FIELD_SLIP,			/* slip on a rule that cannot see DNS over UDP */
 };
 int xrl_rule_check(struct xrl_rule_entry *e, enum xrl_rule_field *bad);
 /* What a parser saw written that the values cannot tell: a rule checked

@@ -22,7 +22,7 @@
 
 enum { RA_PREFIX, RA_RATE, RA_BURST, RA_PER, RA_ACTION, RA_ID, RA_ON_FAILURE,
        RA_ALGO, RA_DRY_RUN, RA_PROTO, RA_DPORT, RA_SYN, RA_SCOPE,
-       RA_AGGREGATE, RA_NEWKEYS, RA_SYNCOOKIES, RA_BAN, RA_AFTER, RA_BAN_MAX };
+       RA_AGGREGATE, RA_NEWKEYS, RA_SYNCOOKIES, RA_BAN, RA_AFTER, RA_BAN_MAX, RA_SLIP };
 
 /* An endpoint rule's words: proto first, dport and syn with it (what the
  * values then say is the rule check's). */
@@ -56,6 +56,7 @@ static int check_rule_add(struct xrl_cmd *c, const int *at, struct xrl_parse_err
 		[XRL_FIELD_DPORT] = { RA_DPORT, true }, [XRL_FIELD_SYN] = { RA_SYN },
 		[XRL_FIELD_WINDOW_BURST] = { RA_BURST, true }, [XRL_FIELD_SCOPE] = { RA_SCOPE, true },
 		[XRL_FIELD_SYNCOOKIES] = { RA_SYNCOOKIES },
+		[XRL_FIELD_SLIP] = { RA_SLIP, true },
 	};
 	static const int unmetered[] = { RA_RATE, RA_BURST, RA_PER, RA_AGGREGATE, RA_NEWKEYS };
 	static const char *const unmetered_name[] = { "rate", "burst", "per", "aggregate",
@@ -263,6 +264,9 @@ static const struct xrl_param p_rule_add[] = {
 	[RA_BAN_MAX] = { "ban-max", XRL_ARG_DURATION, "DURATION", .min = 1, .max = XRL_BAN_MAX_S,
 			 F(rule.r.ban_max_s), .what = "ban-max", .late = true,
 			 .help = "a repeat offender's ban doubles up to this; also the memory (default 24h)" },
+	[RA_SLIP] = { "slip", XRL_ARG_NUM, "N", .min = 0, .max = XRL_SLIP_MAX, F(rule.r.slip),
+		      .late = true,
+		      .help = "proto udp: answer every Nth refused DNS query (TC), 0 .. 100 (default 0)" },
 	END,
 };
 

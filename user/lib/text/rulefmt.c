@@ -91,6 +91,8 @@ size_t xrl_rule_config_format(const struct xrl_rule_entry *e, char *buf, size_t 
 			ADD(" syn");
 		if (r->syncookies)
 			ADD(" syn-cookies");
+		if (r->slip)
+			ADD(" slip %u", r->slip);
 	}
 	if (r->scope != XRL_SCOPE_HOST)
 		ADD(" scope %s", xrl_word_name(xrl_scope_words, r->scope));
@@ -167,6 +169,7 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		}
 		jw_kbool(w, "syn", e->r.syn);
 		jw_kbool(w, "syn_cookies", e->r.syncookies);
+		jw_ku64(w, "slip", e->r.slip);
 	} else {
 		jw_key(w, "proto");
 		jw_null(w);
@@ -174,6 +177,7 @@ void xrl_rule_json(struct jw *w, const struct xrl_rule_entry *e)
 		jw_null(w);
 		jw_kbool(w, "syn", false);
 		jw_kbool(w, "syn_cookies", false);
+		jw_ku64(w, "slip", 0);
 	}
 	jw_kstr(w, "scope", xrl_word_name(xrl_scope_words, e->r.scope));
 	/* the data path's clock for the rule (README, Rules: The clock) */
