@@ -185,16 +185,6 @@ int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
 	return 0;
 }
 
-void xrl__bans_reserve(struct xrl *x)
-{
-	struct xrl_ban_totals *t = totals(x);
-	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
-
-	if (t && cap > 0)
-		__atomic_store_n(&t->rule_bans_max, (__u64)cap - cap / XRL_BAN_RESERVE_DIV,
-				 __ATOMIC_RELAXED);
-}
-
 int xrl_ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len, const char *who)
 {
 	struct xrl_ban b;
