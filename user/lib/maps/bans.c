@@ -270,7 +270,8 @@ int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
 		*n = 0;
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_entry);
+	if (*n > 1)	/* qsort() takes no NULL, even for none */
+		qsort(v, *n, sizeof(*v), cmp_entry);
 	*out = v;
 	return 0;
 }
