@@ -33,7 +33,7 @@
  * run over their pins and silently stop checking the bans and the rules
  * that take a set (a deny list); 4: DNS slip (xrl_rule.slip, the answer
  * counters at the end of the rule, global and interface stats,
- * xrl_answer_cap) */
+ * xrl_answer_cap; the control block's ban_families) */
 #define XRL_LAYOUT_VERSION	4
 
 /* What the program carries about itself, alone in its own section
@@ -375,7 +375,16 @@ struct xrl_control {
 	 * renews it; a reader killed lets it lapse (read with the epoch,
 	 * in the same cache line: a capture costs nothing while off) */
 	__u32 capture_until;
+	/* XRL_BANS_V4 | XRL_BANS_V6: that family's ban table may hold an
+	 * entry; clear: packets skip the ban look-up. Set after every insert
+	 * (the data path's too); cleared only by userspace, which looks at
+	 * the table again after clearing and sets it back if it is not empty,
+	 * so an insert racing the clear is never left unchecked. */
+	__u32 ban_families;
+	__u32 pad_ctl;
 };
+#define XRL_BANS_V4	1u
+#define XRL_BANS_V6	2u
 
 /*
  * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet

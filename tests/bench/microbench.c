@@ -36,7 +36,8 @@ struct bcase {
 				 * 4: xdp-rl with a capture of another source,
 				 * 5: xdp-rl with a capture of every packet,
 				 * 6: a deny set of 16 prefixes, 7: of 1000000,
-				 * 8: 8 deny sets of 16 (the last one holds it) */
+				 * 8: 8 deny sets of 16 (the last one holds it),
+				 * 9: xdp-rl with 64 bans per family */
 	struct pkt_spec spec;
 	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
@@ -262,9 +263,10 @@ int main(int argc, char **argv)
 		/* bans: an operator's (a /24 of 64 bans), a rule's (one look-up
 		 * more: is the source allowed?); compare with the hot-key
 		 * cache's cached drop ("steady hit, dropped") */
-		{ "xdp-rl banned source (operator ban), dropped", 0, { .src = "198.18.15.1", .payload = 18 } },
-		{ "xdp-rl banned source (a rule's ban), dropped", 0, { .src = "198.18.16.1", .payload = 18 } },
-		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 0, { .src = "2001:db8:bad::1", .payload = 18 } },
+		{ "xdp-rl banned source (operator ban), dropped", 9, { .src = "198.18.15.1", .payload = 18 } },
+		{ "xdp-rl banned source (a rule's ban), dropped", 9, { .src = "198.18.16.1", .payload = 18 } },
+		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 9, { .src = "2001:db8:bad::1", .payload = 18 } },
+		{ "xdp-rl steady hit, passed, 64 bans in the table (not its)", 9, { .src = "198.18.0.1", .payload = 18 } },
 		/* a capture running: its filter refuses the packet; it takes
 		 * it, over the rate cap (a flood: left out, counted) */
 		{ "xdp-rl steady hit, dropped, capture on (another source)", 4, { .src = "198.18.1.1", .payload = 18 } },
@@ -289,9 +291,9 @@ int main(int argc, char **argv)
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[9];
+	int repeat = 1000000, rounds = 5, opt, fds[10];
 	bool json = false, with_stats = false;
-	struct xrl *x, *xe, *xc[2], *xs[3];
+	struct xrl *x, *xe, *xc[2], *xs[3], *xb;
 	struct xrl_capture_run *cap[2];
 	size_t n = 0, nsrc, n16;
 	cpu_set_t set;
@@ -352,9 +354,8 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
-	    add_rule(x, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
 	    add_rule(x, v, &n, "rule add 198.18.17.0/24 action deny") ||
-	    xrl_rules_commit(x, v, n) || fleet_setup(x) || bans_setup(x)) {
+	    xrl_rules_commit(x, v, n) || fleet_setup(x)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
@@ -412,6 +413,15 @@ set_fail:
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
+	/* a third: the same rules, a rule that bans, 64 bans per family */
+	n -= 2;		/* without the endpoint rules */
+	if (xrl_open(&o, &xb) ||
+	    add_rule(xb, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
+	    xrl_rules_commit(xb, v, n) || bans_setup(xb)) {
+		fprintf(stderr, "Error: %s\n", xrl_errmsg());
+		return 1;
+	}
+	fds[9] = xrl_prog_fd(xb);
 	fds[3] = xrl_prog_fd(xe);
 	fds[0] = xrl_prog_fd(x);
 	fds[1] = bpf_program__fd(ref->progs.xdp_drop_all);

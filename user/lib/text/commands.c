@@ -201,6 +201,8 @@ static const struct xrl_param p_attach[] = {
 	  .help = "where it runs: xdp (default), or tc ingress beside another XDP program" },
 	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(attach.keys),
 	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
+	{ "bans", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 24, F(attach.bans),
+	  .help = "ban table size per family, 16 .. 16777216 (default 65536; first attach)" },
 	END,
 };
 

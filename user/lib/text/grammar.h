@@ -87,6 +87,7 @@ struct xrl_args_attach {	/* attach; interface (no keys) */
 	int xdp_mode;		/* enum xrl_xdp_mode */
 	__u32 keys;
 	int hook;		/* enum xrl_hook: xdp (the default) or tc */
+	__u32 bans;		/* the ban tables' size; 0: default or kept */
 };
 
 struct xrl_args_detach {
