@@ -316,15 +316,17 @@ int xdp_rl(struct xdp_md *ctx)
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
 		return verdict(gs, is, mode, XRL_DROP);
 
+	rule = classify(&pkt);
 	/* SYN cookies: an unverified source's TCP packets to a syn-cookies
-	 * rule's ports are answered or dropped here, before any bucket */
-	if (mode == XRL_MODE_ENFORCE && pkt.ports && pkt.l4proto == IPPROTO_TCP) {
+	 * rule's ports are answered or dropped here, before any bucket; a
+	 * deny or allow source rule decides first (a denied source is never
+	 * answered, a trusted one never challenged) */
+	if (mode == XRL_MODE_ENFORCE && pkt.ports && pkt.l4proto == IPPROTO_TCP &&
+	    (!rule || rule->action == XRL_ACT_LIMIT)) {
 		decision = xrl_syncookie_step(ctx, &pkt);
 		if (decision != XRL_PASS)
 			return verdict(gs, is, mode, decision);
 	}
-
-	rule = classify(&pkt);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
