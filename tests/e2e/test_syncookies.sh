@@ -223,13 +223,14 @@ test_outgoing_tcp_kept() {
 	check_match "no dport: refused" "$out" "^Error: .*protects listening ports: give 'dport'"
 	out=$(ctl rule add 0.0.0.0/0 proto tcp dport 40000-40100 syn-cookies rate 1000/s burst 1000 2>&1)
 	check_match "ephemeral ports: refused" "$out" "^Error: .*overlap the host's own connections' ports"
-	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null ||
+	# a protected port no one listens on, for the host's own connection
+	ctl rule add 0.0.0.0/0 proto tcp dport 18478 syn-cookies rate 1000/s burst 1000 id 1 >/dev/null ||
 		{ fail "rule add"; return; }
 	check_match "the raw chain takes pure SYNs to local addresses" \
-		"$(in_dst nft list table inet "$(sc_tables | head -1)")" "tcp flags & (fin | syn | rst | ack) == syn fib daddr type local notrack"
+		"$(in_dst nft list table inet "$(sc_tables | head -1)")" "tcp flags syn / fin,syn,rst,ack fib daddr type local notrack"
 	local i code=000
 	for ((i = 0; i < 40; i++)); do	# the server up
-		code=$(in_dst curl -s -m 3 --local-port $PORT -o /dev/null -w '%{http_code}' http://198.19.0.1:18474/)
+		code=$(in_dst curl -s -m 3 --local-port 18478 -o /dev/null -w '%{http_code}' http://198.19.0.1:18474/)
 		[[ $code == 200 ]] && break
 		sleep 0.25
 	done
@@ -261,6 +262,49 @@ test_two_instances() {
 	"${B[@]}" purge >/dev/null 2>&1
 }
 
+# until the daemon's rule list has N rules (10 s)
+rules_become() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(ctl -j rule list | jq length) == "$1" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The daemon reloads with syn-cookies rules: a reload that leaves their
+# ports alone runs no nft; one that changes them rewrites the table with
+# the CAP_NET_ADMIN the daemon kept for it.
+test_rld_reload() {
+	sc_lab || return
+	local log="$TMPD/rld.log" conf="$TMPD/rl.conf"
+	: >"$log"
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "metrics on http://127.0.0.1:18476/metrics" || return
+	check_match "CAP_NET_ADMIN kept" "$(cat "$log")" "capabilities: kept cap_bpf, cap_net_admin"
+	check_match "table at start" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "dport $PORT"
+	check_eq "first request" "$(get 198.18.0.254)" 200
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1" \
+		"rule add 198.51.100.0/24 rate 5/s burst 5 id 2"
+	kill -HUP "$RLD_PID"
+	rules_become 2 || fail "reload, other rule added: $(tail -n 3 "$log" | tr '\n' '|')"
+	check_match "table kept" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "dport $PORT"
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1" \
+		"rule add 0.0.0.0/0 proto tcp dport 18477 syn-cookies rate 100/s burst 100 id 3" \
+		"rule add 198.51.100.0/24 rate 5/s burst 5 id 2"
+	kill -HUP "$RLD_PID"
+	rules_become 3 || fail "reload, a port added: $(tail -n 3 "$log" | tr '\n' '|')"
+	check_match "the new port in the table" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "18477"
+	in_src ip addr add 198.18.0.79/24 dev s0 2>/dev/null
+	check_eq "a new client after the reloads" \
+		"$(in_src curl -s -m 5 --interface 198.18.0.79 -o /dev/null -w '%{http_code}' http://198.18.0.254:$PORT/)" 200
+	check_eq "no reload refused" "$(grep -c 'reload refused' "$log")" 0
+}
+
 run_test test_first_connection
 run_test test_without_synproxy_first_fails
 run_test test_refused_without_needs
@@ -269,4 +313,5 @@ run_test test_purge_removes_table
 run_test test_replay_counts
 run_test test_outgoing_tcp_kept
 run_test test_two_instances
+run_test test_rld_reload
 summary

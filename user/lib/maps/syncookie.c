@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include "maps/xrl.h"
 
@@ -130,6 +133,25 @@ int xrl_sc_host_check(char *buf, size_t len)
 	return 0;
 }
 
+/* In nft's child: CAP_NET_ADMIN, when permitted (the daemon keeps it for
+ * syn-cookies rules), made inheritable and ambient, so that nft (no file
+ * capabilities) runs with it; without it nft says it may not. */
+static void nft_child_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	__u32 bit = 1u << (CAP_NET_ADMIN % 32);
+	int w = CAP_NET_ADMIN / 32;
+
+	if (syscall(SYS_capget, &h, d) || !(d[w].permitted & bit))
+		return;
+	d[w].inheritable |= bit;
+	d[w].effective |= bit;
+	if (syscall(SYS_capset, &h, d))
+		return;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
+}
+
 /* Run nft -f - on script; its messages (stderr and stdout) in msg. The
  * exit status, or -errno when it could not run. */
 static int run_nft(const char *script, char *msg, size_t len)
@@ -158,6 +180,7 @@ static int run_nft(const char *script, char *msg, size_t len)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(out[1], 2);
+		nft_child_caps();
 		execlp("nft", "nft", "-f", "-", (char *)NULL);
 		_exit(127);
 	}
