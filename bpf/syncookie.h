@@ -472,7 +472,10 @@ __noinline int xrl_syncookie_step(struct xdp_md *ctx, const struct xrl_pkt *p)
 		return XRL_DROP;
 	}
 	st->verified++;
-	gst->verified++;
+	/* the global slot counts the keys created: a source verified again
+	 * after its entry expired updates its key, evicts none */
+	if (!e)
+		gst->verified++;
 	return XRL_PASS;
 }
 

@@ -468,6 +468,26 @@ static int verify(int family, const char *src, uint16_t sport)
 	return send_seg(&a) == XDP_PASS ? 0 : -1;
 }
 
+/* A source verified again after its entry expired updates its key: the
+ * table's keys created and evicted estimate do not count it. */
+TEST(syncookie_reverify_not_evicted)
+{
+	struct xrl_sc_table t = {};
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	xrl_test_clock_set(X, T0);
+	CHECK(!verify(4, "198.18.0.13", 4100), "verified");
+	xrl_test_clock_set(X, T0 + XRL_SC_IDLE_NS + SEC);
+	CHECK(!verify(4, "198.18.0.13", 4101), "verified again after expiry");
+	CHECK_EQ(sc_of(5).verified, 2, "the rule counts both verifications");
+	CHECK(!xrl_sc_table_get(X, &t), "table: %s", xrl_errmsg());
+	CHECK_EQ(t.entries, 1, "one entry");
+	CHECK_EQ(t.inserted, 1, "one key created");
+	CHECK_EQ(t.evicted, 0, "none evicted");
+	teardown();
+}
+
 /* The table full: the least recently seen sources go, an evicted one
  * answers a cookie again, and no unverified source passes without one. */
 TEST(syncookie_table_full)

@@ -18,8 +18,10 @@ int xrl_sc_stats_get(struct xrl *x, __u32 slot, struct xrl_sc_stats *sum);
 /* Answers sent back (XDP_TX), every CPU. */
 int xrl_answers_get(struct xrl *x, struct xrl_answer_stats *sum);
 
-/* The verified sources' table: entries now (a walk), its size, and an
- * estimate of the entries evicted (verified so far less those still in). */
+/* The verified sources' table: entries now (a walk; expired ones
+ * included until they are evicted or verified again), its size, the keys
+ * created, and an estimate of the entries evicted (created less those
+ * still in). */
 struct xrl_sc_table {
 	__u64 entries;
 	__u64 size;
