@@ -131,6 +131,25 @@ struct sc_hdrs {
 	__u64 l3;	/* bytes of the IP header: 20 or 40 */
 };
 
+/* An IPv4 address no SYN is answered from or to: 0.0.0.0/8, 127/8,
+ * multicast and the reserved 240/4 (broadcast included). */
+static __always_inline int sc_bad_ip4(__u32 a)
+{
+	__u8 top = bpf_ntohl(a) >> 24;
+
+	return top == 0 || top == 127 || top >= 224;
+}
+
+static __always_inline int sc_bad_ip6(const struct in6_addr *a)
+{
+	__u32 w[4];
+
+	__builtin_memcpy(w, a, sizeof(w));
+	if ((bpf_ntohl(w[0]) >> 24) == 0xff)
+		return 1;
+	return !w[0] && !w[1] && !w[2] && (!w[3] || w[3] == bpf_htonl(1));
+}
+
 static __always_inline int sc_locate(struct xdp_md *ctx, const struct xrl_pkt *p, struct sc_hdrs *h)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -138,6 +157,10 @@ static __always_inline int sc_locate(struct xdp_md *ctx, const struct xrl_pkt *p
 	struct iphdr *iph;
 	struct ipv6hdr *ip6h;
 
+	/* a frame to a group address (broadcast, multicast) is no local
+	 * listener's */
+	if ((void *)(data + ETH_HLEN) > end || (((__u8 *)data)[0] & 1))
+		return -1;
 	if (parse_eth(&c) < 0)
 		return -1;
 	h->l2 = c.pos - data;
@@ -148,10 +171,17 @@ static __always_inline int sc_locate(struct xdp_md *ctx, const struct xrl_pkt *p
 		if ((void *)(iph + 1) > end || iph->ihl != 5 || iph->protocol != IPPROTO_TCP ||
 		    (iph->frag_off & bpf_htons(0x3fff)))
 			return -1;
+		/* never to or from 0/8, loopback, multicast or broadcast:
+		 * an answer would go to (or claim to be) no one host */
+		if (sc_bad_ip4(iph->saddr) || sc_bad_ip4(iph->daddr))
+			return -1;
 		h->l3 = sizeof(*iph);
 	} else {
 		ip6h = c.pos;
 		if ((void *)(ip6h + 1) > end || ip6h->nexthdr != IPPROTO_TCP)
+			return -1;
+		/* nor from or to multicast (ff00::/8), :: or ::1 */
+		if (sc_bad_ip6(&ip6h->saddr) || sc_bad_ip6(&ip6h->daddr))
 			return -1;
 		h->l3 = sizeof(*ip6h);
 	}
@@ -203,6 +233,13 @@ static __always_inline int sc_answer(struct xdp_md *ctx, const struct xrl_pkt *p
 	__s64 v;
 	int grow;
 
+	/* The TCP header the SYN claims (p->hdrs: IP and TCP headers, by
+	 * doff) must lie inside the IP packet and the frame: options read
+	 * past them (from trailing padding, or from the bytes grown below)
+	 * could make the answer longer than the SYN. */
+	if (!p->l3len || p->hdrs < l3 + sizeof(*th) || p->hdrs > p->l3len ||
+	    l2 + p->hdrs > p->len)
+		return -1;
 	/* The cookie helpers take the TCP header with its options: grown to
 	 * the longest header, the frame proves to the verifier that any
 	 * length up to 60 bytes lies inside it. */
@@ -221,7 +258,7 @@ static __always_inline int sc_answer(struct xdp_md *ctx, const struct xrl_pkt *p
 		return -1;
 	th = data + l2 + l3;
 	tcp_len = th->doff * 4;
-	if (tcp_len < sizeof(*th) || tcp_len > XRL_TCP_MAXLEN)
+	if (tcp_len < sizeof(*th) || tcp_len > XRL_TCP_MAXLEN || tcp_len != p->hdrs - l3)
 		return -1;
 	if (p->family == 4)
 		v = bpf_tcp_raw_gen_syncookie_ipv4(data + l2, th, tcp_len);
@@ -372,6 +409,11 @@ __noinline int xrl_syncookie_step(struct xdp_md *ctx, const struct xrl_pkt *p)
 	now = clock_ns(ctrl);
 	k.family = p->family;
 	__builtin_memcpy(k.addr, p->saddr, sizeof(k.addr));
+	/* an IPv6 source is verified per /64: whoever owns a /64 owns its
+	 * every address, and one attacker's prefix is one entry, not enough
+	 * handshakes to flush the table */
+	if (p->family == 6)
+		k.addr[2] = k.addr[3] = 0;
 	e = bpf_map_lookup_elem(&xrl_sc_verified, &k);
 	/* signed: another CPU may have stamped the entry with a clock read
 	 * after this packet's, which is fresh, not 2^64 ns old */
@@ -408,6 +450,11 @@ __noinline int xrl_syncookie_step(struct xdp_md *ctx, const struct xrl_pkt *p)
 		st->cookies_sent++;
 		return XRL_TX;
 	}
+	/* SYN-ACK: only a server answering the host's own connection sends
+	 * one; it goes on to the rules and to conntrack (an unsolicited one
+	 * is invalid there, and the SYNPROXY table drops it) */
+	if ((flags & 0x17) == 0x12)
+		return XRL_PASS;
 	/* the handshake's ACK: no SYN, RST or FIN */
 	if ((flags & 0x17) != 0x10) {
 		st->unverified_dropped++;
@@ -425,7 +472,10 @@ __noinline int xrl_syncookie_step(struct xdp_md *ctx, const struct xrl_pkt *p)
 		return XRL_DROP;
 	}
 	st->verified++;
-	gst->verified++;
+	/* the global slot counts the keys created: a source verified again
+	 * after its entry expired updates its key, evicts none */
+	if (!e)
+		gst->verified++;
 	return XRL_PASS;
 }
 

@@ -389,20 +389,21 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
 		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
-	/* SYN cookies (at XDP; at tc netfilter's SYNPROXY answers alone): an
-	 * unverified source's TCP packets to a syn-cookies rule's ports are
-	 * answered or dropped here, before any bucket */
-	if (hook == XRL_HOOK_XDP && mode == XRL_MODE_ENFORCE && pkt.ports &&
-	    pkt.l4proto == IPPROTO_TCP) {
-		decision = xrl_syncookie_step(ctx, &pkt);
-		if (decision != XRL_PASS)
-			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
-	}
-
 	/* a set rule first (allow sets first of all), then the prefixes */
 	rule = classify_sets(&pkt, ctrl);
 	if (!rule)
 		rule = classify(&pkt);
+	/* SYN cookies (at XDP; at tc netfilter's SYNPROXY answers alone): an
+	 * unverified source's TCP packets to a syn-cookies rule's ports are
+	 * answered or dropped here, before any bucket; a deny or allow source
+	 * rule decides first (a denied source is never answered, a trusted one
+	 * never challenged) */
+	if (hook == XRL_HOOK_XDP && mode == XRL_MODE_ENFORCE && pkt.ports &&
+	    pkt.l4proto == IPPROTO_TCP && (!rule || rule->action == XRL_ACT_LIMIT)) {
+		decision = xrl_syncookie_step(ctx, &pkt);
+		if (decision != XRL_PASS)
+			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
+	}
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;

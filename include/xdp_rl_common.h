@@ -601,7 +601,7 @@ struct xrl_answer_stats {
 
 struct xrl_sc_key {
 	__u32 family;		/* 4 or 6 */
-	__u32 addr[4];		/* the whole source address, network order */
+	__u32 addr[4];		/* IPv4: the address; IPv6: its /64 (network order) */
 };
 
 struct xrl_sc_entry {

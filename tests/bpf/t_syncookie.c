@@ -260,6 +260,23 @@ TEST(syncookie_synack_v6)
 	teardown();
 }
 
+/* An IPv6 source is verified per /64: another address of the verified
+ * one's /64 is verified, an address of the next /64 is not. */
+TEST(syncookie_v6_per_64)
+{
+	struct seg a = { .family = 6, .src = "2001:db8:1::7:8", .sport = 41000, .dport = 80,
+			 .flags = ACK, .seq = 5, .ack = 9 };
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	synack_case(6, false);
+	CHECK_EQ(send_seg(&a), XDP_PASS, "the same /64: verified");
+	CHECK_EQ(verified_entries(), 1, "one entry for the /64");
+	a.src = "2001:db8:1:1::7";
+	CHECK_EQ(send_seg(&a), XDP_DROP, "the next /64: not verified");
+	teardown();
+}
+
 TEST(syncookie_synack_vlan)
 {
 	setup();
@@ -349,12 +366,10 @@ TEST(syncookie_malformed)
 	CHECK_EQ(send_seg(&g), XDP_DROP, "SYN with FIN");
 	g.flags = ACK | RST;
 	CHECK_EQ(send_seg(&g), XDP_DROP, "ACK with RST");
-	g.flags = SYN | ACK;
-	CHECK_EQ(send_seg(&g), XDP_DROP, "a SYN-ACK to the port");
 	g.flags = 0;
 	CHECK_EQ(send_seg(&g), XDP_DROP, "no flags");
 	dropped = sc_of(5).unverified_dropped;
-	CHECK_EQ(dropped, 8, "each counted");
+	CHECK_EQ(dropped, 7, "each counted");
 	CHECK_EQ(sc_of(5).cookies_sent, 0, "none answered");
 	CHECK_EQ(answers(), 0, "no answer at all");
 	CHECK_EQ(buckets(), 0, "no bucket");
@@ -453,6 +468,26 @@ static int verify(int family, const char *src, uint16_t sport)
 	return send_seg(&a) == XDP_PASS ? 0 : -1;
 }
 
+/* A source verified again after its entry expired updates its key: the
+ * table's keys created and evicted estimate do not count it. */
+TEST(syncookie_reverify_not_evicted)
+{
+	struct xrl_sc_table t = {};
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	xrl_test_clock_set(X, T0);
+	CHECK(!verify(4, "198.18.0.13", 4100), "verified");
+	xrl_test_clock_set(X, T0 + XRL_SC_IDLE_NS + SEC);
+	CHECK(!verify(4, "198.18.0.13", 4101), "verified again after expiry");
+	CHECK_EQ(sc_of(5).verified, 2, "the rule counts both verifications");
+	CHECK(!xrl_sc_table_get(X, &t), "table: %s", xrl_errmsg());
+	CHECK_EQ(t.entries, 1, "one entry");
+	CHECK_EQ(t.inserted, 1, "one key created");
+	CHECK_EQ(t.evicted, 0, "none evicted");
+	teardown();
+}
+
 /* The table full: the least recently seen sources go, an evicted one
  * answers a cookie again, and no unverified source passes without one. */
 TEST(syncookie_table_full)
@@ -490,5 +525,138 @@ TEST(syncookie_table_full)
 	data.src = "2001:db8:6::1";
 	CHECK_EQ(send_seg(&data), XDP_DROP, "a source never verified: no way around the check");
 	CHECK(buckets() <= (unsigned long long)n, "a bucket per verified source at most");
+	teardown();
+}
+
+/* A SYN whose data offset claims more options than the frame or the IP
+ * packet holds is not answered: the answer would be longer than it. */
+TEST(syncookie_truncated_header)
+{
+	static const uint8_t ts_only[] = { 8, 10, 1, 2, 3, 4, 0, 0, 0, 0 };
+	static const uint8_t mss_ts_ws[] = { 2, 4, 0x05, 0xb4, 8, 10, 1, 2, 3, 4, 0, 0, 0, 0, 3, 3, 7 };
+	struct seg g = { .family = 4, .src = "198.18.0.30", .sport = 999, .dport = 80,
+			 .flags = SYN, .seq = 1, .opts = ts_only, .olen = sizeof(ts_only), .doff = 15 };
+	uint8_t in[256], out[512];
+	size_t len, n = 0;
+	int rc;
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	len = seg_build(in, &g);
+	rc = run_out(in, len, out, &n);
+	CHECK(rc != XDP_TX || n <= len, "TS only: SYN-ACK %zu bytes, SYN %zu", n, len);
+	CHECK_EQ(rc, XDP_DROP, "doff past the packet: dropped");
+	g.opts = mss_ts_ws;
+	g.olen = sizeof(mss_ts_ws);
+	len = seg_build(in, &g);
+	rc = run_out(in, len, out, &n);
+	CHECK(rc != XDP_TX || n <= len, "MSS TS WS: SYN-ACK %zu bytes, SYN %zu", n, len);
+	CHECK_EQ(rc, XDP_DROP, "doff past the packet: dropped");
+	/* the options in trailing padding, past the IP length */
+	g.opts = linux_opts;
+	g.olen = sizeof(linux_opts);
+	g.doff = 0;
+	len = seg_build(in, &g);
+	put16(in + 14 + 2, 20 + 20);	/* IP total length: no options */
+	memcpy(in + 14 + 10, (uint16_t[]){ 0 }, 2);
+	memcpy(in + 14 + 10, (uint16_t[]){ csum16(in + 14, 20) }, 2);
+	rc = run_out(in, len, out, &n);
+	CHECK_EQ(rc, XDP_DROP, "options past the IP length: dropped");
+	CHECK_EQ(answers(), 0, "nothing answered");
+	teardown();
+}
+
+/* A deny source rule decides first: a denied source is never answered. */
+TEST(syncookie_deny_first)
+{
+	struct seg g = { .family = 4, .src = "192.0.2.5", .sport = 999, .dport = 80,
+			 .flags = SYN, .seq = 1 };
+
+	setup();
+	CHECK(!RULES("rule add 192.0.2.0/24 action deny id 9",
+		     "rule add 0.0.0.0/0 proto tcp dport 80 syn-cookies rate 100/s burst 100 id 5"),
+	      "rules: %s", xrl_errmsg());
+	CHECK_EQ(send_seg(&g), XDP_DROP, "a denied source's SYN is dropped, not answered");
+	CHECK_EQ(answers(), 0, "nothing answered");
+	teardown();
+}
+
+/* An allow source rule too: a trusted source is never challenged. */
+TEST(syncookie_allow_first)
+{
+	struct seg g = { .family = 4, .src = "192.0.2.5", .sport = 999, .dport = 80,
+			 .flags = ACK, .seq = 1, .ack = 77 };
+
+	setup();
+	CHECK(!RULES("rule add 192.0.2.0/24 action allow id 9",
+		     "rule add 0.0.0.0/0 proto tcp dport 80 syn-cookies rate 100/s burst 100 id 5"),
+	      "rules: %s", xrl_errmsg());
+	CHECK_EQ(send_seg(&g), XDP_PASS, "an allowed source's established-connection ACK passes");
+	g.flags = SYN;
+	CHECK_EQ(send_seg(&g), XDP_PASS, "an allowed source's SYN goes to the stack");
+	CHECK_EQ(answers(), 0, "nothing answered");
+	teardown();
+}
+
+/* No answer to or from a group, broadcast, zero or loopback address. */
+TEST(syncookie_no_group_answer)
+{
+	static const char *const bad4[][2] = {
+		{ "198.18.0.40", "255.255.255.255" }, { "198.18.0.40", "224.0.0.1" },
+		{ "198.18.0.40", "127.0.0.1" }, { "198.18.0.40", "0.0.0.0" },
+		{ "224.0.0.1", "198.51.100.1" }, { "255.255.255.255", "198.51.100.1" },
+		{ "127.0.0.1", "198.51.100.1" }, { "0.0.0.0", "198.51.100.1" },
+	};
+	static const char *const bad6[][2] = {
+		{ "2001:db8:1::9", "ff02::1" }, { "ff02::1", "2001:db8::80" },
+		{ "::", "2001:db8::80" }, { "::1", "2001:db8::80" }, { "2001:db8:1::9", "::1" },
+	};
+	struct seg g = { .sport = 999, .dport = 80, .flags = SYN, .seq = 1 };
+	uint8_t in[256], out[512];
+	size_t len, n = 0;
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	g.family = 4;
+	for (size_t i = 0; i < sizeof(bad4) / sizeof(bad4[0]); i++) {
+		g.src = bad4[i][0];
+		g.dst = bad4[i][1];
+		CHECK(send_seg(&g) == XDP_DROP, "%s -> %s answered or passed", g.src, g.dst);
+	}
+	g.family = 6;
+	for (size_t i = 0; i < sizeof(bad6) / sizeof(bad6[0]); i++) {
+		g.src = bad6[i][0];
+		g.dst = bad6[i][1];
+		CHECK(send_seg(&g) == XDP_DROP, "%s -> %s answered or passed", g.src, g.dst);
+	}
+	/* a unicast SYN to a broadcast MAC */
+	g.family = 4;
+	g.src = "198.18.0.40";
+	g.dst = NULL;
+	len = seg_build(in, &g);
+	memset(in, 0xff, 6);
+	CHECK_EQ(run_out(in, len, out, &n), XDP_DROP, "to ff:ff:ff:ff:ff:ff");
+	in[0] = 0x01;	/* 01:00:00:...: multicast */
+	CHECK_EQ(run_out(in, len, out, &n), XDP_DROP, "to a multicast MAC");
+	CHECK_EQ(answers(), 0, "nothing answered");
+	/* the control: the same SYN to the host's MAC is answered */
+	len = seg_build(in, &g);
+	CHECK_EQ(run_out(in, len, out, &n), XDP_TX, "to the host: answered");
+	teardown();
+}
+
+/* A SYN-ACK from an unverified source answers the host's own connection:
+ * it goes on to the rules (and conntrack), it is not dropped. */
+TEST(syncookie_synack_passes)
+{
+	struct seg g = { .family = 4, .src = "198.18.0.41", .sport = 80, .dport = 80,
+			 .flags = SYN | ACK, .seq = 1, .ack = 2 };
+
+	setup();
+	CHECK(!SC_RULES(), "rules: %s", xrl_errmsg());
+	CHECK_EQ(send_seg(&g), XDP_PASS, "a SYN-ACK passes");
+	CHECK_EQ(sc_of(5).unverified_dropped, 0, "not counted as dropped");
+	CHECK_EQ(answers(), 0, "not answered");
+	CHECK_EQ(verified_entries(), 0, "not verified by it");
 	teardown();
 }

@@ -50,6 +50,12 @@ nstat_of() {	# NAME: the server namespace's counter
 	in_dst nstat -az "$1" | awk -v n="$1" '$1 == n { print $2 }'
 }
 
+# the SYNPROXY table(s) of xdp-rl in the server's namespace (one per
+# instance: its name follows the pin directory)
+sc_tables() {
+	in_dst nft list tables 2>/dev/null | awk '$3 ~ /^xdp_rl_synproxy/ { print $3 }'
+}
+
 sc_stat() {	# RULE FIELD
 	ctl -j stats | jq -r ".rules[] | select(.id == $1) | .$2"
 }
@@ -62,7 +68,7 @@ test_first_connection() {
 	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null ||
 		{ fail "rule add: $(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 2>&1)"; return; }
 	ctl rule add ::/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 2 >/dev/null || { fail "rule add v6"; return; }
-	check_match "SYNPROXY's table" "$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "synproxy mss 1460 wscale 7"
+	check_match "SYNPROXY's table" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "synproxy mss 1460 wscale 7"
 	check_eq "first request" "$(get 198.18.0.254)" 200
 	check_eq "second request" "$(get 198.18.0.254)" 200
 	check_eq "IPv6 first request" "$(get '[2001:db8:1::fe]')" 200
@@ -76,7 +82,7 @@ test_first_connection() {
 	check_eq "the listener took every connection" "$(nstat_of TcpExtListenDrops)" 0
 	ctl rule del id 1 >/dev/null && ctl rule del id 2 >/dev/null
 	check_match "the table goes with the last syn-cookies rule" \
-		"$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "No such file"
+		"$(sc_tables | wc -l)" 0
 }
 
 # Without SYNPROXY's table (deleted behind xdp-rl's back) the stack resets a
@@ -85,7 +91,7 @@ test_without_synproxy_first_fails() {
 	sc_lab || return
 	ctl attach dev d0 >/dev/null || { fail "attach"; return; }
 	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null || { fail "rule add"; return; }
-	in_dst nft delete table inet xdp_rl_synproxy
+	in_dst nft delete table inet "$(sc_tables | head -1)"
 	local rst0 first
 	rst0=$(nstat_of TcpOutRsts)
 	first=$(get 198.18.0.254)
@@ -107,7 +113,7 @@ test_refused_without_needs() {
 	out=$(ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 10/s burst 10 2>&1)
 	check_match "no syncookies refused" "$out" "^Error: .*tcp_syncookies is 0"
 	check_eq "no rule" "$(ctl -j rule list | jq length)" 0
-	check_match "no table" "$(in_dst nft list table inet xdp_rl_synproxy 2>&1)" "No such file"
+	check_eq "no table" "$(sc_tables | wc -l)" 0
 	out=$(ctl rule add 0.0.0.0/0 proto udp dport $PORT syn-cookies rate 10/s burst 10 2>&1)
 	check_match "udp refused" "$out" "^Error: .*'syn-cookies' needs proto tcp"
 	out=$(ctl rule add 0.0.0.0/0 syn-cookies rate 10/s burst 10 2>&1)
@@ -198,10 +204,114 @@ test_replay_counts() {
 	check_match "the text says it" "$("$CTL_BIN" replay "$cap" config "$conf")" "rule 4 syn-cookies: sent 1,"
 }
 
+# The host's own outgoing TCP keeps working: a rule without dport, or one
+# over the ephemeral ports, is refused; the table's raw chain untracks pure
+# SYNs to local addresses only, so that the answer to an outgoing
+# connection from one of the ports (on an interface xdp-rl is not even
+# attached to) is tracked, not taken for a client's SYN.
+test_outgoing_tcp_kept() {
+	sc_lab || return
+	lab_up_src2 || { fail "second sender"; return; }
+	ip -n "$SRC2" addr add 198.19.0.1/24 dev s1
+	ip -n "$DST" addr add 198.19.0.254/24 dev d1
+	ip -n "$SRC2" link set lo up
+	(nsenter --net="/run/netns/$SRC2" python3 -m http.server --bind 198.19.0.1 18474 >/dev/null 2>&1) &
+	BG_PIDS+=($!)
+	ctl attach dev d0 >/dev/null || { fail attach; return; }
+	local out
+	out=$(ctl rule add 0.0.0.0/0 proto tcp syn-cookies rate 1000/s burst 1000 2>&1)
+	check_match "no dport: refused" "$out" "^Error: .*protects listening ports: give 'dport'"
+	out=$(ctl rule add 0.0.0.0/0 proto tcp dport 40000-40100 syn-cookies rate 1000/s burst 1000 2>&1)
+	check_match "ephemeral ports: refused" "$out" "^Error: .*overlap the host's own connections' ports"
+	# a protected port no one listens on, for the host's own connection
+	ctl rule add 0.0.0.0/0 proto tcp dport 18478 syn-cookies rate 1000/s burst 1000 id 1 >/dev/null ||
+		{ fail "rule add"; return; }
+	check_match "the raw chain takes pure SYNs to local addresses" \
+		"$(in_dst nft list table inet "$(sc_tables | head -1)")" "tcp flags syn / fin,syn,rst,ack fib daddr type local notrack"
+	local i code=000
+	for ((i = 0; i < 40; i++)); do	# the server up
+		code=$(in_dst curl -s -m 3 --local-port 18478 -o /dev/null -w '%{http_code}' http://198.19.0.1:18474/)
+		[[ $code == 200 ]] && break
+		sleep 0.25
+	done
+	check_eq "an outgoing connection from the rule's port, via d1" "$code" 200
+	ctl rule del id 1 >/dev/null
+}
+
+# Two instances in one namespace: each has its own table, and neither's
+# commit or purge touches the other's.
+test_two_instances() {
+	sc_lab || return
+	lab_up_src2 || { fail "second sender"; return; }
+	local B=(nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN-b")
+	ctl attach dev d0 >/dev/null || { fail attach; return; }
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null || { fail "rule add"; return; }
+	check_eq "A alone: first request" "$(get 198.18.0.254)" 200
+	"${B[@]}" attach dev d1 >/dev/null || { fail "attach B"; return; }
+	"${B[@]}" rule add 0.0.0.0/0 proto tcp dport 18475 syn-cookies rate 10/s burst 10 id 1 >/dev/null || fail "B rule add"
+	check_eq "two tables" "$(sc_tables | wc -l)" 2
+	in_src ip addr add 198.18.0.77/24 dev s0 2>/dev/null
+	check_eq "A's new client, first request, after B's commit" \
+		"$(in_src curl -s -m 5 --interface 198.18.0.77 -o /dev/null -w '%{http_code}' http://198.18.0.254:$PORT/)" 200
+	"${B[@]}" rule del id 1 >/dev/null
+	check_eq "B's table gone, A's kept" "$(sc_tables | wc -l)" 1
+	in_src ip addr add 198.18.0.78/24 dev s0 2>/dev/null
+	check_eq "A's next new client" \
+		"$(in_src curl -s -m 5 --interface 198.18.0.78 -o /dev/null -w '%{http_code}' http://198.18.0.254:$PORT/)" 200
+	"${B[@]}" detach dev d1 >/dev/null 2>&1
+	"${B[@]}" purge >/dev/null 2>&1
+}
+
+# until the daemon's rule list has N rules (10 s)
+rules_become() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[[ $(ctl -j rule list | jq length) == "$1" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The daemon reloads with syn-cookies rules: a reload that leaves their
+# ports alone runs no nft; one that changes them rewrites the table with
+# the CAP_NET_ADMIN the daemon kept for it.
+test_rld_reload() {
+	sc_lab || return
+	local log="$TMPD/rld.log" conf="$TMPD/rl.conf"
+	: >"$log"
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "metrics on http://127.0.0.1:18476/metrics" || return
+	check_match "CAP_NET_ADMIN kept" "$(cat "$log")" "capabilities: kept cap_bpf, cap_net_admin"
+	check_match "table at start" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "dport $PORT"
+	check_eq "first request" "$(get 198.18.0.254)" 200
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1" \
+		"rule add 198.51.100.0/24 rate 5/s burst 5 id 2"
+	kill -HUP "$RLD_PID"
+	rules_become 2 || fail "reload, other rule added: $(tail -n 3 "$log" | tr '\n' '|')"
+	check_match "table kept" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "dport $PORT"
+	write_conf "$conf" "interface d0" "metrics 127.0.0.1:18476" \
+		"rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 100/s burst 100 id 1" \
+		"rule add 0.0.0.0/0 proto tcp dport 18477 syn-cookies rate 100/s burst 100 id 3" \
+		"rule add 198.51.100.0/24 rate 5/s burst 5 id 2"
+	kill -HUP "$RLD_PID"
+	rules_become 3 || fail "reload, a port added: $(tail -n 3 "$log" | tr '\n' '|')"
+	check_match "the new port in the table" "$(in_dst nft list table inet "$(sc_tables | head -1)" 2>&1)" "18477"
+	in_src ip addr add 198.18.0.79/24 dev s0 2>/dev/null
+	check_eq "a new client after the reloads" \
+		"$(in_src curl -s -m 5 --interface 198.18.0.79 -o /dev/null -w '%{http_code}' http://198.18.0.254:$PORT/)" 200
+	check_eq "no reload refused" "$(grep -c 'reload refused' "$log")" 0
+}
+
 run_test test_first_connection
 run_test test_without_synproxy_first_fails
 run_test test_refused_without_needs
 run_test test_spoofed_flood
 run_test test_purge_removes_table
 run_test test_replay_counts
+run_test test_outgoing_tcp_kept
+run_test test_two_instances
+run_test test_rld_reload
 summary

@@ -124,6 +124,7 @@ static const struct pcase cases[] = {
 	{ "rule add 0.0.0.0/0 proto udp dport 53 syn-cookies rate 10/s burst 10", CLI, 7, "'syn-cookies' needs proto tcp" },
 	{ "rule add 0.0.0.0/0 proto tcp dport 80 syn syn-cookies rate 10/s burst 10", CLI, 8, "leave out 'syn'" },
 	{ "rule add 0.0.0.0/0 proto tcp dport 80 syn-cookies action allow", CLI, 7, "means nothing with action allow" },
+	{ "rule add 0.0.0.0/0 proto tcp syn-cookies rate 10/s burst 10", CLI, 5, "protects listening ports: give 'dport'" },
 	{ "rule add 198.18.0.0/16 proto udp dport 53 rate 100/s burst 100 per /24", CONF, -1 },
 	{ "rule add 198.18.0.0/16 proto udp dport 1000-2000 rate 100/s burst 100", CLI, -1 },
 	{ "rule add 198.18.0.0/16 proto icmp rate 10/s burst 10", CLI, -1 },

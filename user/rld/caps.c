@@ -28,10 +28,15 @@
  * CAP_BPF: creating each reload's LPM tries and class array.
  * Not CAP_SYS_ADMIN: the published rule sets (maps in maps) are opened by
  * pin or through the descriptors the daemon keeps of what it published
- * (libxrl, rules.c), never by id after the start. */
-static const int keep[] = { CAP_BPF };
+ * (libxrl, rules.c), never by id after the start.
+ * CAP_NET_ADMIN, only while the configuration has syn-cookies rules: a
+ * reload that changes their ports rewrites netfilter's SYNPROXY table
+ * (nft, which gets it as an ambient capability, libxrl syncookie.c). A
+ * configuration that gains its first syn-cookies rule on a reload cannot
+ * get it back: that reload is refused, saying so; restart the daemon. */
+static const int keep[] = { CAP_BPF, CAP_NET_ADMIN };
 
-int caps_keep(char *kept, size_t len)
+int caps_keep(char *kept, size_t len, bool net_admin)
 {
 	bool have[sizeof(keep) / sizeof(keep[0])];
 	size_t l = 0;
@@ -40,7 +45,8 @@ int caps_keep(char *kept, size_t len)
 	if (capng_get_caps_process())
 		return -EPERM;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
+		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]) &&
+			  (keep[i] != CAP_NET_ADMIN || net_admin);
 	capng_clear(CAPNG_SELECT_BOTH);
 	kept[0] = '\0';
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {

@@ -418,8 +418,11 @@ static int run(struct rld *r, const sigset_t *mask)
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];
+		bool sc = false;
 
-		if (caps_keep(kept, sizeof(kept)))
+		for (size_t i = 0; i < c.nrules; i++)
+			sc |= c.rules[i].r.syncookies;
+		if (caps_keep(kept, sizeof(kept), sc))
 			xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
 		else
 			xrl_log(XRL_LOG_INFO, "capabilities: kept %s; dropped the others", kept);

@@ -245,7 +245,7 @@ int logq_stop(struct rld *r);
 /* caps.c: keep CAP_BPF only (permitted, effective,
  * bounding: the calling thread); drop every capability of the calling
  * thread; empty its effective set, or raise it again from its permitted */
-int caps_keep(char *kept, size_t len);
+int caps_keep(char *kept, size_t len, bool net_admin);
 int caps_thread_none(void);
 int caps_effective(bool on);
 

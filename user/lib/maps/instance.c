@@ -334,7 +334,10 @@ int xrl_purge(struct xrl *x)
 		if (!xrl_rules_get(x, &v, &nr)) {
 			for (size_t i = 0; i < nr; i++) {
 				if (v[i].r.syncookies) {
-					if (xrl_sc_nft_sync(NULL, 0))
+					char table[64];
+
+					xrl_sc_table_name(x->pin_dir, table, sizeof(table));
+					if (xrl_sc_nft_sync(table, NULL, 0))
 						xrl_warn("%s", xrl_errmsg());
 					break;
 				}

@@ -111,20 +111,6 @@ static int assign_ids(struct xrl_rule_entry *v, size_t n)
 	return 0;
 }
 
-/* The published set had syn-cookies rules, the new one none: their
- * SYNPROXY table goes (a failure is said, the commit stands). */
-static void sc_table_drop(struct xrl *x, const struct xrl_rule_entry *old, size_t nold)
-{
-	(void)x;
-	for (size_t i = 0; i < nold; i++) {
-		if (old[i].r.syncookies) {
-			if (xrl_sc_nft_sync(NULL, 0))
-				xrl_warn("%s", xrl_errmsg());
-			return;
-		}
-	}
-}
-
 int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 {
 	struct xrl_rule_entry *old = NULL, **oldp = NULL;
@@ -132,7 +118,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	unsigned char *used = NULL;
 	__u32 *fresh = NULL;
 	size_t nfresh = 0;
-	bool sc_rules = false;
+	bool sc_rules = false, sc_synced = false;
+	char sc_table[64], sc_new[1024], sc_old[1024];
 	int err, next, fd4 = -1, fd6 = -1, old4 = -1, oldsets = -1;
 	bool sets_published = false;
 	__u64 gen;
@@ -145,20 +132,18 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		err = xrl__set_rules_resolve(x, v, n);
 	if (err)
 		return err;
-	/* what SYN cookies need of the host, and netfilter's SYNPROXY set
-	 * up before the data path answers a SYN (an unpinned instance, the
-	 * BPF tests', answers BPF_PROG_TEST_RUN only: not checked) */
+	/* what SYN cookies need of the host (an unpinned instance, the BPF
+	 * tests', answers BPF_PROG_TEST_RUN only: not checked) */
 	for (size_t i = 0; x->pinned && i < n; i++) {
 		char why[320];
 
 		if (!v[i].r.syncookies)
 			continue;
-		if (xrl_sc_host_check(why, sizeof(why)))
+		if (xrl_sc_host_check(why, sizeof(why)) ||
+		    xrl_sc_ephemeral_check(&v[i].r, why, sizeof(why)))
 			return xrl_fail(ENOTSUP, "rule %u: syn-cookies: %s", v[i].r.id, why);
 		sc_rules = true;
 	}
-	if (sc_rules && (err = xrl_sc_nft_sync(v, n)))
-		return err;
 
 	/*
 	 * 2. rules that did not change keep their slot and generation; a new
@@ -170,6 +155,21 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	err = xrl_rules_get(x, &old, &nold);
 	if (err)
 		return err;
+	/* netfilter's SYNPROXY set up before the data path answers a SYN on
+	 * a new port; nft runs only when the ports changed (a reload that
+	 * touches other rules needs no netfilter privilege) */
+	xrl_sc_table_name(x->pin_dir, sc_table, sizeof(sc_table));
+	sc_new[0] = sc_old[0] = '\0';
+	if (x->pinned && ((err = xrl_sc_ports(v, n, sc_new, sizeof(sc_new))) < 0 ||
+			  (err = xrl_sc_ports(old, nold, sc_old, sizeof(sc_old))) < 0))
+		goto out;
+	err = 0;
+	if (x->pinned && sc_rules && strcmp(sc_new, sc_old)) {
+		err = xrl_sc_nft_sync(sc_table, v, n);
+		if (err)
+			goto out;
+		sc_synced = true;
+	}
 	used = calloc(XRL_RULE_SLOTS, 1);
 	oldp = malloc((nold + 1) * sizeof(*oldp));
 	fresh = malloc((n + 1) * sizeof(*fresh));
@@ -280,9 +280,10 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	}
 	x->ctrl->rules = n;
 	err = 0;
-	/* the last syn-cookies rule gone: SYNPROXY's table too */
-	if (x->pinned && !sc_rules)
-		sc_table_drop(x, old, nold);
+	/* the last syn-cookies rule gone: SYNPROXY's table too, once the
+	 * data path answers no SYN (a failure is said, the commit stands) */
+	if (x->pinned && !sc_rules && sc_old[0] && xrl_sc_nft_sync(sc_table, NULL, 0))
+		xrl_warn("%s", xrl_errmsg());
 out:
 	/* a failure after the set rules were published puts the old ones
 	 * back, so that a failed commit changes nothing */
@@ -296,6 +297,16 @@ out:
 	}
 	if (oldsets >= 0)
 		close(oldsets);
+	/* a failed commit leaves SYNPROXY's ports as the data path's (its
+	 * message stays the commit's) */
+	if (err && sc_synced) {
+		char keep[sizeof(xrl__errbuf)];
+
+		snprintf(keep, sizeof(keep), "%s", xrl_errmsg());
+		if (xrl_sc_nft_sync(sc_table, old, nold))
+			xrl_warn("%s", xrl_errmsg());
+		xrl_fail(err, "%s", keep);
+	}
 	/* after publishing (or rolling back): what a packet cached under the
 	 * old set is void from here on */
 	if (fd4 >= 0)

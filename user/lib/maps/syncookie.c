@@ -8,11 +8,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
+
+#include "maps/xrl.h"
 
 #include "model/rule.h"
 
@@ -130,6 +138,25 @@ int xrl_sc_host_check(char *buf, size_t len)
 	return 0;
 }
 
+/* In nft's child: CAP_NET_ADMIN, when permitted (the daemon keeps it for
+ * syn-cookies rules), made inheritable and ambient, so that nft (no file
+ * capabilities) runs with it; without it nft says it may not. */
+static void nft_child_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	__u32 bit = 1u << (CAP_NET_ADMIN % 32);
+	int w = CAP_NET_ADMIN / 32;
+
+	if (syscall(SYS_capget, &h, d) || !(d[w].permitted & bit))
+		return;
+	d[w].inheritable |= bit;
+	d[w].effective |= bit;
+	if (syscall(SYS_capset, &h, d))
+		return;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
+}
+
 /* Run nft -f - on script; its messages (stderr and stdout) in msg. The
  * exit status, or -errno when it could not run. */
 static int run_nft(const char *script, char *msg, size_t len)
@@ -158,6 +185,7 @@ static int run_nft(const char *script, char *msg, size_t len)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(out[1], 2);
+		nft_child_caps();
 		execlp("nft", "nft", "-f", "-", (char *)NULL);
 		_exit(127);
 	}
@@ -168,8 +196,45 @@ static int run_nft(const char *script, char *msg, size_t len)
 	if (write(in[1], script, strlen(script)) < 0)
 		st = -errno;
 	close(in[1]);
-	while (got + 1 < len && (r = read(out[0], msg + got, len - 1 - got)) > 0)
-		got += r;
+	/* nft's output until it closes it, within XRL_SC_NFT_TIMEOUT_MS: a
+	 * hung nft (the netlink lock held) is killed, the commit refused,
+	 * and the caller (the daemon's event loop) goes on */
+	{
+		struct timespec t0, t;
+		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+		long left;
+		char drop[256];
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			left = XRL_SC_NFT_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+							(t.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left <= 0) {
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				close(out[0]);
+				snprintf(msg, len, "nft did not finish within %d ms: killed",
+					 XRL_SC_NFT_TIMEOUT_MS);
+				return -ETIMEDOUT;
+			}
+			r = poll(&pfd, 1, (int)left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				continue;
+			if (got + 1 < len)
+				r = read(out[0], msg + got, len - 1 - got);
+			else
+				r = read(out[0], drop, sizeof(drop));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			if (got + 1 < len)
+				got += r;
+		}
+	}
 	msg[got] = '\0';
 	close(out[0]);
 	while (got && (msg[got - 1] == '\n'))
@@ -181,32 +246,73 @@ static int run_nft(const char *script, char *msg, size_t len)
 	return WEXITSTATUS(st);
 }
 
-int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n)
+void xrl_sc_table_name(const char *pin_dir, char *buf, size_t len)
 {
-	char ports[1024], script[4096], msg[1024];
-	size_t l = 0, k = 0;
-	int r;
+	__u32 h = 2166136261u;	/* FNV-1a of the pin directory */
+
+	if (!pin_dir || !strcmp(pin_dir, XRL_DEFAULT_PIN_DIR)) {
+		snprintf(buf, len, "%s", XRL_SC_NFT_TABLE);
+		return;
+	}
+	for (const char *c = pin_dir; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	snprintf(buf, len, "%s_%08x", XRL_SC_NFT_TABLE, h);
+}
+
+int xrl_sc_ports(const struct xrl_rule_entry *v, size_t n, char *ports, size_t len)
+{
+	size_t l = 0;
+	int k = 0;
 
 	ports[0] = '\0';
-	for (size_t i = 0; i < n && l < sizeof(ports); i++) {
+	for (size_t i = 0; i < n && l < len; i++) {
 		const struct xrl_rule *ru = &v[i].r;
 
 		if (!ru->syncookies)
 			continue;
 		if (ru->dport_lo == ru->dport_hi)
-			l += snprintf(ports + l, sizeof(ports) - l, "%s%u", k ? ", " : "", ru->dport_lo);
+			l += snprintf(ports + l, len - l, "%s%u", k ? ", " : "", ru->dport_lo);
 		else
-			l += snprintf(ports + l, sizeof(ports) - l, "%s%u-%u", k ? ", " : "",
+			l += snprintf(ports + l, len - l, "%s%u-%u", k ? ", " : "",
 				      ru->dport_lo, ru->dport_hi);
 		k++;
 	}
-	if (l >= sizeof(ports))
+	if (l >= len)
 		return xrl_fail(E2BIG, "syn-cookies: too many port ranges for one SYNPROXY rule");
+	return k;
+}
+
+int xrl_sc_ephemeral_check(const struct xrl_rule *r, char *buf, size_t len)
+{
+	unsigned int lo = 0, hi = 0;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	int n = f ? fscanf(f, "%u %u", &lo, &hi) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2)
+		return 0;	/* no such file: nothing known to overlap */
+	if (r->dport_hi < lo || r->dport_lo > hi)
+		return 0;
+	snprintf(buf, len, "its ports %u-%u overlap the host's own connections' ports (net.ipv4.ip_local_port_range %u-%u): their answers would be challenged; give the listening ports only, or move the range",
+		 r->dport_lo, r->dport_hi, lo, hi);
+	return -ENOTSUP;
+}
+
+int xrl_sc_nft_sync(const char *table, const struct xrl_rule_entry *v, size_t n)
+{
+	char ports[1024], script[4096], msg[1024];
+	size_t l;
+	int r, k;
+
+	k = xrl_sc_ports(v, n, ports, sizeof(ports));
+	if (k < 0)
+		return k;
 	/* the table created if missing, then deleted and written whole: one
 	 * transaction, never a moment without the rule or with a half one */
 	if (!k) {
 		l = snprintf(script, sizeof(script), "table inet %s\ndelete table inet %s\n",
-			     XRL_SC_NFT_TABLE, XRL_SC_NFT_TABLE);
+			     table, table);
 	} else {
 		l = snprintf(script, sizeof(script),
 			"table inet %1$s\n"
@@ -214,7 +320,7 @@ int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n)
 			"table inet %1$s {\n"
 			"\tchain syn_notrack {\n"
 			"\t\ttype filter hook prerouting priority raw; policy accept;\n"
-			"\t\ttcp dport { %2$s } tcp flags syn notrack\n"
+			"\t\ttcp dport { %2$s } tcp flags & (fin|syn|rst|ack) == syn fib daddr type local notrack\n"
 			"\t}\n"
 			"\tchain proxy {\n"
 			"\t\ttype filter hook input priority filter; policy accept;\n"
@@ -222,7 +328,7 @@ int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n)
 			"\t\tmeta nfproto ipv6 tcp dport { %2$s } ct state invalid,untracked synproxy mss %4$u wscale %5$u timestamp sack-perm\n"
 			"\t\ttcp dport { %2$s } ct state invalid drop\n"
 			"\t}\n"
-			"}\n", XRL_SC_NFT_TABLE, ports, XRL_SC_MSS4, XRL_SC_MSS6, XRL_SC_WSCALE);
+			"}\n", table, ports, XRL_SC_MSS4, XRL_SC_MSS6, XRL_SC_WSCALE);
 	}
 	if (l >= sizeof(script))
 		return xrl_fail(E2BIG, "syn-cookies: the SYNPROXY rules do not fit");
@@ -230,9 +336,10 @@ int xrl_sc_nft_sync(const struct xrl_rule_entry *v, size_t n)
 	if (r == 127 || r == -ENOENT)
 		return xrl_fail(ENOTSUP, "syn-cookies need nftables for netfilter's SYNPROXY: 'nft' is not installed (apt-get install nftables)");
 	if (r < 0)
-		return xrl_fail(-r, "cannot run nft for the SYNPROXY rules: %s", strerror(-r));
+		return xrl_fail(-r, "cannot run nft for the SYNPROXY rules: %s",
+				msg[0] ? msg : strerror(-r));
 	if (r)
 		return xrl_fail(ENOTSUP, "cannot install netfilter's SYNPROXY rules (nftables table inet %s): %s",
-				XRL_SC_NFT_TABLE, msg[0] ? msg : "nft failed");
+				table, msg[0] ? msg : "nft failed");
 	return 0;
 }

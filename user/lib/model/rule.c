@@ -90,6 +90,10 @@ static int rule_check_written(const struct xrl_rule *r, const struct xrl_rule_wr
 		/* the cookie's ACK must reach the rule: a syn rule sees SYNs only */
 		if (r->syncookies && r->syn)
 			return xrl_fail(EINVAL, "'syn-cookies' takes every TCP packet of its ports, the handshake's ACK too: leave out 'syn'");
+		/* every port would take in the answers to the host's own
+		 * connections: only listening ports are protected */
+		if (r->syncookies && r->proto == IPPROTO_TCP && !dport)
+			return xrl_fail(EINVAL, "'syn-cookies' protects listening ports: give 'dport' (the host's own connections use the others)");
 	}
 	*bad = XRL_FIELD_SYNCOOKIES;
 	if (r->syncookies && !r->ep)
