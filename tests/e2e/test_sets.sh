@@ -221,6 +221,22 @@ test_set_daemon() {
 	check_eq "both sets" "$(ctl -j set list | jq -c '[.[].name]')" '["bl","mine"]'
 }
 
+# A set's trie is pinned as xrl_set_N beside the maps: set del and a purge
+# take it away, a load leaves no xrl_set_N_new.
+test_set_pins() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null
+	ctl set create a >/dev/null
+	ctl set create b >/dev/null
+	printf '198.18.0.1\n' >"$TMPD/p.txt"
+	ctl set load b "$TMPD/p.txt" >/dev/null
+	check_eq "pinned" "$(cd "$PIN" && ls -d xrl_set_[0-9]* | tr '\n' ' ')" "xrl_set_0 xrl_set_1 "
+	ctl set del a >/dev/null
+	check_eq "set del unpins" "$(cd "$PIN" && ls -d xrl_set_[0-9]* | tr '\n' ' ')" "xrl_set_1 "
+	ctl detach dev d0 purge >/dev/null
+	check_eq "purge: nothing left" "$(ls -A "$PIN" 2>/dev/null | tr '\n' ' ')" ""
+}
+
 # A reload that would fail after a set was swapped is refused before any
 # set is: a rule taking a set that is nowhere, or more sets than fit.
 test_set_daemon_all_or_nothing() {
@@ -285,6 +301,7 @@ test_set_upgrade() {
 run_test test_set_commands
 run_test test_set_load_formats
 run_test test_set_timeouts
+run_test test_set_pins
 run_test test_set_daemon
 run_test test_set_daemon_all_or_nothing
 run_test test_set_upgrade
