@@ -221,6 +221,54 @@ test_set_daemon() {
 	check_eq "both sets" "$(ctl -j set list | jq -c '[.[].name]')" '["bl","mine"]'
 }
 
+# A set's trie is pinned as xrl_set_N beside the maps: set del and a purge
+# take it away, a load leaves no xrl_set_N_new.
+test_set_pins() {
+	lab_up || return
+	ctl attach dev d0 >/dev/null
+	ctl set create a >/dev/null
+	ctl set create b >/dev/null
+	printf '198.18.0.1\n' >"$TMPD/p.txt"
+	ctl set load b "$TMPD/p.txt" >/dev/null
+	check_eq "pinned" "$(cd "$PIN" && ls -d xrl_set_[0-9]* | tr '\n' ' ')" "xrl_set_0 xrl_set_1 "
+	ctl set del a >/dev/null
+	check_eq "set del unpins" "$(cd "$PIN" && ls -d xrl_set_[0-9]* | tr '\n' ' ')" "xrl_set_1 "
+	ctl detach dev d0 purge >/dev/null
+	check_eq "purge: nothing left" "$(ls -A "$PIN" 2>/dev/null | tr '\n' ' ')" ""
+}
+
+# A reload that would fail after a set was swapped is refused before any
+# set is: a rule taking a set that is nowhere, or more sets than fit.
+test_set_daemon_all_or_nothing() {
+	lab_up || return
+	local conf="$TMPD/rules.conf" log="$TMPD/rld-all.log"
+	printf '198.18.0.1\n' >"$TMPD/bl.txt"
+	write_conf "$conf" "interface d0" "watchdog 0" "set bl file $TMPD/bl.txt" \
+		"rule add @bl action deny id 1" "rule add 0.0.0.0/0 action allow id 2"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	# a new file, and a rule of a set that does not exist: refused whole
+	printf '198.18.0.2\n' >"$TMPD/bl.txt"
+	write_conf "$conf" "interface d0" "watchdog 0" "set bl file $TMPD/bl.txt" \
+		"rule add @bl action deny id 1" "rule add @nosuch action deny id 3" \
+		"rule add 0.0.0.0/0 action allow id 2"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "no set 'nosuch'" || return
+	check_eq "set unchanged (unknown set)" "$(ctl -j set show bl | jq -c '[.elements[].prefix]')" '["198.18.0.1/32"]'
+	check_eq "still denied" "$(flood 198.18.0.1 198.18.0.254 10 >/dev/null; rule_stat 1 dropped_packets)" 10
+	# 63 sets of xdp-rlctl's beside bl: two new ones do not fit
+	local i
+	for i in $(seq 1 62); do ctl set create "own$i" >/dev/null; done
+	printf '198.18.0.3\n' >"$TMPD/x.txt"
+	write_conf "$conf" "interface d0" "watchdog 0" "set bl file $TMPD/bl.txt" \
+		"set new1 file $TMPD/x.txt" "set new2 file $TMPD/x.txt" \
+		"rule add @bl action deny id 1" "rule add 0.0.0.0/0 action allow id 2"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "at most 64 sets" || return
+	check_eq "set unchanged (too many)" "$(ctl -j set show bl | jq -c '[.elements[].prefix]')" '["198.18.0.1/32"]'
+	check_eq "no new set" "$(ctl -j set list | jq length)" 63
+}
+
 # An upgrade to another build keeps the sets, their pins and the rules that
 # take them; a set loaded after it is the new program's too.
 test_set_upgrade() {
@@ -253,7 +301,9 @@ test_set_upgrade() {
 run_test test_set_commands
 run_test test_set_load_formats
 run_test test_set_timeouts
+run_test test_set_pins
 run_test test_set_daemon
+run_test test_set_daemon_all_or_nothing
 run_test test_set_upgrade
 run_test test_set_million_swap
 summary

@@ -204,6 +204,26 @@ static void test_formats(void)
 	CHECK(l.v[0].timeout_ns == 300000000000ULL && l.v[1].timeout_ns == 0 && l.v[2].timeout_ns == 5000000000ULL,
 	      "ipset's timeouts are the elements'");
 	CHECK(parse("create bl6 hash:net family inet6\nadd bl6 2001:db8::/48\n", 100, &l) == 1, "ipset save, IPv6");
+	/* ipset save of a set with every option: the create line's options
+	 * are not read, however many */
+	CHECK(parse("create bl hash:net family inet hashsize 1024 maxelem 65536 timeout 300 counters comment "
+		    "skbinfo bucketsize 12 initval 0x4ad6b5c3\nadd bl 198.18.0.0/16 timeout 30\n", 100, &l) == 1,
+	      "ipset save, a long create line: %s", xrl_errmsg());
+	/* Spamhaus DROP: ';' comments, whole lines and after the prefix */
+	CHECK(parse("; Spamhaus DROP List 2026/01/01 - (c) 2026 The Spamhaus Project SLT\n"
+		    "; Last-Modified: Thu, 01 Jan 2026 00:00:00 GMT\n198.18.0.0/20 ; SBL256894\n"
+		    "198.51.100.0/24 ; SBL1\n", 100, &l) == 2 && !strcmp(fmt(&l.v[1]), "198.51.100.0/24"),
+	      "a Spamhaus DROP list: %s", xrl_errmsg());
+	/* a header's comment longer than a line may be */
+	{
+		char text[2048];
+
+		memset(text, 'x', sizeof(text));
+		memcpy(text, "  # ", 4);
+		memcpy(text + 1500, "\n198.18.0.1\n", 13);
+		text[1513] = '\0';
+		CHECK(parse(text, 100, &l) == 1, "a long comment line: %s", xrl_errmsg());
+	}
 	CHECK(parse("", 100, &l) == 0, "an empty file: an empty set");
 	CHECK(parse("# only comments\n\n", 100, &l) == 0, "comments only: an empty set");
 }

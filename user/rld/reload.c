@@ -181,6 +181,48 @@ void free_sets(const struct xrl_config *c, struct xrl_set_list *l)
 	free(l);
 }
 
+/* Before any set is swapped (lock held): every set a rule takes is one of
+ * the config's or exists already, and the config's new sets fit beside
+ * the existing ones. Else the rule commit (or a set's creation) would
+ * fail after some sets were swapped, and a refused reload would have
+ * changed them. 0, or the error, said. */
+static int sets_preflight(struct rld *r, const struct xrl_config *c)
+{
+	struct xrl_set_view *v = NULL;
+	size_t n = 0, fresh = 0;
+	int err;
+
+	if ((err = xrl_sets_list(r->x, &v, &n)))
+		return err;
+	for (size_t i = 0; i < c->nsets; i++) {
+		bool have = false;
+
+		for (size_t k = 0; k < n && !have; k++)
+			have = !strcmp(v[k].name, c->sets[i].name);
+		fresh += !have;
+	}
+	if (n + fresh > XRL_MAX_SETS) {
+		free(v);
+		return xrl_fail(ENOSPC, "%zu new sets beside %zu: at most %d sets", fresh, n, XRL_MAX_SETS);
+	}
+	for (size_t i = 0; i < c->nrules && !err; i++) {
+		bool have = false;
+
+		if (!xrl_rule_is_set(&c->rules[i]))
+			continue;
+		for (size_t k = 0; k < c->nsets && !have; k++)
+			have = !strcmp(c->sets[k].name, c->rules[i].set);
+		for (size_t k = 0; k < n && !have; k++)
+			have = !strcmp(v[k].name, c->rules[i].set);
+		if (!have)
+			err = xrl_fail(ENOENT, "line %d: rule add @%s: no set '%s' (a set line in the config, or xdp-rlctl set create %s)",
+				       c->rule_line ? c->rule_line[i] : 0, c->rules[i].set, c->rules[i].set,
+				       c->rules[i].set);
+	}
+	free(v);
+	return err;
+}
+
 /* Load the config's sets (lock held): a missing one is created, each is
  * swapped whole. Before the rules: a new rule finds its set full. */
 static int load_sets(struct rld *r, const struct xrl_config *c, struct xrl_set_list *l, const char *what)
@@ -247,6 +289,8 @@ int apply(struct rld *r, struct xrl_config *c, const char *what)
 			old = NULL, nold = 0;
 		old_mode = xrl_mode_get(r->x);
 	}
+	if (!err)
+		err = sets_preflight(r, c);
 	if (!err)
 		err = load_sets(r, c, sets, what);
 	if (!err)

@@ -240,23 +240,33 @@ int xrl_set_parse(const char *buf, size_t len, const char *file, size_t max, str
 		int nw, err;
 
 		lineno++;
-		if (n >= sizeof(line))
+		if (n >= sizeof(line)) {
+			size_t b = pos;
+
+			/* a long comment (a list's header) is no element */
+			while (b < end && (buf[b] == ' ' || buf[b] == '\t'))
+				b++;
+			if (b < end && (buf[b] == '#' || buf[b] == ';')) {
+				pos = end + 1;
+				continue;
+			}
 			return xrl_fail(EINVAL, "%s:%zu: line too long (at most %zu bytes)", file, lineno,
 				    sizeof(line) - 1);
+		}
 		memcpy(line, buf + pos, n);
 		line[n] = '\0';
 		pos = end + 1;
 		if (memchr(line, '\0', n))
 			return xrl_fail(EINVAL, "%s:%zu: a NUL byte: not a text file", file, lineno);
-		hash = strchr(line, '#');
+		/* '#' comments, and ';' ones (Spamhaus DROP: "PREFIX ; SBL...") */
+		hash = strpbrk(line, "#;");
 		if (hash)
 			*hash = '\0';
 		nw = split(line, w, 16);
 		if (nw == 0)
 			continue;
 		if (!strcmp(w[0], "create"))	/* its options: the elements say their own */
-			err = nw > 16 ? xrl_fail(EINVAL, "too many words") :
-			      parse_ipset(w, nw, ipset_name, sizeof(ipset_name), l);
+			err = parse_ipset(w, nw > 16 ? 16 : nw, ipset_name, sizeof(ipset_name), l);
 		else if (!strcmp(w[0], "add"))
 			err = nw > 5 ? xrl_fail(EINVAL, "too many words (ipset save: add NAME PREFIX [timeout N])") :
 			      parse_ipset(w, nw, ipset_name, sizeof(ipset_name), l);
