@@ -57,6 +57,11 @@ test_api() {
 	check_eq "POST: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X POST "$URL/api/v1/rules")" 405
 	check_eq "PUT: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X PUT -d x "$URL/")" 405
 	check_eq "DELETE: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X DELETE "$URL/api/v1/top")" 405
+	check_match "405 says what is allowed" "$(in_dst_curl -o /dev/null -D - -X POST "$URL/")" $'Allow: GET, HEAD\r'
+	check_match "the page forbids any other origin" "$(in_dst_curl -o /dev/null -D - "$URL/")" \
+		"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; .*connect-src 'self'"
+	check_match "no type sniffing" "$(in_dst_curl -o /dev/null -D - "$URL/api/v1/top")" \
+		"X-Content-Type-Options: nosniff"
 	check_eq "HEAD: 200" "$(in_dst_curl -o /dev/null -w '%{http_code}' -I "$URL/api/v1/status")" 200
 	check_eq "unknown path: 404" "$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/api/v2/rules")" 404
 	check_eq "a prefix of a path: 404" "$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/api/v1/")" 404
