@@ -6,7 +6,7 @@
 #include "harness.h"
 
 struct got {
-	int n, pass, drop, rule7;
+	int n, pass, drop, rule7, rule10;
 	__u32 len, caplen;
 	char first_src[16];
 };
@@ -22,6 +22,7 @@ static int on_pkt(const struct xrl_capture_pkt *p, void *ctx)
 	g->pass += p->verdict == XRL_CAPTURE_F_PASS;
 	g->drop += p->verdict == XRL_CAPTURE_F_DROP;
 	g->rule7 += p->has_rule && p->rule_id == 7;
+	g->rule10 += p->has_rule && p->rule_id == 10;
 	g->len = p->len;
 	g->caplen = p->caplen;
 	return 0;
@@ -170,6 +171,54 @@ TEST(capture_lease_lapses)
 	run_from("198.18.0.1");
 	xrl_capture_totals(c, &t);
 	CHECK_EQ(t.matched, 1, "only the packet within the lease");
+	xrl_capture_stop(c, NULL);
+	teardown();
+}
+
+/* A reload during a capture: a changed rule takes a new slot, and a new
+ * rule one that the capture never saw. The filter follows the rule's id to
+ * its new slot, and the records name the rule that decided them, not
+ * "none" */
+TEST(capture_follows_a_reload)
+{
+	struct xrl_capture_filter f = { .verdicts = XRL_CAPTURE_F_DROP, .has_rule = true, .rule_id = 7 };
+	struct xrl_capture_totals t;
+	struct xrl_capture_run *c;
+	struct got g;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/s burst 1 id 7"), "rules: %s", xrl_errmsg());
+	c = start(&f, &g);
+	for (int i = 0; i < 3; i++)
+		run_from("198.18.0.1");		/* 1 pass, 2 drops */
+	CHECK_EQ(xrl_capture_poll(c, 100), 0, "poll");
+	CHECK_EQ(g.rule7, 2, "rule 7's drops before the reload");
+	/* rule 7 changed (a new slot); rule 9 new */
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 2/s burst 1 id 7",
+		     "rule add 198.18.2.0/24 rate 1/s burst 1 id 9"), "rules: %s", xrl_errmsg());
+	CHECK_EQ(xrl_capture_poll(c, 10), 0, "poll");
+	for (int i = 0; i < 3; i++) {
+		run_from("198.18.0.2");		/* rule 7: 1 pass, 2 drops */
+		run_from("198.18.2.1");		/* rule 9: not this rule */
+	}
+	CHECK_EQ(xrl_capture_poll(c, 100), 0, "poll");
+	xrl_capture_totals(c, &t);
+	CHECK_EQ(g.rule7, 4, "rule 7's drops after the reload too");
+	CHECK_EQ(g.n, 4, "and only those");
+	xrl_capture_stop(c, NULL);
+
+	/* unfiltered: a record of the new rule names it */
+	memset(&f, 0, sizeof(f));
+	c = start(&f, &g);
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 2/s burst 1 id 7",
+		     "rule add 198.18.3.0/24 rate 1/s burst 1 id 10"), "rules: %s", xrl_errmsg());
+	CHECK_EQ(xrl_capture_poll(c, 10), 0, "poll");
+	g.rule7 = 0;
+	run_from("198.18.3.1");
+	run_from("198.18.3.1");
+	CHECK_EQ(xrl_capture_poll(c, 100), 0, "poll");
+	CHECK_EQ(g.n, 2, "both packets");
+	CHECK_EQ(g.rule10, 2, "each with rule 10, added after the start");
 	xrl_capture_stop(c, NULL);
 	teardown();
 }

@@ -197,6 +197,32 @@ test_capture_errors() {
 	check_eq "an unwritable file" $? 1
 	check_match "says so" "$out" "^Error: cannot write $TMPD/no/such/dir/x.pcapng"
 	check_eq "no capture left running" "$(capture_until)" 0
+	out=$(ctl capture "$CAP" snaplen 63 2>&1)
+	check_eq "snaplen under 64: a usage error" $? 2
+	out=$(ctl capture "$CAP" snaplen 4097 2>&1)
+	check_eq "snaplen over 4096: a usage error" $? 2
+}
+
+# the reader of '-' gone (head reads one byte and leaves): the next write
+# fails, the capture ends with the error and its summary, no lease left
+test_capture_reader_gone() {
+	setup_limited || return
+	nsenter --net="/run/netns/$DST" bash -c \
+		'"$1" --pin-dir "$2" capture - 2>"$3" | head -c 1 >/dev/null; echo "${PIPESTATUS[0]}" >"$4"' \
+		_ "$CTL_BIN" "$PIN" "$TMPD/rg.err" "$TMPD/rg.rc" &
+	local pid=$! i
+	BG_PIDS+=($pid)
+	for ((i = 0; i < 100; i++)); do
+		[[ $(capture_until) != 0 ]] && break
+		sleep 0.05
+	done
+	flood 198.18.0.4 198.18.0.254 100 >/dev/null
+	wait_exit "$pid" 10
+	check_eq "it ends" $? 0
+	check_eq "with an error" "$(cat "$TMPD/rg.rc")" 1
+	check_match "that says why" "$(cat "$TMPD/rg.err")" "^Error: cannot write to stdout: Broken pipe"
+	check_match "and the summary" "$(cat "$TMPD/rg.err")" "capture: [0-9]+ packets written; "
+	check_eq "no capture runs" "$(capture_until)" 0
 }
 
 run_test test_capture_drops_file
@@ -206,4 +232,5 @@ run_test test_capture_one_at_a_time_and_killed
 run_test test_capture_rate_cap
 run_test test_capture_replay
 run_test test_capture_errors
+run_test test_capture_reader_gone
 summary

@@ -65,6 +65,21 @@ test_dashboard_structure() {
 	jq '.panels[4].id = 2' "$DASH" >"$TMPD/bad4.json"
 	check_match "a duplicate id is caught" "$(python3 "$CHECK" "$TMPD/bad4.json" "$TMPD/scrape.txt")" \
 		"BAD panel id 2 twice"
+	jq '.panels[6].targets[0].expr = "rate(xdprl_dropped_packets_total{instance=~\"$instance\"}[5m])"' \
+		"$DASH" >"$TMPD/bad6.json"
+	check_match "a misspelt metric without the prefix is caught" \
+		"$(python3 "$CHECK" "$TMPD/bad6.json" "$TMPD/scrape.txt")" \
+		"BAD panel 7 .*: xdprl_dropped_packets_total is not a metric xdp-rld exports"
+	jq '.panels[7].targets[0].expr = "sum(rate(xdp_rl_dropped_packets_total{rule=\"2\"}[5m]))"' \
+		"$DASH" >"$TMPD/bad7.json"
+	check_match "a selector that ignores \$instance is caught" \
+		"$(python3 "$CHECK" "$TMPD/bad7.json" "$TMPD/scrape.txt")" \
+		"BAD panel 8 .*does not filter on"
+	# a collapsed row holds its panels: they are checked too
+	jq '.panels[0].collapsed = true | .panels[0].panels = [.panels[1] | .id = 99 | del(.fieldConfig.defaults.unit)]' \
+		"$DASH" >"$TMPD/bad8.json"
+	check_match "a panel inside a collapsed row is checked" \
+		"$(python3 "$CHECK" "$TMPD/bad8.json" "$TMPD/scrape.txt")" "BAD panel 99 .*: no unit"
 	jq '.templating.list |= map(select(.name != "instance"))' "$DASH" >"$TMPD/bad5.json"
 	check_match "no instance variable is caught" "$(python3 "$CHECK" "$TMPD/bad5.json" "$TMPD/scrape.txt")" \
 		"BAD no instance variable"
@@ -128,6 +143,14 @@ test_dashboard_against_prometheus() {
 	check_eq "every target of every panel ran" "$(grep -c '^ok ' <<<"$out")" \
 		"$(($(jq '[.panels[] | select(.type != "row") | .targets[]] | length' "$DASH") + 1))"
 	grep '^BAD' <<<"$out" | sed 's/^/    /' >&2
+	# and it catches a panel with no data, and one with only NaN, in a
+	# Prometheus that has the daemon's series
+	jq '.panels[1].targets[0].expr = "sum(rate(xdp_rl_dropped_packets_total{instance=~\"$instance\",rule=\"77\"}[$__rate_interval]))"
+	    | .panels[2].targets[0].expr = "sum(xdp_rl_keys_tracked{instance=~\"$instance\"}) * 0 / 0"' \
+		"$DASH" >"$TMPD/bad-nodata.json"
+	out=$(in_h1 python3 "$CHECK" "$TMPD/bad-nodata.json" "$TMPD/scrape.txt" http://127.0.0.1:9090 127.0.0.1:9437)
+	check_match "a panel with no data is caught" "$out" "BAD panel 2 .*: no data"
+	check_match "a panel with only NaN is caught" "$out" "BAD panel 3 .*: no number"
 }
 
 run_test test_dashboard_structure

@@ -57,10 +57,44 @@ test_api() {
 	check_eq "POST: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X POST "$URL/api/v1/rules")" 405
 	check_eq "PUT: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X PUT -d x "$URL/")" 405
 	check_eq "DELETE: 405" "$(in_dst_curl -o /dev/null -w '%{http_code}' -X DELETE "$URL/api/v1/top")" 405
+	check_match "405 says what is allowed" "$(in_dst_curl -o /dev/null -D - -X POST "$URL/")" $'Allow: GET, HEAD\r'
+	check_match "the page forbids any other origin" "$(in_dst_curl -o /dev/null -D - "$URL/")" \
+		"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; .*connect-src 'self'"
+	check_match "no type sniffing" "$(in_dst_curl -o /dev/null -D - "$URL/api/v1/top")" \
+		"X-Content-Type-Options: nosniff"
 	check_eq "HEAD: 200" "$(in_dst_curl -o /dev/null -w '%{http_code}' -I "$URL/api/v1/status")" 200
 	check_eq "unknown path: 404" "$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/api/v2/rules")" 404
 	check_eq "a prefix of a path: 404" "$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/api/v1/")" 404
 	check_eq "/metrics still" "$(in_dst_curl "$URL/metrics" | grep -c '^xdp_rl_rules_loaded 3$')" 1
+	# clumsy or hostile clients: a query string, a 64 KiB path, a GET with a
+	# 1 MiB body (libmicrohttpd reads it and drops it), 32 KiB of headers; then 20 idle connections from one
+	# address held open: the API still answers the same as /metrics does
+	check_eq "a query string: the path" \
+		"$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/api/v1/rules?x=<script>")" 200
+	check_match "a 64 KiB path: refused" \
+		"$(in_dst_curl -o /dev/null -w '%{http_code}' "$URL/$(head -c 65536 /dev/zero | tr '\0' a)")" \
+		'^(000|404|414|431)$'
+	head -c 1048576 /dev/zero >"$TMPD/body"
+	check_match "a GET with a 1 MiB body: ignored or refused" \
+		"$(in_dst_curl -o /dev/null -w '%{http_code}' -X GET --data-binary @"$TMPD/body" "$URL/api/v1/top")" \
+		'^(000|200|400|405|413)$'
+	check_match "32 KiB of headers: refused" \
+		"$(in_dst_curl -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 32768 /dev/zero | tr '\0' b)" \
+			"$URL/api/v1/status")" '^(000|400|413|431)$'
+	nsenter --net="/run/netns/$DST" python3 -c '
+import socket, sys, time
+s = [socket.create_connection(("127.0.0.1", 9437)) for _ in range(20)]
+for c in s:
+    c.send(b"GET /api/v1/status HTTP/1.1\r\n")
+time.sleep(3)
+' &
+	local idle=$!
+	sleep 1
+	check_eq "held connections: the API still answers" \
+		"$(nsenter --net="/run/netns/$DST" curl -s --interface 127.0.0.2 -o /dev/null -w '%{http_code}' \
+			-m 3 "$URL/api/v1/rules")" 200
+	wait "$idle"
+	check_eq "and after them" "$(in_dst_curl -o /dev/null -w '%{http_code}' -m 3 "$URL/api/v1/rules")" 200
 	# a client asking top back to back gets the last walk's answer: one
 	# walk a second, not one per request
 	local t0=$SECONDS i

@@ -9,10 +9,12 @@ an instance variable (a query of label_values(..., instance) on
 ${datasource}); every panel but a row has a title, the ${datasource}
 datasource, a unit and at least one target, each with an expression on the
 same datasource; ids are unique. Every metric an expression (or a variable's
-query) names is one of METRICS_SCRAPE, a scrape of xdp-rld's /metrics.
+query) names, xdp_rl_* or any NAME{...} selector, is one of METRICS_SCRAPE,
+a scrape of xdp-rld's /metrics, and every selector of a panel filters on
+instance=~"$instance". Panels inside a collapsed row are checked too.
 With PROM_URL: every expression, its variables substituted ($instance by
 INSTANCE, $__rate_interval by 10s), run through /api/v1/query, must return
-data. Prints one line per problem; exits 1 when there is any.
+data, and a number (not only NaN or Inf). Prints one line per problem; exits 1 when there is any.
 """
 import json
 import re
@@ -22,6 +24,8 @@ import urllib.request
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
 METRIC = re.compile(r"\b(xdp_rl_[a-z0-9_]+)")
+# a selector: a name and its braces (any metric, whatever its prefix)
+SELECTOR = re.compile(r"(?<![\w:])([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}")
 
 
 def scraped_names(path):
@@ -56,8 +60,12 @@ def main():
     if not dash.get("title"):
         bad.append("the dashboard has no title")
 
-    ids = {}
+    panels = []
     for p in dash.get("panels", []):
+        panels.append(p)
+        panels.extend(p.get("panels") or [])    # a collapsed row holds its own
+    ids = {}
+    for p in panels:
         pid = p.get("id")
         title = p.get("title", "")
         if pid in ids:
@@ -84,9 +92,13 @@ def main():
                 bad.append(f"{name} {t.get('refId')}: no expression")
             else:
                 exprs.append((f"{name} {t.get('refId')}", t["expr"]))
+                for sel, labels in SELECTOR.findall(t["expr"]):
+                    if not re.search(r'\binstance=~"\$instance"', labels):
+                        bad.append(f"{name} {t.get('refId')}: {sel}{{{labels}}} does not filter on $instance")
 
     for where, e in exprs:
-        for m in METRIC.findall(e):
+        names = set(METRIC.findall(e)) | {n for n, _ in SELECTOR.findall(e)}
+        for m in sorted(names):
             if m not in exported:
                 bad.append(f"{where}: {m} is not a metric xdp-rld exports")
 
@@ -107,6 +119,9 @@ def main():
                 bad.append(f"{where}: {res.get('error')}: {q}")
             elif not res["data"]["result"]:
                 bad.append(f"{where}: no data: {q}")
+            elif all(r.get("value", [0, "NaN"])[1] in ("NaN", "+Inf", "-Inf")
+                     for r in res["data"]["result"]):
+                bad.append(f"{where}: no number (NaN or Inf only): {q}")
             else:
                 print(f"ok {where}: {len(res['data']['result'])} series")
 

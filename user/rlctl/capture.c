@@ -37,6 +37,7 @@ struct writer {
 	__u32 nifaces;
 	__u64 written, count;
 	bool failed;
+	int err;		/* the errno of the first write that failed */
 	uint8_t buf[BLOCK_MAX];
 };
 
@@ -48,10 +49,21 @@ static __u64 clock_ns(clockid_t id)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* A failed write: its errno kept for the message (what runs between the
+ * write and the message, the capture's stop, changes errno). */
+static void write_failed(struct writer *w, int err)
+{
+	if (!w->failed)
+		w->err = err;
+	w->failed = true;
+}
+
 static void put(struct writer *w, size_t n)
 {
-	if (!n || fwrite(w->buf, 1, n, w->f) != n)
-		w->failed = true;
+	if (!n)
+		write_failed(w, ENOBUFS);
+	else if (fwrite(w->buf, 1, n, w->f) != n)
+		write_failed(w, errno);
 }
 
 /* The pcapng interface id of an ifindex: an Interface Description Block
@@ -96,8 +108,9 @@ static int on_packet(const struct xrl_capture_pkt *p, void *ctx)
 				      XRL_PCAPNG_INBOUND, comment));
 	}
 	if (w->stream && fflush(w->f))
-		w->failed = true;
-	w->written++;
+		write_failed(w, errno);
+	if (!w->failed)
+		w->written++;	/* the summary counts what was written */
 	return w->failed || (w->count && w->written >= w->count);
 }
 
@@ -218,14 +231,14 @@ int do_capture(struct xrl_cmd *c)
 			break;
 		}
 		if (!w->stream && fflush(w->f))
-			w->failed = true;
+			write_failed(w, errno);
 	}
 	xrl_capture_stop(run, &t);
 	run = NULL;
 	if (w->f && fflush(w->f))
-		w->failed = true;
+		write_failed(w, errno);
 	if (w->failed && !stop && !(w->count && w->written >= w->count)) {
-		p_err("cannot write %s: %s", w->stream ? "to stdout" : c->capture.file, strerror(errno));
+		p_err("cannot write %s: %s", w->stream ? "to stdout" : c->capture.file, strerror(w->err));
 		rc = 1;
 	}
 	summary(w, &t);

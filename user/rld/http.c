@@ -231,6 +231,17 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
 	enum MHD_Result ret;
 
 	MHD_add_response_header(r, "Content-Type", type);
+	/* read-only, and a page that loads nothing from elsewhere: the
+	 * browser is told so, whatever a rule or a key might ever contain */
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "GET, HEAD");
+	if (!strncmp(type, "text/html", 9))
+		MHD_add_response_header(r, "Content-Security-Policy",
+					"default-src 'none'; script-src 'unsafe-inline'; "
+					"style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
+					"base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;

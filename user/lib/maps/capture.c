@@ -32,6 +32,8 @@ struct xrl_capture_run {
 	int cb_ret;
 	__u32 *slot_id;		/* rule slot -> id + 1 (0: unknown) */
 	__u32 nslots;
+	bool has_rule;		/* the filter's rule, followed across reloads */
+	__u32 rule_id, rule_slot;	/* its id, and its slot + 1 in the filter */
 	__u64 ring_lost, delivered;
 };
 
@@ -110,9 +112,11 @@ static int claim(struct xrl_capture_run *c)
 }
 
 /* The slots of the active rules, for the records' rule ids (and the
- * filter's rule). */
-static int read_slots(struct xrl_capture_run *c, const struct xrl_capture_filter *f,
-		      __u32 *filter_slot)
+ * filter's rule). A reload gives a new or changed rule a slot that no
+ * published rule holds, so an entry is only ever added or overwritten,
+ * never cleared: a record still in the ring from the older set keeps its
+ * rule. */
+static int read_slots(struct xrl_capture_run *c, __u32 *filter_slot)
 {
 	struct xrl_rule_entry *v = NULL;
 	size_t n = 0;
@@ -120,22 +124,44 @@ static int read_slots(struct xrl_capture_run *c, const struct xrl_capture_filter
 
 	if (err)
 		return err;
-	c->nslots = XRL_RULE_SLOTS;
-	c->slot_id = calloc(c->nslots, sizeof(*c->slot_id));
 	if (!c->slot_id) {
-		free(v);
-		return xrl_fail(ENOMEM, "out of memory");
+		c->nslots = XRL_RULE_SLOTS;
+		c->slot_id = calloc(c->nslots, sizeof(*c->slot_id));
+		if (!c->slot_id) {
+			free(v);
+			return xrl_fail(ENOMEM, "out of memory");
+		}
 	}
 	*filter_slot = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].r.slot < c->nslots)
 			c->slot_id[v[i].r.slot] = v[i].r.id + 1;
-		if (f->has_rule && v[i].r.id == f->rule_id)
+		if (c->has_rule && v[i].r.id == c->rule_id)
 			*filter_slot = v[i].r.slot + 1;
 	}
 	free(v);
-	if (f->has_rule && !*filter_slot)
-		return xrl_fail(ENOENT, "no rule %u in the active set ('xdp-rlctl rule list')", f->rule_id);
+	return 0;
+}
+
+/* After a reload: the slot map again, and the filter's rule where it now
+ * is (a changed rule moves to another slot). A rule gone from the set
+ * keeps its old slot: it decides nothing more. */
+static int follow_rules(struct xrl_capture_run *c)
+{
+	struct xrl_capture cfg;
+	__u32 slot, zero = 0;
+	int err = read_slots(c, &slot);
+
+	if (err)
+		return err;
+	if (!c->has_rule || !slot || slot == c->rule_slot)
+		return 0;
+	if (bpf_map_lookup_elem(c->cfg_fd, &zero, &cfg))
+		return xrl_fail(errno, "cannot read the capture's filter: %s", strerror(errno));
+	cfg.rule_slot = slot;
+	if (bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY))
+		return xrl_fail(errno, "cannot set the capture's filter: %s", strerror(errno));
+	c->rule_slot = slot;
 	return 0;
 }
 
@@ -236,8 +262,16 @@ int xrl_capture_start(struct xrl *x, const struct xrl_capture_filter *f, xrl_cap
 	c->cb = cb;
 	c->ctx = ctx;
 	c->cfg_fd = c->stats_fd = c->ring_fd = c->claim_fd = -1;
-	if ((err = find_maps(c)) || (err = claim(c)) || (err = read_slots(c, f, &slot)) ||
-	    (err = set_filter(c, f, slot)))
+	c->has_rule = f->has_rule;
+	c->rule_id = f->rule_id;
+	if ((err = find_maps(c)) || (err = claim(c)) || (err = read_slots(c, &slot)))
+		goto fail;
+	if (f->has_rule && !slot) {
+		err = xrl_fail(ENOENT, "no rule %u in the active set ('xdp-rlctl rule list')", f->rule_id);
+		goto fail;
+	}
+	c->rule_slot = slot;
+	if ((err = set_filter(c, f, slot)))
 		goto fail;
 	c->pb = perf_buffer__new(c->ring_fd, RING_PAGES, on_sample, on_lost, c, NULL);
 	if (!c->pb) {
@@ -257,6 +291,9 @@ int xrl_capture_poll(struct xrl_capture_run *c, int timeout_ms)
 	int err;
 
 	renew(c);
+	err = follow_rules(c);
+	if (err)
+		return err;
 	err = perf_buffer__poll(c->pb, timeout_ms);
 	if (err < 0 && err != -EINTR)
 		return xrl_fail(-err, "cannot read the capture's ring: %s", strerror(-err));
