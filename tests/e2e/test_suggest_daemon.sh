@@ -130,6 +130,21 @@ test_suggest_daemon_errors() {
 	} >"$www/metrics"
 	check_match "a line that is no rule" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's line in the record is not a rule"
 	check_match "no such rule" "$(ctl suggest from "$ADDR" rule 7 2>&1)" "^Error: the daemon at $ADDR records no rule 7"
+	# a record whose figures make a line rule add refuses is said, not
+	# proposed: bursts of 1e8 at 1/s, and a bound that is no number
+	{
+		echo 'xdp_rl_suggest_rule_info{rule="1",line="rule add 198.18.0.0/24 rate 1/s burst 1 id 1"} 1'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="1"} 5'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="100000000"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="+Inf"} 5'
+	} >"$www/metrics"
+	check_match "a burst no rate refills" "$(ctl suggest from "$ADDR" 2>&1)" \
+		"^Error: $ADDR: rule 1: the record gives a rule that rule add refuses \(.*over a year"
+	sed -i 's/le="1"}/le="nan"}/' "$www/metrics"
+	check_match "a bound that is no number" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's histograms are missing or malformed"
+	echo 'xdp_rl_suggest_aggregate_peak{rule="1"} -inf' >>"$www/metrics"
+	check_match "a figure that is no count" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: line 6 of /metrics is not a Prometheus sample"
 }
 
 run_test test_suggest_daemon_learns_and_holds

@@ -191,8 +191,14 @@ static void hist_bucket(struct fhist *h, const char *le, double v)
 		h->bad = true;
 		return;
 	}
+	/* a bound that is no number, or a count no u64 holds, is no record:
+	 * a NaN bound would pass the order check and read back as rate 0 */
+	if (b != b || (b == __builtin_inf() && strcmp(le, "+Inf")) || !(v >= 0 && v < 1.8e19)) {
+		h->bad = true;
+		return;
+	}
 	h->le[h->n] = b;
-	h->cum[h->n++] = v < 0 ? 0 : (__u64)v;
+	h->cum[h->n++] = (__u64)v;
 }
 
 /* The xdp_rl_suggest_* samples of a body into rules; the number of
@@ -230,7 +236,8 @@ static long parse(char *body, struct frule **v, size_t *n, const char *hostport)
 		}
 		val = sp + strspn(sp, " ");
 		x = strtod(val, &end);
-		if (end == val || label(labels, "rule", id, sizeof(id)))
+		/* every figure of the record is a count or a rate: finite, >= 0 */
+		if (end == val || !(x >= 0 && x < 1.8e19) || label(labels, "rule", id, sizeof(id)))
 			goto bad;
 		fr = rule_get(v, n, (__u32)strtoul(id, NULL, 10));
 		if (!fr) {
@@ -329,6 +336,17 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 		e.r.nk_rate_period_ns = nk ? 1000000000ULL : 0;
 		e.r.dry_run = 0;	/* the proposal is what to enforce */
 		xrl_rule_config_format(&e, line, sizeof(line));
+		/* the line is printed only if rule add takes it: a record of
+		 * bursts no rate refills within the rule's limits (a lying or
+		 * broken daemon) is said, not proposed */
+		struct xrl_cmd chk = { 0 };
+
+		memset(&pe, 0, sizeof(pe));
+		if (xrl_cmd_parse_line(line, XRL_IN_CLI, &chk, &pe) || chk.kind != XRL_CMD_RULE_ADD) {
+			p_err("%s: rule %u: the record gives a rule that rule add refuses (%s): %s",
+			      c->suggest.from, fr->id, pe.msg, line);
+			return 1;
+		}
 	}
 	if (opt.json) {
 		jw_obj_start(&jw);
