@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +339,10 @@ static void test_suggest_hist(void)
 	CHECK_EQ(xrl_sg_hist_percentile(li, fall, 3, 95, &rank), -EINVAL, "counts that fall");
 	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 0, &rank), -EINVAL);
 	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 101, &rank), -EINVAL);
+	/* the headroom of figures past the rule's limits, or of no number */
+	CHECK_EQ(xrl_sg_headroom(1e30, 50), UINT32_MAX, "past u64: clamped before rounding");
+	CHECK_EQ(xrl_sg_headroom(__builtin_nan(""), 50), 0);
+	CHECK_EQ(xrl_sg_headroom(4e9, 0), 4000000000ULL, "headroom 0 at the edge");
 	for (int k = 0; k < KEYS; k++)
 		free(t[k]);
 }

@@ -167,7 +167,13 @@ static __u64 with_headroom(double x, unsigned pct, __u64 lo, __u64 hi)
 {
 	double v = x * (100.0 + pct) / 100.0 - 1e-9;
 
-	v = up(v > 0 ? v : 0);
+	/* past hi (or no number) before rounding: up() casts to u64, which
+	 * a double past 2^64 does not fit */
+	if (!(v > 0))
+		v = 0;
+	if (v >= (double)hi)
+		return hi;
+	v = up(v);
 
 	if (v < (double)lo)
 		return lo;
