@@ -145,6 +145,23 @@ test_suggest_daemon_errors() {
 	check_match "a bound that is no number" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's histograms are missing or malformed"
 	echo 'xdp_rl_suggest_aggregate_peak{rule="1"} -inf' >>"$www/metrics"
 	check_match "a figure that is no count" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: line 6 of /metrics is not a Prometheus sample"
+	kill_bg
+	# a server that answers a byte a second: the whole answer has 5 s, not
+	# each read (timeout says 124 when the command would have hung on)
+	nsenter --net="/run/netns/$DST" python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", '"$PORT"')); s.listen(1)
+c, _ = s.accept(); c.recv(4096)
+for i in range(30):
+    c.send(b"H"); time.sleep(1)
+' >"$TMPD/drip.log" 2>&1 &
+	BG_PIDS+=("$!")
+	sleep 0.5
+	local out rc=0
+	out=$(timeout 20 nsenter --net="/run/netns/$DST" "$CTL_BIN" suggest from "$ADDR" 2>&1) || rc=$?
+	check_match "a server that drips" "$out" "^Error: $ADDR: no complete answer in 5 s"
+	check_eq "a server that drips: said, not hung" "$rc" 1
 }
 
 run_test test_suggest_daemon_learns_and_holds

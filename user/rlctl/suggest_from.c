@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define FROM_TIMEOUT_S	5
 #define FROM_MAX_BODY	(64u << 20)	/* an answer larger than this is not a daemon's */
@@ -44,6 +45,7 @@ struct frule {
 static char *fetch_metrics(const char *hostport)
 {
 	struct timeval tv = { FROM_TIMEOUT_S, 0 };
+	struct timespec t0, now;
 	struct sockaddr_storage ss;
 	char why[160] = "", req[256], *buf = NULL, *body = NULL, *nb;
 	size_t len = 0, cap = 0;
@@ -73,7 +75,16 @@ static char *fetch_metrics(const char *hostport)
 		p_err("%s: cannot send the request: %s", hostport, strerror(errno));
 		goto out;
 	}
+	/* SO_RCVTIMEO bounds each read only: a server that drips a byte a
+	 * second would hold the command for as long as it likes. The whole
+	 * answer has FROM_TIMEOUT_S as well. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FROM_TIMEOUT_S) {
+			p_err("%s: no complete answer in %d s", hostport, FROM_TIMEOUT_S);
+			goto out;
+		}
 		if (len + 65536 + 1 > cap) {
 			if (cap >= FROM_MAX_BODY) {
 				p_err("%s: the answer is larger than %u MB: not a daemon's metrics", hostport,
