@@ -130,6 +130,20 @@ test_suggest_daemon_errors() {
 	} >"$www/metrics"
 	check_match "a line that is no rule" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's line in the record is not a rule"
 	check_match "no such rule" "$(ctl suggest from "$ADDR" rule 7 2>&1)" "^Error: the daemon at $ADDR records no rule 7"
+	# a record of 5 keys in one span, one of them new in a second (an
+	# established rule): the budget still fits the 5, all new to the
+	# applied rule
+	{
+		echo 'xdp_rl_suggest_rule_info{rule="1",line="rule add 198.18.0.0/24 rate 1/s burst 1 id 1"} 1'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="100"} 5'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="10"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_spans_total{rule="1"} 1'
+		echo 'xdp_rl_suggest_new_keys_peak{rule="1"} 1'
+	} >"$www/metrics"
+	check_match "new keys: at least the keys of a span" "$(ctl suggest from "$ADDR" 2>&1 | tail -n 1)" \
+		"^rule add 198.18.0.0/24 rate 150/s burst 15 .* new-keys 8/s$"
 	# a record whose figures make a line rule add refuses is said, not
 	# proposed: bursts of 1e8 at 1/s, and a bound that is no number
 	{

@@ -212,7 +212,14 @@ static void test_suggest_propose(void)
 	CHECK_EQ(pr.burst, (pr.max_burst * 3 + 1) / 2, "times 1.5, rounded up");
 	CHECK_EQ(pr.new_keys_seen, KEYS);
 	CHECK_EQ(pr.new_keys_peak, 10, "ten keys began within a second");
-	CHECK_EQ(pr.new_keys, 15);
+	CHECK_EQ(pr.new_keys, 32, "every key measured (21) times 1.5: all are new when the rule is applied");
+	/* a sample of an established rule sees no new key: the budget still
+	 * fits every key, each of which is new to the applied rule */
+	__u64 none[N] = { 0 };
+	CHECK_EQ(xrl_sg_propose(s, KEYS, none, N, &p, &pr), 0);
+	CHECK_EQ(pr.new_keys_peak, 0);
+	CHECK_EQ(pr.new_keys, 32, "no new key seen: still every key measured, times 1.5");
+	CHECK_EQ(xrl_sg_propose(s, KEYS, nk, N, &p, &pr), 0);
 	for (int k = 0; k < KEYS - 1; k++)
 		CHECK(gcra_admits(t[k], nt[k], pr.rate, pr.burst) == nt[k], "polite key %d admitted", k);
 	size_t f = gcra_admits(t[KEYS - 1], nt[KEYS - 1], pr.rate, pr.burst);

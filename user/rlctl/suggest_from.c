@@ -286,6 +286,11 @@ bad:
 	return -1;
 }
 
+static double up_div(__u64 a, __u64 b)
+{
+	return (double)((a + b - 1) / b);
+}
+
 static __u64 clamp(__u64 v, __u64 hi)
 {
 	return v > hi ? hi : v;
@@ -306,7 +311,7 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 	struct xrl_parse_err pe = { 0 };
 	struct xrl_cmd rc = { 0 };
 	__u64 rank, brank, rate = 0, burst = 0, nk, agg, aggb;
-	double pr, pb;
+	double pr, pb, need;
 	char pfx[64], line[512] = "";
 
 	if (!fr->line[0] || xrl_cmd_parse_line(fr->line, XRL_IN_CLI, &rc, &pe) || rc.kind != XRL_CMD_RULE_ADD) {
@@ -329,7 +334,13 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 		return 1;
 	}
 	xrl_prefix_format(&rc.rule, pfx, sizeof(pfx));
-	nk = clamp(xrl_sg_headroom(fr->nk_peak, hr), XRL_RATE_MAX_PER_SEC);
+	/* at least the keys of a span (on average: the record keeps no
+	 * distinct count): the proposal applied is a new rule, to which every
+	 * key is new at once, and a key the budget refuses has no bucket */
+	need = fr->nk_peak;
+	if (fr->spans && (double)fr->rate.cum[fr->rate.n - 1] / fr->spans > need)
+		need = up_div(fr->rate.cum[fr->rate.n - 1], fr->spans);
+	nk = clamp(xrl_sg_headroom(need, hr), XRL_RATE_MAX_PER_SEC);
 	agg = clamp(xrl_sg_headroom(fr->agg_peak, hr), XRL_RATE_MAX_PER_SEC);
 	aggb = xrl_sg_headroom(fr->agg_burst, hr);
 	if (rank) {
@@ -401,8 +412,8 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 	       (unsigned long long)rate, pc, th(pc), pr, (unsigned long long)rank, hr);
 	printf("#   burst      %llu: the %u%s percentile of the key-spans' bursts is at most %g, + %u %%\n",
 	       (unsigned long long)burst, pc, th(pc), pb, hr);
-	printf("#   new-keys   %llu/s: the most keys new in a second, %.0f, + %u %%\n", (unsigned long long)nk,
-	       fr->nk_peak, hr);
+	printf("#   new-keys   %llu/s: the most keys new in a second, %.0f, or the keys of a span if more, + %u %%\n",
+	       (unsigned long long)nk, fr->nk_peak, hr);
 	printf("#   aggregate  %llu/s burst %llu: the most of all keys over a span, %.0f/s (burst %.0f), + %u %%\n",
 	       (unsigned long long)(agg ? agg : rate), (unsigned long long)(aggb ? aggb : burst), fr->agg_peak,
 	       fr->agg_burst, hr);
