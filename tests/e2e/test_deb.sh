@@ -24,12 +24,31 @@ deb_cleanup() {
 }
 trap deb_cleanup EXIT
 
-# dpkg_retry ARGS...: dpkg, waiting (up to 2 min) while another engineer's
-# apt or dpkg holds the lock
+# dpkg_private ARGS...: dpkg in a private mount namespace with a fresh
+# bpffs on /sys/fs/bpf (and a tmpfs over /run/systemd where it exists), so
+# that the package's prerm, which on remove detaches and purges the
+# limiter of /sys/fs/bpf/xdp-rl and stops xdp-rld.service, can never reach
+# a deployment that appeared on this host after deb_preflight looked (the
+# builds take a minute; the trap's purge runs whenever the test exits).
+# The files dpkg installs and removes are the host's: only mounts are
+# private.
+dpkg_private() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m --propagation private sh -c '
+		mount -t bpf bpf /sys/fs/bpf || { echo "Error: no private bpffs: dpkg not run" >&2; exit 97; }
+		if [ -d /run/systemd ]; then
+			mount -t tmpfs none /run/systemd || { echo "Error: no private /run/systemd" >&2; exit 97; }
+		fi
+		[ -z "${XRL_DPKG_PROBE:-}" ] || { echo "$(stat -c %d /sys/fs/bpf) $(ls -A /sys/fs/bpf | grep -vc "\.debug$")"; exit 0; }
+		exec dpkg "$@"' dpkg "$@"
+}
+
+# dpkg_retry ARGS...: dpkg (dpkg_private), waiting (up to 2 min) while
+# another engineer's apt or dpkg holds the lock
 dpkg_retry() {
 	local i out rc
 	for ((i = 0; i < 60; i++)); do
-		out=$(dpkg "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
+		out=$(dpkg_private "$@" 2>&1) && { printf '%s\n' "$out"; return 0; }
 		rc=$?
 		grep -q "lock" <<<"$out" || { printf '%s\n' "$out" >&2; return $rc; }
 		sleep 2
@@ -207,6 +226,16 @@ test_deb_prerm() {
 	no_xdp_on "$DST" d0 || fail "a program left on d0"
 }
 
+# the test's dpkg (install, remove, purge, the trap's purge) runs where the
+# prerm sees an empty bpffs of its own, never this host's pins
+test_deb_dpkg_private() {
+	local probe
+	probe=$(XRL_DPKG_PROBE=1 dpkg_private 2>&1)
+	check_match "dpkg's bpffs is empty" "$probe" "^[0-9]+ 0$"
+	check_eq "dpkg's bpffs is not the host's" "${probe%% *}" "$(( $(stat -c %d /sys/fs/bpf) == ${probe%% *} ? -1 : ${probe%% *} ))"
+}
+
+run_test test_deb_dpkg_private
 run_test test_deb_contents
 run_test test_deb_lintian
 run_test test_deb_install_purge

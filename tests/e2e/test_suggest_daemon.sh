@@ -130,6 +130,52 @@ test_suggest_daemon_errors() {
 	} >"$www/metrics"
 	check_match "a line that is no rule" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's line in the record is not a rule"
 	check_match "no such rule" "$(ctl suggest from "$ADDR" rule 7 2>&1)" "^Error: the daemon at $ADDR records no rule 7"
+	# a record of 5 keys in one span, one of them new in a second (an
+	# established rule): the budget still fits the 5, all new to the
+	# applied rule
+	{
+		echo 'xdp_rl_suggest_rule_info{rule="1",line="rule add 198.18.0.0/24 rate 1/s burst 1 id 1"} 1'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="100"} 5'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="10"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_spans_total{rule="1"} 1'
+		echo 'xdp_rl_suggest_new_keys_peak{rule="1"} 1'
+	} >"$www/metrics"
+	check_match "new keys: at least the keys of a span" "$(ctl suggest from "$ADDR" 2>&1 | tail -n 1)" \
+		"^rule add 198.18.0.0/24 rate 150/s burst 15 .* new-keys 8/s$"
+	# a record whose figures make a line rule add refuses is said, not
+	# proposed: bursts of 1e8 at 1/s, and a bound that is no number
+	{
+		echo 'xdp_rl_suggest_rule_info{rule="1",line="rule add 198.18.0.0/24 rate 1/s burst 1 id 1"} 1'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="1"} 5'
+		echo 'xdp_rl_suggest_key_rate_bucket{rule="1",le="+Inf"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="100000000"} 5'
+		echo 'xdp_rl_suggest_key_burst_bucket{rule="1",le="+Inf"} 5'
+	} >"$www/metrics"
+	check_match "a burst no rate refills" "$(ctl suggest from "$ADDR" 2>&1)" \
+		"^Error: $ADDR: rule 1: the record gives a rule that rule add refuses \(.*over a year"
+	sed -i 's/le="1"}/le="nan"}/' "$www/metrics"
+	check_match "a bound that is no number" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: rule 1's histograms are missing or malformed"
+	echo 'xdp_rl_suggest_aggregate_peak{rule="1"} -inf' >>"$www/metrics"
+	check_match "a figure that is no count" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: line 6 of /metrics is not a Prometheus sample"
+	kill_bg
+	# a server that answers a byte a second: the whole answer has 5 s, not
+	# each read (timeout says 124 when the command would have hung on)
+	nsenter --net="/run/netns/$DST" python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", '"$PORT"')); s.listen(1)
+c, _ = s.accept(); c.recv(4096)
+for i in range(30):
+    c.send(b"H"); time.sleep(1)
+' >"$TMPD/drip.log" 2>&1 &
+	BG_PIDS+=("$!")
+	sleep 0.5
+	local out rc=0
+	out=$(timeout 20 nsenter --net="/run/netns/$DST" "$CTL_BIN" suggest from "$ADDR" 2>&1) || rc=$?
+	check_match "a server that drips" "$out" "^Error: $ADDR: no complete answer in 5 s"
+	check_eq "a server that drips: said, not hung" "$rc" 1
 }
 
 run_test test_suggest_daemon_learns_and_holds

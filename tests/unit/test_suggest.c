@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,7 +212,14 @@ static void test_suggest_propose(void)
 	CHECK_EQ(pr.burst, (pr.max_burst * 3 + 1) / 2, "times 1.5, rounded up");
 	CHECK_EQ(pr.new_keys_seen, KEYS);
 	CHECK_EQ(pr.new_keys_peak, 10, "ten keys began within a second");
-	CHECK_EQ(pr.new_keys, 15);
+	CHECK_EQ(pr.new_keys, 32, "every key measured (21) times 1.5: all are new when the rule is applied");
+	/* a sample of an established rule sees no new key: the budget still
+	 * fits every key, each of which is new to the applied rule */
+	__u64 none[N] = { 0 };
+	CHECK_EQ(xrl_sg_propose(s, KEYS, none, N, &p, &pr), 0);
+	CHECK_EQ(pr.new_keys_peak, 0);
+	CHECK_EQ(pr.new_keys, 32, "no new key seen: still every key measured, times 1.5");
+	CHECK_EQ(xrl_sg_propose(s, KEYS, nk, N, &p, &pr), 0);
 	for (int k = 0; k < KEYS - 1; k++)
 		CHECK(gcra_admits(t[k], nt[k], pr.rate, pr.burst) == nt[k], "polite key %d admitted", k);
 	size_t f = gcra_admits(t[KEYS - 1], nt[KEYS - 1], pr.rate, pr.burst);
@@ -338,6 +346,10 @@ static void test_suggest_hist(void)
 	CHECK_EQ(xrl_sg_hist_percentile(li, fall, 3, 95, &rank), -EINVAL, "counts that fall");
 	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 0, &rank), -EINVAL);
 	CHECK_EQ(xrl_sg_hist_percentile(li, ci, 3, 101, &rank), -EINVAL);
+	/* the headroom of figures past the rule's limits, or of no number */
+	CHECK_EQ(xrl_sg_headroom(1e30, 50), UINT32_MAX, "past u64: clamped before rounding");
+	CHECK_EQ(xrl_sg_headroom(__builtin_nan(""), 50), 0);
+	CHECK_EQ(xrl_sg_headroom(4e9, 0), 4000000000ULL, "headroom 0 at the edge");
 	for (int k = 0; k < KEYS; k++)
 		free(t[k]);
 }

@@ -295,9 +295,9 @@ static void print_rule(const struct sampler *s, size_t ri, const struct xrl_sg_p
 	printf("#   burst      %llu: the largest burst at that rate of the %zu keys at or below the percentile, %llu, + %u %%\n",
 	       (unsigned long long)pr->burst, pr->admitted_keys, (unsigned long long)pr->max_burst,
 	       c->suggest.headroom);
-	printf("#   new-keys   %llu/s: the most keys first seen in a second, %.0f (%llu new in all), + %u %%\n",
+	printf("#   new-keys   %llu/s: the most keys first seen in a second, %.0f (%llu new in all), or the %zu keys measured (all new to the applied rule) if more, + %u %%\n",
 	       (unsigned long long)pr->new_keys, pr->new_keys_peak, (unsigned long long)pr->new_keys_seen,
-	       c->suggest.headroom);
+	       pr->keys, c->suggest.headroom);
 	printf("#   aggregate  %llu/s burst %llu: the most this rate and burst admit of all keys, %.0f/s in a peak window (burst %llu), + %u %%\n",
 	       (unsigned long long)pr->agg_rate, (unsigned long long)pr->agg_burst, pr->agg_peak,
 	       (unsigned long long)pr->agg_max_burst, c->suggest.headroom);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define FROM_TIMEOUT_S	5
 #define FROM_MAX_BODY	(64u << 20)	/* an answer larger than this is not a daemon's */
@@ -44,6 +45,7 @@ struct frule {
 static char *fetch_metrics(const char *hostport)
 {
 	struct timeval tv = { FROM_TIMEOUT_S, 0 };
+	struct timespec t0, now;
 	struct sockaddr_storage ss;
 	char why[160] = "", req[256], *buf = NULL, *body = NULL, *nb;
 	size_t len = 0, cap = 0;
@@ -73,7 +75,16 @@ static char *fetch_metrics(const char *hostport)
 		p_err("%s: cannot send the request: %s", hostport, strerror(errno));
 		goto out;
 	}
+	/* SO_RCVTIMEO bounds each read only: a server that drips a byte a
+	 * second would hold the command for as long as it likes. The whole
+	 * answer has FROM_TIMEOUT_S as well. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= FROM_TIMEOUT_S) {
+			p_err("%s: no complete answer in %d s", hostport, FROM_TIMEOUT_S);
+			goto out;
+		}
 		if (len + 65536 + 1 > cap) {
 			if (cap >= FROM_MAX_BODY) {
 				p_err("%s: the answer is larger than %u MB: not a daemon's metrics", hostport,
@@ -191,8 +202,14 @@ static void hist_bucket(struct fhist *h, const char *le, double v)
 		h->bad = true;
 		return;
 	}
+	/* a bound that is no number, or a count no u64 holds, is no record:
+	 * a NaN bound would pass the order check and read back as rate 0 */
+	if (b != b || (b == __builtin_inf() && strcmp(le, "+Inf")) || !(v >= 0 && v < 1.8e19)) {
+		h->bad = true;
+		return;
+	}
 	h->le[h->n] = b;
-	h->cum[h->n++] = v < 0 ? 0 : (__u64)v;
+	h->cum[h->n++] = (__u64)v;
 }
 
 /* The xdp_rl_suggest_* samples of a body into rules; the number of
@@ -230,7 +247,8 @@ static long parse(char *body, struct frule **v, size_t *n, const char *hostport)
 		}
 		val = sp + strspn(sp, " ");
 		x = strtod(val, &end);
-		if (end == val || label(labels, "rule", id, sizeof(id)))
+		/* every figure of the record is a count or a rate: finite, >= 0 */
+		if (end == val || !(x >= 0 && x < 1.8e19) || label(labels, "rule", id, sizeof(id)))
 			goto bad;
 		fr = rule_get(v, n, (__u32)strtoul(id, NULL, 10));
 		if (!fr) {
@@ -268,6 +286,11 @@ bad:
 	return -1;
 }
 
+static double up_div(__u64 a, __u64 b)
+{
+	return (double)((a + b - 1) / b);
+}
+
 static __u64 clamp(__u64 v, __u64 hi)
 {
 	return v > hi ? hi : v;
@@ -288,7 +311,7 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 	struct xrl_parse_err pe = { 0 };
 	struct xrl_cmd rc = { 0 };
 	__u64 rank, brank, rate = 0, burst = 0, nk, agg, aggb;
-	double pr, pb;
+	double pr, pb, need;
 	char pfx[64], line[512] = "";
 
 	if (!fr->line[0] || xrl_cmd_parse_line(fr->line, XRL_IN_CLI, &rc, &pe) || rc.kind != XRL_CMD_RULE_ADD) {
@@ -311,7 +334,13 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 		return 1;
 	}
 	xrl_prefix_format(&rc.rule, pfx, sizeof(pfx));
-	nk = clamp(xrl_sg_headroom(fr->nk_peak, hr), XRL_RATE_MAX_PER_SEC);
+	/* at least the keys of a span (on average: the record keeps no
+	 * distinct count): the proposal applied is a new rule, to which every
+	 * key is new at once, and a key the budget refuses has no bucket */
+	need = fr->nk_peak;
+	if (fr->spans && (double)fr->rate.cum[fr->rate.n - 1] / fr->spans > need)
+		need = up_div(fr->rate.cum[fr->rate.n - 1], fr->spans);
+	nk = clamp(xrl_sg_headroom(need, hr), XRL_RATE_MAX_PER_SEC);
 	agg = clamp(xrl_sg_headroom(fr->agg_peak, hr), XRL_RATE_MAX_PER_SEC);
 	aggb = xrl_sg_headroom(fr->agg_burst, hr);
 	if (rank) {
@@ -329,6 +358,17 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 		e.r.nk_rate_period_ns = nk ? 1000000000ULL : 0;
 		e.r.dry_run = 0;	/* the proposal is what to enforce */
 		xrl_rule_config_format(&e, line, sizeof(line));
+		/* the line is printed only if rule add takes it: a record of
+		 * bursts no rate refills within the rule's limits (a lying or
+		 * broken daemon) is said, not proposed */
+		struct xrl_cmd chk = { 0 };
+
+		memset(&pe, 0, sizeof(pe));
+		if (xrl_cmd_parse_line(line, XRL_IN_CLI, &chk, &pe) || chk.kind != XRL_CMD_RULE_ADD) {
+			p_err("%s: rule %u: the record gives a rule that rule add refuses (%s): %s",
+			      c->suggest.from, fr->id, pe.msg, line);
+			return 1;
+		}
 	}
 	if (opt.json) {
 		jw_obj_start(&jw);
@@ -372,8 +412,8 @@ static int propose(const struct frule *fr, const struct xrl_cmd *c)
 	       (unsigned long long)rate, pc, th(pc), pr, (unsigned long long)rank, hr);
 	printf("#   burst      %llu: the %u%s percentile of the key-spans' bursts is at most %g, + %u %%\n",
 	       (unsigned long long)burst, pc, th(pc), pb, hr);
-	printf("#   new-keys   %llu/s: the most keys new in a second, %.0f, + %u %%\n", (unsigned long long)nk,
-	       fr->nk_peak, hr);
+	printf("#   new-keys   %llu/s: the most keys new in a second, %.0f, or the keys of a span if more, + %u %%\n",
+	       (unsigned long long)nk, fr->nk_peak, hr);
 	printf("#   aggregate  %llu/s burst %llu: the most of all keys over a span, %.0f/s (burst %.0f), + %u %%\n",
 	       (unsigned long long)(agg ? agg : rate), (unsigned long long)(aggb ? aggb : burst), fr->agg_peak,
 	       fr->agg_burst, hr);

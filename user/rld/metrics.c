@@ -448,6 +448,8 @@ static int metrics_fill(FILE *f, enum xrl_http_page page, void *ctx)
 	struct rld *r = ctx;
 	struct rld_metrics *m = &r->metrics;
 	struct prom p = { .f = f };
+	unsigned long long keys[2];
+	double keys_age_s;
 	int err;
 
 	if (page != XRL_PAGE_METRICS) {
@@ -461,13 +463,20 @@ static int metrics_fill(FILE *f, enum xrl_http_page page, void *ctx)
 	 * its permitted ones */
 	caps_effective(true);
 	keys_refresh(r);
+	/* the keys' count read before the daemon's lock is taken: keys_lock
+	 * is held for whole table walks (xdp-rld --suggest's sampler walks
+	 * once a second), and a scrape waiting for one with the daemon's lock
+	 * held would make a reload wait for it too */
+	pthread_mutex_lock(&m->keys_lock);
+	keys[0] = m->keys[0];
+	keys[1] = m->keys[1];
+	keys_age_s = m->keys_at_ms ? (now_ms() - m->keys_at_ms) / 1e3 : -1;
+	pthread_mutex_unlock(&m->keys_lock);
 	pthread_mutex_lock(&r->lock);
 	r->stats.log_dropped = __atomic_load_n(&r->log.dropped_total, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&m->keys_lock);
-	r->stats.keys[0] = m->keys[0];
-	r->stats.keys[1] = m->keys[1];
-	r->stats.keys_age_s = m->keys_at_ms ? (now_ms() - m->keys_at_ms) / 1e3 : -1;
-	pthread_mutex_unlock(&m->keys_lock);
+	r->stats.keys[0] = keys[0];
+	r->stats.keys[1] = keys[1];
+	r->stats.keys_age_s = keys_age_s;
 	r->stats.last_reload_success = r->applied.at;
 	snprintf(r->stats.config_sha256, sizeof(r->stats.config_sha256), "%s", r->applied.sha256);
 	snprintf(r->stats.config_path, sizeof(r->stats.config_path), "%s", r->opt.config);

@@ -167,7 +167,13 @@ static __u64 with_headroom(double x, unsigned pct, __u64 lo, __u64 hi)
 {
 	double v = x * (100.0 + pct) / 100.0 - 1e-9;
 
-	v = up(v > 0 ? v : 0);
+	/* past hi (or no number) before rounding: up() casts to u64, which
+	 * a double past 2^64 does not fit */
+	if (!(v > 0))
+		v = 0;
+	if (v >= (double)hi)
+		return hi;
+	v = up(v);
 
 	if (v < (double)lo)
 		return lo;
@@ -243,8 +249,13 @@ int xrl_sg_propose(const struct xrl_sg_series *keys, size_t nkeys, const __u64 *
 	out->agg_rate = with_headroom(out->agg_peak, p->headroom_pct, 1, XRL_RATE_MAX_PER_SEC);
 	out->agg_max_burst = xrl_sg_burst(total, n, out->agg_rate, &tb);
 	out->agg_burst = with_headroom(out->agg_max_burst, p->headroom_pct, 1, UINT32_MAX);
+	/* at least every key measured: the proposal is applied as a new rule
+	 * (a new generation), so every key there is new at once, and a key
+	 * the budget refuses has no bucket of its own (the aggregate alone
+	 * meters it). A sample of an established rule sees no new key. */
 	if (new_keys)
-		out->new_keys = with_headroom(out->new_keys_peak, p->headroom_pct, 1, XRL_RATE_MAX_PER_SEC);
+		out->new_keys = with_headroom(out->new_keys_peak > (double)nkeys ? out->new_keys_peak : (double)nkeys,
+					      p->headroom_pct, 1, XRL_RATE_MAX_PER_SEC);
 cleanup:
 	free(rates);
 	free(sorted);
