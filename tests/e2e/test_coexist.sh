@@ -384,6 +384,32 @@ test_libxdp_citizen() {
 	check_match "xdp-loader status lists it" "$st" "d0 +xdp_rl +skb +$id "
 }
 
+# A second instance (another pin directory) on an interface the first one
+# holds: refused at either hook, naming it, nothing attached. At XDP the
+# kernel's one program per hook refuses it anyway; at tc both would run in
+# the tcx chain, and every packet would meet two rule sets.
+test_second_instance() {
+	lab_up || return
+	local pin2="$PIN-2" out
+	ctl2() { nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$pin2" "$@"; }
+	ctl attach dev d0 hook tc >/dev/null || { fail "attach d0 hook tc"; return; }
+	out=$(ctl2 attach dev d0 hook tc 2>&1) && fail "a second instance attached at tc beside the first at tc"
+	check_match "tc beside tc: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at tc ingress\\)"
+	out=$(ctl2 attach dev d0 2>&1) && fail "a second instance attached at XDP with the first at tc"
+	check_match "XDP beside tc: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at tc ingress\\)"
+	check_eq "nothing at XDP" "$(xdp_prog_on d0)" null
+	ctl detach dev d0 >/dev/null || fail "detach d0"
+	ctl attach dev d0 mode generic >/dev/null || { fail "attach d0 at XDP"; return; }
+	out=$(ctl2 attach dev d0 hook tc 2>&1) && fail "a second instance attached at tc with the first at XDP"
+	check_match "tc beside XDP: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at the XDP hook\\)"
+	[[ ! -e $pin2 ]] || fail "a refused attach left pins at $pin2"
+	ctl detach dev d0 purge >/dev/null || fail "detach d0"
+	# alone, the second instance attaches at tc
+	ctl2 attach dev d0 hook tc >/dev/null || fail "the second instance alone at tc"
+	ctl2 detach dev d0 purge >/dev/null || fail "detach the second instance"
+	[[ ! -e $PIN && ! -e $pin2 ]] || fail "pins left"
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
@@ -391,4 +417,5 @@ run_test test_tc_nonlinear_skbs
 run_test test_upgrade_tc_under_flood
 run_test test_daemon_hook_tc
 run_test test_libxdp_citizen
+run_test test_second_instance
 summary
