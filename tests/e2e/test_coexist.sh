@@ -410,6 +410,43 @@ test_second_instance() {
 	[[ ! -e $PIN && ! -e $pin2 ]] || fail "pins left"
 }
 
+# VLAN-tagged frames at tc: the kernel takes the outer tag out of the frame
+# into the skb's metadata before tc ingress, so the program sees the frame
+# untagged (a second tag still in it) and limits its source as any other.
+# 200 UDP frames from 198.18.0.1 with one tag, then 200 from 198.18.0.2 with
+# two, written raw on s0 (no VLAN device needed; the stack drops them after
+# tc, having no VLAN 100).
+test_tc_vlan() {
+	lab_up || return
+	ctl attach dev d0 hook tc >/dev/null || { fail "attach d0 hook tc"; return; }
+	ctl rule add 198.18.0.1/32 rate 1/h burst 20 id 1 >/dev/null || { fail "rule add 1"; return; }
+	ctl rule add 198.18.0.2/32 rate 1/h burst 20 id 2 >/dev/null || { fail "rule add 2"; return; }
+	local dmac
+	dmac=$(in_dst ip -j link show d0 | jq -r '.[0].address')
+	in_src python3 - "$dmac" <<-'PY' || fail "the tagged frames were not sent"
+	import socket, struct, sys
+	dmac = bytes.fromhex(sys.argv[1].replace(":", ""))
+	s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+	s.bind(("s0", 0))
+	def frame(src, tags):
+	    udp = struct.pack("!HHHH", 40000, 7000, 8 + 18, 0) + b"x" * 18
+	    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+	                     socket.inet_aton(src), socket.inet_aton("198.18.0.254"))
+	    vl = b"".join(struct.pack("!HH", 0x8100, 100 + i) for i in range(tags))
+	    return dmac + b"\x02\x00\x00\x00\x00\x01" + vl + b"\x08\x00" + ip + udp
+	for src, tags in (("198.18.0.1", 1), ("198.18.0.2", 2)):
+	    for _ in range(200):
+	        s.send(frame(src, tags))
+	PY
+	sleep 0.3
+	check_eq "one tag: rule 1 passed" "$(passed 1)" 20
+	check_eq "one tag: rule 1 dropped" "$(rule_stat 1 dropped_packets)" 180
+	check_eq "two tags: rule 2 passed" "$(passed 2)" 20
+	check_eq "two tags: rule 2 dropped" "$(rule_stat 2 dropped_packets)" 180
+	check_eq "none malformed" "$(ctl -j stats | jq '.global.malformed_packets')" 0
+	ctl detach dev d0 purge >/dev/null || fail "detach"
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
@@ -418,4 +455,5 @@ run_test test_upgrade_tc_under_flood
 run_test test_daemon_hook_tc
 run_test test_libxdp_citizen
 run_test test_second_instance
+run_test test_tc_vlan
 summary
