@@ -296,10 +296,28 @@ __noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
 __noinline int xrl_rule_step_tc(struct __sk_buff *ctx, const struct xrl_pkt *p,
 				const struct xrl_rule *r, __u32 mode, __u32 epoch)
 {
-	__u32 segs = 1;
+	__u32 segs = 1, gso;
 
 	if (needs_segments(p, r))
 		segs = xrl_segments_of_tc(ctx, p->l3len, p->hdrs);
+	/* A GSO skb (a GRO aggregate, a local sender's GSO packet) says what
+	 * it carries: segments of gso_size, gso_segs of them. The MTU's
+	 * estimate assumes full segments and would charge an aggregate of
+	 * small ones (a sender's choice of MSS) a fraction of its packets,
+	 * or one token under XRL_SEG_MIN_LEN. The larger of the two counts;
+	 * a segment size with no count yet (a tap's untrusted packet): the
+	 * payload over that size. */
+	if (ctx && p && r && r->unit == XRL_UNIT_PACKETS && ctx->gso_size) {
+		gso = ctx->gso_segs;
+		if (p->l3len > p->hdrs) {
+			__u32 est = (p->l3len - p->hdrs + ctx->gso_size - 1) / ctx->gso_size;
+
+			if (est > gso)
+				gso = est;
+		}
+		if (gso > segs)
+			segs = gso;
+	}
 	return rule_step(p, r, mode, epoch, segs);
 }
 

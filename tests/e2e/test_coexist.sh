@@ -384,6 +384,69 @@ test_libxdp_citizen() {
 	check_match "xdp-loader status lists it" "$st" "d0 +xdp_rl +skb +$id "
 }
 
+# A second instance (another pin directory) on an interface the first one
+# holds: refused at either hook, naming it, nothing attached. At XDP the
+# kernel's one program per hook refuses it anyway; at tc both would run in
+# the tcx chain, and every packet would meet two rule sets.
+test_second_instance() {
+	lab_up || return
+	local pin2="$PIN-2" out
+	ctl2() { nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$pin2" "$@"; }
+	ctl attach dev d0 hook tc >/dev/null || { fail "attach d0 hook tc"; return; }
+	out=$(ctl2 attach dev d0 hook tc 2>&1) && fail "a second instance attached at tc beside the first at tc"
+	check_match "tc beside tc: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at tc ingress\\)"
+	out=$(ctl2 attach dev d0 2>&1) && fail "a second instance attached at XDP with the first at tc"
+	check_match "XDP beside tc: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at tc ingress\\)"
+	check_eq "nothing at XDP" "$(xdp_prog_on d0)" null
+	ctl detach dev d0 >/dev/null || fail "detach d0"
+	ctl attach dev d0 mode generic >/dev/null || { fail "attach d0 at XDP"; return; }
+	out=$(ctl2 attach dev d0 hook tc 2>&1) && fail "a second instance attached at tc with the first at XDP"
+	check_match "tc beside XDP: refused, naming it" "$out" "another xdp-rl instance is attached to d0 \\(id [0-9]+, at the XDP hook\\)"
+	[[ ! -e $pin2 ]] || fail "a refused attach left pins at $pin2"
+	ctl detach dev d0 purge >/dev/null || fail "detach d0"
+	# alone, the second instance attaches at tc
+	ctl2 attach dev d0 hook tc >/dev/null || fail "the second instance alone at tc"
+	ctl2 detach dev d0 purge >/dev/null || fail "detach the second instance"
+	[[ ! -e $PIN && ! -e $pin2 ]] || fail "pins left"
+}
+
+# VLAN-tagged frames at tc: the kernel takes the outer tag out of the frame
+# into the skb's metadata before tc ingress, so the program sees the frame
+# untagged (a second tag still in it) and limits its source as any other.
+# 200 UDP frames from 198.18.0.1 with one tag, then 200 from 198.18.0.2 with
+# two, written raw on s0 (no VLAN device needed; the stack drops them after
+# tc, having no VLAN 100).
+test_tc_vlan() {
+	lab_up || return
+	ctl attach dev d0 hook tc >/dev/null || { fail "attach d0 hook tc"; return; }
+	ctl rule add 198.18.0.1/32 rate 1/h burst 20 id 1 >/dev/null || { fail "rule add 1"; return; }
+	ctl rule add 198.18.0.2/32 rate 1/h burst 20 id 2 >/dev/null || { fail "rule add 2"; return; }
+	local dmac
+	dmac=$(in_dst ip -j link show d0 | jq -r '.[0].address')
+	in_src python3 - "$dmac" <<-'PY' || fail "the tagged frames were not sent"
+	import socket, struct, sys
+	dmac = bytes.fromhex(sys.argv[1].replace(":", ""))
+	s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+	s.bind(("s0", 0))
+	def frame(src, tags):
+	    udp = struct.pack("!HHHH", 40000, 7000, 8 + 18, 0) + b"x" * 18
+	    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+	                     socket.inet_aton(src), socket.inet_aton("198.18.0.254"))
+	    vl = b"".join(struct.pack("!HH", 0x8100, 100 + i) for i in range(tags))
+	    return dmac + b"\x02\x00\x00\x00\x00\x01" + vl + b"\x08\x00" + ip + udp
+	for src, tags in (("198.18.0.1", 1), ("198.18.0.2", 2)):
+	    for _ in range(200):
+	        s.send(frame(src, tags))
+	PY
+	sleep 0.3
+	check_eq "one tag: rule 1 passed" "$(passed 1)" 20
+	check_eq "one tag: rule 1 dropped" "$(rule_stat 1 dropped_packets)" 180
+	check_eq "two tags: rule 2 passed" "$(passed 2)" 20
+	check_eq "two tags: rule 2 dropped" "$(rule_stat 2 dropped_packets)" 180
+	check_eq "none malformed" "$(ctl -j stats | jq '.global.malformed_packets')" 0
+	ctl detach dev d0 purge >/dev/null || fail "detach"
+}
+
 run_test test_tc_beside_xdp_filter
 run_test test_tc_beside_plain_xdp
 run_test test_mixed_hooks
@@ -391,4 +454,6 @@ run_test test_tc_nonlinear_skbs
 run_test test_upgrade_tc_under_flood
 run_test test_daemon_hook_tc
 run_test test_libxdp_citizen
+run_test test_second_instance
+run_test test_tc_vlan
 summary

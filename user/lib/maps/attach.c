@@ -151,6 +151,47 @@ static __u32 pinned_link_prog(const char *pin_dir, const char *ifname)
 	return info.prog_id;
 }
 
+/*
+ * Another xdp-rl instance (another pin directory) on IFINDEX: its program
+ * in the tcx ingress chain, or, when at_tc, at the XDP hook. At XDP a second
+ * instance is refused as any other holder is; at tc both would run, and
+ * every packet would meet two rule sets and two sets of buckets. 1 (its
+ * program's id and hook in *id, *hook) or 0.
+ */
+static int other_instance(unsigned int ifindex, bool at_tc, __u32 *id, const char **hook)
+{
+	__u32 ids[64], cnt = 64;
+	struct xrl_xdp_holder h;
+
+	if (at_tc && holder_of(ifindex, &h) == 0 && h.prog_id && !strcmp(h.name, "xdp_rl")) {
+		*id = h.prog_id;
+		*hook = "the XDP hook";
+		return 1;
+	}
+	if (bpf_prog_query(ifindex, XRL_BPF_TCX_INGRESS, 0, NULL, ids, &cnt))
+		return 0;	/* no tcx on this kernel: nothing there */
+	for (__u32 i = 0; i < cnt && i < 64; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(ids[i]);
+		bool ours;
+
+		if (fd < 0)
+			continue;
+		ours = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "xrl_tc");
+		close(fd);
+		if (ours) {
+			*id = ids[i];
+			*hook = "tc ingress";
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#define OTHER_INSTANCE "another xdp-rl instance is attached to %s (id %u, at %s): one instance per interface " \
+	"('--pin-dir' names the instance; detach it there first)"
+
 int xrl_xdp_foreign(const char *pin_dir, const char *ifname, struct xrl_xdp_holder *h)
 {
 	unsigned int ifindex;
@@ -172,6 +213,8 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 {
 	char p[PATH_MAX];
 	unsigned int ifindex;
+	const char *where;
+	__u32 other;
 	int fd;
 
 	if (!x->pinned)
@@ -181,6 +224,8 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
 	link_pin(x, ifname, p, sizeof(p));
 	if (access(p, F_OK) == 0)
 		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+	if (other_instance(ifindex, false, &other, &where))
+		return xrl_fail(EBUSY, OTHER_INSTANCE, ifname, other, where);
 
 	*got = mode == XRL_XDP_GENERIC ? XRL_XDP_GENERIC : XRL_XDP_NATIVE;
 	fd = try_attach(x, ifindex, *got == XRL_XDP_GENERIC ? XDP_FLAGS_SKB_MODE
@@ -221,6 +266,8 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = BPF_F_BEFORE);
 	char p[PATH_MAX];
 	unsigned int ifindex;
+	const char *where;
+	__u32 other;
 	int fd, err;
 
 	if (!x->pinned)
@@ -230,6 +277,8 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	link_pin(x, ifname, p, sizeof(p));
 	if (access(p, F_OK) == 0)
 		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
+	if (other_instance(ifindex, true, &other, &where))
+		return xrl_fail(EBUSY, OTHER_INSTANCE, ifname, other, where);
 	if (x->tc_prog_fd < 0)
 		return xrl_fail(ENOENT, "the program pinned at %s is of an older build, without hook tc: "
 				"'xdp-rlctl upgrade' first", x->pin_dir);
