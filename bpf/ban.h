@@ -159,6 +159,9 @@ static __always_inline int ban_drop(const struct xrl_pkt *p, const struct xrl_co
 	__u32 zero = 0;
 	__u64 now_ns;
 
+	/* no ban of this family at all: nothing to look up */
+	if (!(READ_ONCE(ctrl->ban_families) & (p->family == 4 ? XRL_BANS_V4 : XRL_BANS_V6)))
+		return 0;
 	if (p->family == 4) {
 		struct xrl_lpm4_key k = { .prefixlen = 32 };
 
@@ -238,6 +241,7 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 	struct xrl_offender *o;
 	struct xrl_ban_totals *t;
 	struct xrl_ban *ban, *old;
+	struct xrl_control *ctrl;
 	__u64 memory_ns, len_ns;
 	__u32 level, old_origin = 0;
 	int err;
@@ -338,6 +342,9 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 	}
 	if (old_origin && old_origin < XRL_BAN_ORIGINS)
 		__sync_fetch_and_add(&t->expired[old_origin], 1);
+	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
+	if (ctrl)	/* after the insert (struct xrl_control) */
+		__sync_fetch_and_or(&ctrl->ban_families, family == 4 ? XRL_BANS_V4 : XRL_BANS_V6);
 	__sync_fetch_and_add(&t->set[XRL_BAN_RULE], 1);
 	ban_event_now(ban, kaddr, r->key_len, now_ns, family << 8 | XRL_EV_BANNED);
 	return 1;

@@ -355,8 +355,15 @@ struct xrl_control {
 	__u32 heartbeat_interval_ms;	/* the daemon's heartbeat period; 0 = none coming */
 	__u32 cache_epoch;	/* bumped after a commit, mode change, key reset:
 				 * every xrl_hot entry of an older epoch is void */
-	__u32 pad_epoch;
+	/* XRL_BANS_V4 | XRL_BANS_V6: that family's ban table may hold an
+	 * entry; clear: packets skip the ban look-up. Set after every insert
+	 * (the data path's too); cleared only by userspace, which looks at
+	 * the table again after clearing and sets it back if it is not empty,
+	 * so an insert racing the clear is never left unchecked. */
+	__u32 ban_families;
 };
+#define XRL_BANS_V4	1u
+#define XRL_BANS_V6	2u
 
 /*
  * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet

@@ -32,7 +32,8 @@
 struct bcase {
 	const char *name;
 	int prog;		/* 0: xdp-rl, 1: XDP_DROP, 2: parse only,
-				 * 3: xdp-rl with an endpoint rule (UDP/5353) */
+				 * 3: xdp-rl with an endpoint rule (UDP/5353),
+				 * 4: xdp-rl with 64 bans per family */
 	struct pkt_spec spec;
 	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
@@ -206,9 +207,10 @@ int main(int argc, char **argv)
 		/* bans: an operator's (a /24 of 64 bans), a rule's (one look-up
 		 * more: is the source allowed?); compare with the hot-key
 		 * cache's cached drop ("steady hit, dropped") */
-		{ "xdp-rl banned source (operator ban), dropped", 0, { .src = "198.18.15.1", .payload = 18 } },
-		{ "xdp-rl banned source (a rule's ban), dropped", 0, { .src = "198.18.16.1", .payload = 18 } },
-		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 0, { .src = "2001:db8:bad::1", .payload = 18 } },
+		{ "xdp-rl banned source (operator ban), dropped", 4, { .src = "198.18.15.1", .payload = 18 } },
+		{ "xdp-rl banned source (a rule's ban), dropped", 4, { .src = "198.18.16.1", .payload = 18 } },
+		{ "xdp-rl banned IPv6 source (operator ban /48), dropped", 4, { .src = "2001:db8:bad::1", .payload = 18 } },
+		{ "xdp-rl steady hit, passed, 64 bans in the table (not its)", 4, { .src = "198.18.0.1", .payload = 18 } },
 		/* -s only: these last */
 		{ "bare XDP_DROP, run-time stats on", 1, { .src = "198.18.0.1", .payload = 18 }, true },
 		{ "xdp-rl steady hit, passed, run-time stats on", 0, { .src = "198.18.0.1", .payload = 18 }, true },
@@ -218,9 +220,9 @@ int main(int argc, char **argv)
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[4];
+	int repeat = 1000000, rounds = 5, opt, fds[5];
 	bool json = false, with_stats = false;
-	struct xrl *x, *xe;
+	struct xrl *x, *xe, *xb;
 	size_t n = 0;
 	cpu_set_t set;
 
@@ -280,8 +282,7 @@ int main(int argc, char **argv)
 	    add_rule(x, v, &n, "rule add 198.18.8.0/24 rate 1/h burst 1 dry-run") ||
 	    add_rule(x, v, &n, "rule add 198.18.9.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
 	    add_rule(x, v, &n, "rule add 198.18.10.0/24 rate 100000000/s burst 4000000000 scope fleet") ||
-	    add_rule(x, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
-	    xrl_rules_commit(x, v, n) || fleet_setup(x) || bans_setup(x)) {
+	    xrl_rules_commit(x, v, n) || fleet_setup(x)) {
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
@@ -293,6 +294,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: %s\n", xrl_errmsg());
 		return 1;
 	}
+	/* a third: the same rules, a rule that bans, 64 bans per family */
+	n -= 2;		/* without the endpoint rules */
+	if (xrl_open(&o, &xb) ||
+	    add_rule(xb, v, &n, "rule add 198.18.16.0/24 rate 1/h burst 1 ban 1h") ||
+	    xrl_rules_commit(xb, v, n) || bans_setup(xb)) {
+		fprintf(stderr, "Error: %s\n", xrl_errmsg());
+		return 1;
+	}
+	fds[4] = xrl_prog_fd(xb);
 	fds[3] = xrl_prog_fd(xe);
 	fds[0] = xrl_prog_fd(x);
 	fds[1] = bpf_program__fd(ref->progs.xdp_drop_all);

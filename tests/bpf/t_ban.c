@@ -87,6 +87,7 @@ TEST(ban_ipv6_until_deleted)
 
 	setup();
 	CHECK(!ban("ban add 2001:db8:1::/48"), "ban add: %s", xrl_errmsg());
+	CHECK_EQ(xrl_control(X)->ban_families, XRL_BANS_V6, "IPv6 packets look bans up");
 	CHECK_EQ(run_from("2001:db8:1:2::3"), DROP, "a source of the /48 is dropped");
 	CHECK_EQ(run_from("2001:db8:2::3"), PASS, "another /48 passes");
 	CHECK_EQ(run_from("198.18.0.1"), PASS, "IPv4 passes");
@@ -95,6 +96,7 @@ TEST(ban_ipv6_until_deleted)
 	CHECK(!xrl_prefix_parse("2001:db8:1::/48", &p), "prefix");
 	CHECK(!xrl_ban_del(X, p.family, p.addr, p.prefix_len, NULL), "ban del: %s", xrl_errmsg());
 	CHECK_EQ(run_from("2001:db8:1:2::3"), PASS, "lifted");
+	CHECK_EQ(xrl_control(X)->ban_families, 0, "no ban left: packets skip the look-up");
 	CHECK_EQ(xrl_ban_del(X, p.family, p.addr, p.prefix_len, NULL), -ENOENT,
 		 "lifting it again: not banned");
 	CHECK_EQ(btotals().deleted[XRL_BAN_OPERATOR], 1, "counted as deleted");
@@ -217,6 +219,7 @@ TEST(ban_rule_after_n)
 	now_ns = T0;
 	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/s burst 1 per /24 ban 10s after 3 id 4"),
 	      "rules: %s", xrl_errmsg());
+	CHECK_EQ(xrl_control(X)->ban_families, 0, "no bans");
 	CHECK(!offend("198.18.5.1", 0), "offence 1");
 	for (int i = 0; i < 20; i++)
 		CHECK_EQ(run_from("198.18.5.2"), DROP, "refused within the same limited spell");
@@ -231,6 +234,7 @@ TEST(ban_rule_after_n)
 	CHECK(e.b.expires_ns >= now_ns + 10 * SEC && e.b.expires_ns <= now_ns + 10 * SEC + 10 * SEC / 8,
 	      "for 10 s and at most 1/8 more: %llu", (unsigned long long)(e.b.expires_ns - now_ns));
 	CHECK_EQ(btotals().set[XRL_BAN_RULE], 1, "one rule ban set");
+	CHECK_EQ(xrl_control(X)->ban_families, XRL_BANS_V4, "the data path's insert set its family");
 	tick(3 * SEC);		/* the bucket refilled: only the ban drops now */
 	CHECK_EQ(run_from("198.18.5.77"), DROP, "the whole /24 is banned");
 	CHECK_EQ(run_from("198.18.6.1"), PASS, "the next /24 is not");

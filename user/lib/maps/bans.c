@@ -38,6 +38,39 @@ static struct xrl_ban_totals *totals(struct xrl *x)
 	return p;
 }
 
+static __u32 family_bit(int family)
+{
+	return family == 6 ? XRL_BANS_V6 : XRL_BANS_V4;
+}
+
+/* After an insert: packets of the family look bans up. */
+static void families_set(struct xrl *x, int family)
+{
+	__atomic_fetch_or(&xrl_control(x)->ban_families, family_bit(family), __ATOMIC_SEQ_CST);
+}
+
+static bool family_empty(struct xrl *x, int family)
+{
+	struct ban_key k;
+
+	return bpf_map_get_next_key(bans_fd(x, family), NULL, &k) != 0;
+}
+
+/* After deletes: a family whose table is empty skips the look-up. The
+ * flag is cleared first and the table looked at again after: an insert
+ * (the data path's) that the first look missed sets it again itself, one
+ * the second look sees sets it here. */
+static void families_update(struct xrl *x)
+{
+	for (int family = 4; family <= 6; family += 2) {
+		if (!family_empty(x, family))
+			continue;
+		__atomic_fetch_and(&xrl_control(x)->ban_families, ~family_bit(family), __ATOMIC_SEQ_CST);
+		if (!family_empty(x, family))
+			families_set(x, family);
+	}
+}
+
 /* A counter of the totals, added to as the data path adds (atomically). */
 static void count(struct xrl *x, __u64 *(*field)(struct xrl_ban_totals *, __u32), __u32 origin)
 {
@@ -146,20 +179,11 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 		}
 		return xrl_fail(err, "cannot ban %s: %s", p, strerror(err));
 	}
+	families_set(x, s->family);
 	if (was)	/* the old entry is gone: as lifted (each origin's live = set - expired - deleted) */
 		count(x, f_deleted, old.origin);
 	count(x, f_set, s->origin);
 	return 0;
-}
-
-void xrl__bans_reserve(struct xrl *x)
-{
-	struct xrl_ban_totals *t = totals(x);
-	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
-
-	if (t && cap > 0)
-		__atomic_store_n(&t->rule_bans_max, (__u64)cap - cap / XRL_BAN_RESERVE_DIV,
-				 __ATOMIC_RELAXED);
 }
 
 int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced)
@@ -196,6 +220,7 @@ static int ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
 		return errno == ENOENT ? xrl_fail(ENOENT, "%s is not banned", p) :
 			xrl_fail(errno, "cannot lift the ban of %s: %s", p, strerror(errno));
 	count(x, f_deleted, b.origin);
+	families_update(x);
 	return 0;
 }
 
@@ -309,6 +334,8 @@ int xrl_bans_sweep(struct xrl *x, size_t *n, xrl_ban_cb cb, void *ctx)
 		}
 	}
 	free(v);
+	if (done)
+		families_update(x);
 	if (n)
 		*n = done;
 	return 0;
@@ -341,6 +368,7 @@ int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n)
 		}
 	}
 	free(v);
+	families_update(x);
 	return err;
 }
 
@@ -387,6 +415,7 @@ int xrl_bans_apply_config(struct xrl *x, const struct xrl_ban_spec *v, size_t n,
 			(*set)++;
 	}
 	free(cur);
+	families_update(x);
 	return err;
 }
 

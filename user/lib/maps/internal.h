@@ -144,9 +144,6 @@ int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
 
-/* Bans (bans.c): how many bans the rules may hold, set at load. */
-void xrl__bans_reserve(struct xrl *x);
-
 /* Void every hot-key cache entry (control.c): after a commit, a mode
  * change, a key reset. */
 void xrl__cache_bump(struct xrl *x);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #define INFO_MAP	".rodata.info"	/* the section of struct xrl_build_info */
 
@@ -215,6 +216,24 @@ static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
 		    "or start over (rules and buckets are lost): %s", cap, keys, steps);
 }
 
+/* How many bans the rules may hold (struct xrl_ban_totals): the table less
+ * a quarter, kept for the operator, the configuration and the deciders.
+ * Stored atomically: under an upgrade the running program adds to the
+ * entry's counters. */
+static void bans_reserve(struct xrl *x)
+{
+	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
+	struct xrl_ban_totals *t;
+
+	if (cap <= 0)
+		return;
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED, x->map_fd[M_BAN_TOTALS], 0);
+	if (t == MAP_FAILED)
+		return;
+	__atomic_store_n(&t->rule_bans_max, (__u64)cap - cap / XRL_BAN_RESERVE_DIV, __ATOMIC_RELAXED);
+	munmap(t, sizeof(*t));
+}
+
 /* Load this build's object on the pinned maps (reused, new ones created and
  * pinned) and pin its program at prog_pin. upgrade: the pinned maps are
  * checked against this build's first, and nothing is pinned when they
@@ -330,7 +349,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
-	xrl__bans_reserve(x);
+	bans_reserve(x);
 
 	/* A program that finds no inner map passes everything as unmatched;
 	 * an empty rule set says the same, and lets `bpftool map` show it.
