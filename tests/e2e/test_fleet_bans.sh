@@ -186,6 +186,21 @@ test_fleet_ban_many_host_bans() {
 	echo "    h1 last sync $(hmetric h1 xdp_rl_fleet_last_sync_duration_seconds) s, h2 $(hmetric h2 xdp_rl_fleet_last_sync_duration_seconds) s" >&2
 }
 
+# an end far past the longest ban (a lying or broken publisher): cut to
+# the longest ban, not refused, never an overflow
+test_fleet_ban_end_clamped() {
+	two_hosts || return
+	local t us now
+	t=$(rcli time | tr '\n' ' ')
+	read -r t us <<<"$t"
+	now=$((t * 1000 + us / 1000))
+	rcli hset '{xrl}:bans' 198.18.0.9/32 "$((now + 5 * 366 * 86400 * 1000)) far" >/dev/null
+	wait_ban_on h1 198.18.0.9/32 fleet.in 3 || return
+	local left
+	left=$(ban_left_ms h1 198.18.0.9/32)
+	((left > 365 * 86400 * 1000 && left <= 366 * 86400 * 1000)) || fail "left $left ms, not 366 days"
+}
+
 run_test test_fleet_ban_reaches_every_host
 run_test test_fleet_ban_ends_everywhere
 run_test test_fleet_rule_ban_shared
@@ -194,4 +209,5 @@ run_test test_fleet_ban_other_origin_kept
 run_test test_fleet_ban_hash_lost
 run_test test_fleet_ban_no_resurrection
 run_test test_fleet_ban_many_host_bans
+run_test test_fleet_ban_end_clamped
 summary
