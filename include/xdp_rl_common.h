@@ -28,7 +28,8 @@
  * size, flags, size) and refuses on any difference, so a forgotten bump is
  * still caught for everything but a same-size reinterpretation.
  */
-#define XRL_LAYOUT_VERSION	2	/* 2: bans (xrl_rule's ban fields, xrl_event's) */
+/* 2: bans (xrl_rule's ban fields, xrl_event's, the control block's ban_families) */
+#define XRL_LAYOUT_VERSION	2
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and

@@ -60,7 +60,7 @@ ban_drops() {
 # writer reclaims it, counted as expired.
 test_ban_expiry_without_daemon() {
 	lab_up || return
-	ctl attach dev d0 >/dev/null
+	ctl attach dev d0 bans 1024 >/dev/null
 	ctl rule add 198.18.0.0/24 rate 1000000/s burst 1000000 >/dev/null
 	ctl ban add 198.18.0.1 for 2s >/dev/null
 	check_eq "no daemon" "$(ctl -j status | jq .daemon.heartbeating)" false
@@ -73,13 +73,15 @@ test_ban_expiry_without_daemon() {
 	ctl ban add 198.18.0.9 for 1m >/dev/null
 	check_eq "the next writer reclaimed it" "$(ctl -j status | jq .bans.ipv4)" 1
 	check_eq "counted as expired" "$(ctl -j stats | jq .bans.expired.operator)" 1
-	check_eq "capacity" "$(ctl -j status | jq -c .bans_capacity)" '{"ipv4":65536,"ipv6":65536}'
+	check_eq "capacity: attach bans 1024" "$(ctl -j status | jq -c .bans_capacity)" '{"ipv4":1024,"ipv6":1024}'
+	check_eq "rules hold three quarters" "$(ctl -j stats | jq .bans.rule_bans_max)" 768
 }
 
 # Bans are pinned state: a daemon's restart, a reload (which replaces the
 # configuration's bans only) and an upgrade keep them; the daemon reclaims
 # an ended ban and logs it.
 test_ban_survives_restart_reload_upgrade() {
+	# (the default size: 65536 a family)
 	lab_up || return
 	local conf=$TMPD/bans.conf log=$TMPD/rld.log
 	write_conf "$conf" "interface d0" "metrics off" \
@@ -92,6 +94,7 @@ test_ban_survives_restart_reload_upgrade() {
 	ctl ban add 198.18.0.4 for 1s >/dev/null
 	check_eq "three prefixes banned, each dropping" \
 		"$(ban_drops 198.18.0.1),$(ban_drops 198.18.0.2),$(ban_drops 198.18.0.3)" "50,50,50"
+	check_eq "default capacity" "$(ctl -j status | jq -c .bans_capacity)" '{"ipv4":65536,"ipv6":65536}'
 	check_eq "origins" "$(ctl -j ban list | jq -c '[.[] | select(.left_ms == null or .left_ms > 5000) | .by]')" \
 		'["operator","config","config"]'
 	wait_log "$log" "unbanned 198.18.0.4/32: the ban by operator ended" 5 || return

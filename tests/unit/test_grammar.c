@@ -174,6 +174,8 @@ static const struct pcase cases[] = {
 	{ "rule add 198.18.0.0/16 action allow ban 1h", CLI, 5, "'ban' needs action limit" },
 	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 1h after 0", CLI, 10, "invalid offences '0'" },
 	{ "rule add 198.18.0.0/16 rate 10/s burst 10 ban 1w", CLI, 8, "invalid duration '1w'" },
+	{ "attach dev eth1 bans 1024", CLI, -1 },
+	{ "attach dev eth1 bans 8", CLI, 4, "invalid bans '8'" },
 	{ "ban add 198.51.100.7", CLI, -1 },
 	{ "ban add 198.51.100.0/24 for 10m reason scanning", CLI, -1 },
 	{ "ban add 2001:db8::/32 for 2d by fail2ban", CLI, -1 },

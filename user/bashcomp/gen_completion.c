@@ -81,6 +81,15 @@ int main(void)
 	}
 	printf("'\n\n");
 
+	/* keywords added after a command's first ones (struct xrl_param.late):
+	 * a prefix they share with an earlier keyword is the earlier one's */
+	printf("# keywords that yield a shared prefix to the earlier ones (late)\n_xdp_rlctl_late=' ");
+	for (size_t i = 0; i < xrl_ncommands; i++)
+		for (const struct xrl_param *q = xrl_commands[i].params; q && !xrl_param_end(q); q++)
+			if (q->late && q->name)
+				printf("%s ", q->name);
+	printf("'\n\n");
+
 	/* what the parser gives a first word's shared prefix to */
 	printf("# first words that win a prefix they share (the table's preferred)\n_xdp_rlctl_preferred='");
 	for (size_t i = 0, n = 0; i < xrl_ncommands; i++) {
@@ -136,6 +145,12 @@ int main(void)
 "\tfor c; do\n"
 "\t\t[[ $c == \"$word\" ]] && { echo \"$c\"; return 0; }\n"
 "\t\t[[ -n $word && $c == \"$word\"* ]] && { hit=$c; ((n++)); }\n"
+"\tdone\n"
+"\t((n == 1)) && { echo \"$hit\"; return 0; }\n"
+"\t# several: the one that is not a late keyword, as the parser decides\n"
+"\tn=0\n"
+"\tfor c; do\n"
+"\t\t[[ -n $word && $c == \"$word\"* && $_xdp_rlctl_late != *\" $c \"* ]] && { hit=$c; ((n++)); }\n"
 "\tdone\n"
 "\t((n == 1)) && echo \"$hit\"\n"
 "}\n"

@@ -117,7 +117,8 @@ int open_reader(struct xrl **x)
  * operations, then unlock() before they print anything. */
 int open_writer(struct xrl **x, bool create, __u32 keys)
 {
-	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .create = create, .keys = keys };
+	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .create = create, .keys = keys,
+				   .bans = opt.bans };
 
 	if (xrl_open(&o, x)) {
 		p_err("%s", xrl_errmsg());

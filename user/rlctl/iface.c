@@ -48,6 +48,7 @@ int do_attach(struct xrl_cmd *c)
 		p_err("unknown interface '%s'", c->attach.ifname);
 		return 1;
 	}
+	opt.bans = c->attach.bans;
 	if (open_writer(&x, true, c->attach.keys))
 		return 1;
 	/* an interrupted upgrade is finished before its program is attached */

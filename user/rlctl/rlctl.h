@@ -17,6 +17,7 @@ struct rlctl_opts {
 	bool json;
 	bool pretty;
 	const char *pin_dir;
+	__u32 bans;		/* attach bans N: the ban tables' size (first attach) */
 };
 extern struct rlctl_opts opt;
 extern struct jw jw;		/* stdout, -j */

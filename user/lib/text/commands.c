@@ -200,6 +200,8 @@ static const struct xrl_param p_attach[] = {
 	  .help = "the XDP mode (default: native where the driver has it)" },
 	{ "keys", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 30, F(attach.keys),
 	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
+	{ "bans", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 24, F(attach.bans),
+	  .help = "ban table size per family, 16 .. 16777216 (default 65536; first attach)" },
 	END,
 };
 

@@ -75,6 +75,7 @@ struct xrl_args_attach {	/* attach; interface (no keys) */
 	char ifname[IF_NAMESIZE];
 	int xdp_mode;		/* enum xrl_xdp_mode */
 	__u32 keys;
+	__u32 bans;		/* the ban tables' size; 0: default or kept */
 };
 
 struct xrl_args_detach {
