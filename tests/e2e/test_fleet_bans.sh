@@ -175,6 +175,12 @@ test_fleet_ban_many_host_bans() {
 	done
 	start_host h1 "${lines[@]}"
 	start_host h2
+	# setting 3000 bans at the start takes a while on a loaded machine
+	local t0=$SECONDS
+	until (($(hmetric h1 'xdp_rl_fleet_syncs_total{result="ok"}' 2>/dev/null || echo 0) + 0 >= 1)); do
+		((SECONDS - t0 > 90)) && { fail "h1 never synced: $(tail -n 3 "$TMPD/h1.log" | tr '\n' '|')"; return; }
+		sleep 0.5
+	done
 	N=2 wait_hosts h1 h2 || return
 	local f0
 	f0=$(hmetric h1 'xdp_rl_fleet_syncs_total{result="failed"}')
