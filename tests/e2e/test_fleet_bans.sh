@@ -2,9 +2,11 @@
 # End-to-end: fleet-wide bans (docs/bans.md, "Fleet-wide bans") on the lab
 # of test_fleet.sh (sourced for its helpers), two hosts and a real
 # redis-server: `ban add ... scope fleet` on one host, and the bans that a
-# fleet rule sets, reach the other within a sync or two and end everywhere
-# within a second of one end; a fleet ban lifted on one host is lifted on
-# all; Redis down keeps the bans already applied.
+# fleet rule sets, reach the other within about two seconds (an exchange
+# at least once a second) and end everywhere within a second of one end; a
+# fleet ban lifted on one host is lifted on all; Redis down or the hash
+# lost keeps the bans already applied; a restarted host brings back no
+# withdrawn ban; thousands of host bans do not slow the syncs.
 source "$(dirname "$0")/test_fleet.sh"
 
 lab_up() {
@@ -47,14 +49,14 @@ test_fleet_ban_reaches_every_host() {
 		"Error: 'by' and 'scope fleet' do not go together: a fleet ban is the fleet's"
 	hctl h1 ban add 198.18.0.5 for 30s reason "seen on h1" scope fleet >/dev/null || { fail "ban add"; return; }
 	check_eq "h1: the fleet's" "$(ban_by h1 198.18.0.5/32)" fleet
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3 || return
 	check_eq "h2: its reason" "$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.5/32") | .reason')" "seen on h1"
 	# one end: the times left within a second of each other
 	local l1 l2
 	l1=$(ban_left_ms h1 198.18.0.5/32)
 	l2=$(ban_left_ms h2 198.18.0.5/32)
 	((l1 - l2 < 1100 && l2 - l1 < 1100)) || fail "ends apart: h1 $l1 ms left, h2 $l2 ms"
-	((l2 > 28000 && l2 <= 31000)) || fail "h2: $l2 ms left of 30 s"
+	((l2 > 27000 && l2 <= 31000)) || fail "h2: $l2 ms left of 30 s"
 	# dropped on h2 too
 	nsenter --net="/run/netns/$RUN_ID-s2" "$FLOOD" -s 198.18.0.5 -d 198.18.0.254 -n 50 -r 500 -t 5 >/dev/null 2>&1
 	check_eq "h2 drops it" "$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.5/32") | .dropped_packets')" 50
@@ -73,7 +75,7 @@ test_fleet_ban_reaches_every_host() {
 test_fleet_ban_ends_everywhere() {
 	two_hosts || return
 	hctl h1 ban add 198.18.0.5 for 3s scope fleet >/dev/null || { fail "ban add"; return; }
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3 || return
 	wait_ban_on h1 198.18.0.5/32 "" 5 || return
 	# h1's ended: h2's within a second of it
 	wait_ban_on h2 198.18.0.5/32 "" 1
@@ -91,7 +93,7 @@ test_fleet_rule_ban_shared() {
 	two_hosts "rule add 198.18.0.4/32 rate 10/s burst 5 scope fleet ban 20s on-failure open id 3" || return
 	nsenter --net="/run/netns/$RUN_ID-s1" "$FLOOD" -s 198.18.0.4 -d 198.18.0.254 -n 200 -r 1000 -t 5 >/dev/null 2>&1
 	wait_ban_on h1 198.18.0.4/32 "rule 3" 3 || return
-	wait_ban_on h2 198.18.0.4/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.4/32 fleet.in 3 || return
 	check_match "its reason names the rule and host" \
 		"$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.4/32") | .reason')" "^rule 3 on h1$"
 }
@@ -100,7 +102,7 @@ test_fleet_rule_ban_shared() {
 test_fleet_ban_redis_down() {
 	two_hosts || return
 	hctl h1 ban add 198.18.0.5 for 4s scope fleet >/dev/null || { fail "ban add"; return; }
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3 || return
 	kill -9 "${REDIS_OF[6379]}"
 	wait "${REDIS_OF[6379]}" 2>/dev/null
 	sleep 1
@@ -134,12 +136,12 @@ test_fleet_ban_other_origin_kept() {
 test_fleet_ban_hash_lost() {
 	two_hosts || return
 	hctl h1 ban add 198.18.0.5 for 30s reason "seen on h1" scope fleet >/dev/null || { fail "ban add"; return; }
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3 || return
 	rcli del '{xrl}:bans' >/dev/null
 	sleep 2.5
 	check_eq "h1 keeps its own" "$(ban_by h1 198.18.0.5/32)" fleet
 	check_eq "published again" "$(rcli hlen '{xrl}:bans')" 1
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3
 	check_eq "the same reason" "$(hctl h2 -j ban list | jq -r '.[] | select(.prefix == "198.18.0.5/32") | .reason')" "seen on h1"
 }
 
@@ -148,7 +150,7 @@ test_fleet_ban_hash_lost() {
 test_fleet_ban_no_resurrection() {
 	two_hosts || return
 	hctl h1 ban add 198.18.0.5 for 30s scope fleet >/dev/null || { fail "ban add"; return; }
-	wait_ban_on h2 198.18.0.5/32 fleet.in 2 || return
+	wait_ban_on h2 198.18.0.5/32 fleet.in 3 || return
 	kill -9 "${RLD_OF[h2]}"
 	wait "${RLD_OF[h2]}" 2>/dev/null
 	hctl h1 ban del 198.18.0.5 >/dev/null
