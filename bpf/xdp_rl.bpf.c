@@ -293,8 +293,12 @@ __noinline int xrl_rule_step(struct xdp_md *ctx, const struct xrl_pkt *p,
 /* The same step at tc ingress: one global function per hook, since the
  * verifier checks a global function's context against the type of the
  * program that calls it; the body (rule_step()) is one. */
-__noinline int xrl_rule_step_tc(struct __sk_buff *ctx, const struct xrl_pkt *p,
-				const struct xrl_rule *r, __u32 mode, __u32 epoch)
+/* What a packet costs a packet rule at tc (xrl_segments_of_tc(), and a GSO
+ * skb's own count). A global function of its own: its work stays off the
+ * rule step's frame, which the pipeline's chain of calls shares within the
+ * verifier's 512 bytes of stack. */
+__noinline int xrl_tc_segments(struct __sk_buff *ctx, const struct xrl_pkt *p,
+			       const struct xrl_rule *r)
 {
 	__u32 segs = 1, gso;
 
@@ -318,7 +322,13 @@ __noinline int xrl_rule_step_tc(struct __sk_buff *ctx, const struct xrl_pkt *p,
 		if (gso > segs)
 			segs = gso;
 	}
-	return rule_step(p, r, mode, epoch, segs);
+	return segs;
+}
+
+__noinline int xrl_rule_step_tc(struct __sk_buff *ctx, const struct xrl_pkt *p,
+				const struct xrl_rule *r, __u32 mode, __u32 epoch)
+{
+	return rule_step(p, r, mode, epoch, xrl_tc_segments(ctx, p, r));
 }
 
 /* Verdict: the mode has the last word; count it. The only place where a

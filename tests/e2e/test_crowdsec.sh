@@ -394,6 +394,55 @@ test_crowdsec_reload() {
 	hb_ok
 }
 
+# the same line, the key rotated in place (cscli bouncers delete/add writing
+# the same file): a reload starts a follower on the new key
+test_crowdsec_key_rotated() {
+	lab_up || return
+	write_key
+	fake_start ok || return
+	conf $FAKE_PORT
+	start || return
+	wait_ban 198.18.0.8/32 crowdsec 5 || return
+	(umask 077 && echo "fedcba9876543210" >"$KEY.new") && mv "$KEY.new" "$KEY"
+	kill -HUP "$RLD_PID"	# the same line: a reload
+	wait_log "$LOG" "reload: crowdsec line applied: a new follower" || return
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ "$(tail -n 1 "$TMPD/fake.log")" == *" fedcba9876543210" ]] && break
+		sleep 0.1
+	done
+	check_match "the new key sent" "$(tail -n 1 "$TMPD/fake.log")" " fedcba9876543210$"
+	# the same key again: a reload changes nothing
+	kill -HUP "$RLD_PID"
+	sleep 1
+	check_eq "one new follower only" "$(grep -c 'reload: crowdsec line applied' "$LOG")" 1
+	hb_ok
+}
+
+# an answer over max-body: said with its size and the cap, the next pulls
+# wait longer each time; a larger max-body takes it
+test_crowdsec_max_body() {
+	lab_up || return
+	write_key
+	fake_start many:12000 || return	# some 1.5 MB
+	conf $FAKE_PORT "" && sed -i 's/ timeout 150$/ timeout 150 max-body 1/' "$CONF"
+	start || return
+	wait_log "$LOG" "over the cap of 1048576 .*max-body 1 MiB: raise it" || return
+	local n0 n1
+	sleep 0.5
+	n0=$(wc -l <"$TMPD/fake.log")
+	sleep 3
+	n1=$(wc -l <"$TMPD/fake.log")
+	# every 200 ms that would be some 15 pulls; backing off, at most 6
+	((n1 - n0 <= 6)) || fail "$((n1 - n0)) pulls in 3 s after answers over the cap"
+	check_match "the state" "$(metric 'xdp_rl_crowdsec_state{state="bad-answer"}')" "^1$"
+	check_eq "no ban" "$(ctl -j ban list | jq length)" 0
+	sed -i 's/ max-body 1$/ max-body 4/' "$CONF"
+	wait_log "$LOG" "reload: crowdsec line applied" || return
+	wait_count_metric 'xdp_rl_crowdsec_decisions_total{action="applied"}' 12000 || return
+	hb_ok
+}
+
 run_test test_crowdsec_check
 run_test test_crowdsec_blocklist
 run_test test_crowdsec_ban_and_delete
@@ -402,4 +451,6 @@ run_test test_crowdsec_lapi_down
 run_test test_crowdsec_restart_reconciles
 run_test test_crowdsec_lying_lapi
 run_test test_crowdsec_reload
+run_test test_crowdsec_key_rotated
+run_test test_crowdsec_max_body
 summary

@@ -163,6 +163,29 @@ static void test_cs_invalid_elements(void)
 	xrl_cs_answer_free(&a);
 }
 
+/* a Range wider than /8 (IPv4) or /32 (IPv6) bans nearly everyone: refused */
+static void test_cs_wide_ranges(void)
+{
+	static const char s[] = "{\"new\":["
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"0.0.0.0/0\",\"duration\":\"1h\"},"
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"198.0.0.0/7\",\"duration\":\"1h\"},"
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"::/0\",\"duration\":\"1h\"},"
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"2001:d00::/31\",\"duration\":\"1h\"},"
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"198.0.0.0/8\",\"duration\":\"1h\"},"
+		"{\"type\":\"ban\",\"scope\":\"Range\",\"value\":\"2001:db8::/32\",\"duration\":\"1h\"}"
+		"]}";
+	struct xrl_cs_answer a;
+
+	CHECK_EQ(xrl_cs_parse(s, strlen(s), &a), 0);
+	CHECK_EQ(a.invalid, 4);
+	CHECK_EQ(a.n, 2);
+	CHECK(strstr(a.why, "'0.0.0.0/0' is wider than /8"), "told: %s", a.why);
+	if (a.n == 2)
+		CHECK(a.v[0].prefix_len == 8 && a.v[1].prefix_len == 32, "/%u /%u", a.v[0].prefix_len,
+		      a.v[1].prefix_len);
+	xrl_cs_answer_free(&a);
+}
+
 static void test_cs_refused(void)
 {
 	static const char *const bad[] = {
@@ -181,7 +204,7 @@ static void test_cs_refused(void)
 		CHECK(!a.v && !a.n, "nothing left");
 	}
 	/* over the cap: refused before it is read */
-	CHECK_EQ(xrl_cs_parse("{}", XRL_CS_MAX_BODY + 1ull, &a), (unsigned long long)-EMSGSIZE);
+	CHECK_EQ(xrl_cs_parse("{}", XRL_CS_MAX_BODY_MAX + 1ull, &a), (unsigned long long)-EMSGSIZE);
 }
 
 static void test_cs_many(void)
@@ -234,15 +257,17 @@ static void test_config_lines(void)
 		{ "crowdsec https://127.0.0.1:8080 key-file k\n", 1, 10, "https is not supported" },
 		{ "crowdsec http://127.0.0.1:8080 key-file k\ncrowdsec http://127.0.0.1:8081 key-file k\n", 2, 1, "crowdsec" },
 		{ "ban add 198.51.100.7 for 1h scope fleet\n", 1, 35, "'scope fleet' is xdp-rlctl's" },
+		{ "crowdsec http://127.0.0.1:8080 key-file k max-body 65\n", 1, 52, "1 .. 64" },
 	};
 	struct xrl_config_err *errs = NULL;
 	struct xrl_config c;
 	size_t n = 0;
 
-	CHECK_EQ(xrl_config_parse_text("t.conf", "crowdsec http://127.0.0.1:8080 key-file /k poll 500 timeout 100\n",
+	CHECK_EQ(xrl_config_parse_text("t.conf", "crowdsec http://127.0.0.1:8080 key-file /k poll 500 timeout 100 max-body 20\n",
 				       &c, &errs, &n), 0);
 	CHECK(!strcmp(c.crowdsec.url, "http://127.0.0.1:8080") && !strcmp(c.crowdsec.key_file, "/k") &&
-	      c.crowdsec.poll_ms == 500 && c.crowdsec.timeout_ms == 100 && c.crowdsec_line == 1, "the settings");
+	      c.crowdsec.poll_ms == 500 && c.crowdsec.timeout_ms == 100 && c.crowdsec.max_body_mb == 20 &&
+	      c.crowdsec_line == 1, "the settings");
 	xrl_config_free(&c);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errs = NULL;
@@ -265,6 +290,7 @@ int main(int argc, char **argv)
 	RUN(test_go_durations);
 	RUN(test_cs_answer);
 	RUN(test_cs_invalid_elements);
+	RUN(test_cs_wide_ranges);
 	RUN(test_cs_refused);
 	RUN(test_cs_many);
 	RUN(test_url);

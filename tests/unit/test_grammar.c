@@ -221,6 +221,8 @@ static const struct pcase cases[] = {
 	{ "crowdsec http://127.0.0.1:8080 key-file /etc/xdp-rl/crowdsec.key poll 5000 timeout 1000", CONF, -1 },
 	{ "crowdsec http://127.0.0.1:8080 key-file k poll 50", CONF, 5, "invalid poll '50'" },
 	{ "crowdsec http://127.0.0.1:8080 key-file k timeout 5", CONF, 5, "invalid timeout '5'" },
+	{ "crowdsec http://127.0.0.1:8080 key-file k max-body 16", CONF, -1 },
+	{ "crowdsec http://127.0.0.1:8080 key-file k max-body 0", CONF, 5, "invalid max-body '0'" },
 	{ "crowdsec http://127.0.0.1:8080", CONF, 2, "missing 'key-file FILE'" },
 	{ "crowdsec", CLI, 0, "it belongs in xdp-rl.conf" },
 	{ "metrics [::1]:9437", CONF, -1 },

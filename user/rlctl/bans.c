@@ -62,13 +62,16 @@ int do_ban_add(struct xrl_cmd *c)
 {
 	struct xrl_ban_entry e;
 	char pfx[64], d[32];
-	bool replaced = false;
+	bool replaced = false, kept;
 	struct xrl *x;
 	int err;
 
 	if (open_writer(&x, false, 0))
 		return 1;
 	err = xrl_ban_add(x, &c->ban, &replaced);
+	kept = err == 1;	/* a decider's: another origin's longer ban stays */
+	if (kept)
+		err = 0;
 	if (!err && (err = xrl_ban_get(x, c->ban.family, c->ban.addr, c->ban.prefix_len, &e)))
 		set_err("%s", xrl_errmsg());
 	if (end_write(x, err)) {
@@ -80,8 +83,14 @@ int do_ban_add(struct xrl_cmd *c)
 		jw_obj_start(&jw);
 		ban_json(&e);
 		jw_kbool(&jw, "replaced", replaced);
+		jw_kbool(&jw, "kept", kept);
 		jw_obj_end(&jw);
 		jw_finish(&jw);
+	} else if (kept) {
+		char by[40];
+
+		xrl_ban_by_format(&e.b, by, sizeof(by));
+		printf("kept the ban of %s by %s: it ends later, or never\n", pfx, by);
 	} else {
 		xrl_duration_format(c->ban.duration_s, d, sizeof(d));
 		printf("%s %s%s%s\n", replaced ? "banned again" : "banned", pfx,

@@ -31,12 +31,17 @@ static void *cs_main(void *arg)
 	while (!t->stop) {
 		struct xrl_cs_stats st;
 
+		long wait;
+
 		pthread_mutex_unlock(&t->lock);
 		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_nsec += (xrl_cs_poll_ms(c) % 1000) * 1000000L;
-		next.tv_sec += xrl_cs_poll_ms(c) / 1000 + next.tv_nsec / 1000000000L;
-		next.tv_nsec %= 1000000000L;
 		xrl_cs_pull(c);
+		/* the period from the pull's start; longer after an answer over
+		 * the body cap (xrl_cs_next_ms()) */
+		wait = xrl_cs_next_ms(c);
+		next.tv_nsec += (wait % 1000) * 1000000L;
+		next.tv_sec += wait / 1000 + next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
 		xrl_cs_stats_get(c, &st);
 		if (st.state != last) {
 			if (st.state == XRL_CS_OK)
@@ -62,8 +67,8 @@ static void *cs_main(void *arg)
 
 static void cs_line(const struct xrl_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s|%s|%ld|%ld", c->crowdsec.url, c->crowdsec.key_file, c->crowdsec.poll_ms,
-		 c->crowdsec.timeout_ms);
+	snprintf(buf, len, "%s|%s|%ld|%ld|%ld", c->crowdsec.url, c->crowdsec.key_file, c->crowdsec.poll_ms,
+		 c->crowdsec.timeout_ms, c->crowdsec.max_body_mb);
 }
 
 int crowdsec_open(struct rld *r, const struct xrl_config *c, struct xrl_cs **out)
@@ -100,7 +105,12 @@ bool crowdsec_changed(struct rld *r, const struct xrl_config *c)
 	char now[sizeof(r->cs.line)];
 
 	cs_line(c, now, sizeof(now));
-	return strcmp(now, r->cs.line) != 0;
+	if (strcmp(now, r->cs.line))
+		return true;
+	/* the same line, a key rotated in place (cscli bouncers delete/add
+	 * writing the same file): the key, not only the line; unreadable now,
+	 * a change too (the new follower's read refuses the reload) */
+	return r->cs.client && c->crowdsec.url[0] && xrl_cs_key_same(r->cs.client, c->crowdsec.key_file) != 1;
 }
 
 /* The pull running is cut short (xrl_cs_abort()): the join waits one poll

@@ -296,7 +296,7 @@ void fleet_metrics(struct rld *r, struct prom *p)
 	prom_sample(p, PROM_LABELS("kind", "late_sync"), "%llu", st.late);
 	prom_sample(p, PROM_LABELS("kind", "grant_clamped"), "%llu", st.clamped);
 	prom_family(p, "xdp_rl_fleet_bans_total", "counter",
-		    "Fleet-wide bans: published to Redis, withdrawn from it (lifted here before their end), set here from it, lifted here (gone from it).");
+		    "Fleet-wide bans: published to Redis, withdrawn from it (lifted here before their end), set here from it, lifted here (withdrawn by a host: a tombstone).");
 	prom_sample(p, PROM_LABELS("kind", "published"), "%llu", st.bans_published);
 	prom_sample(p, PROM_LABELS("kind", "withdrawn"), "%llu", st.bans_withdrawn);
 	prom_sample(p, PROM_LABELS("kind", "set"), "%llu", st.bans_set);

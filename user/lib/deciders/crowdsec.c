@@ -33,6 +33,8 @@ struct xrl_cs {
 	char host[64];
 	int port;
 	long poll_ms, timeout_ms;
+	size_t max_body;	/* bytes */
+	int backoff;		/* the poll doubled this many times: answers over max_body in a row */
 	char header[160];	/* "X-Api-Key: KEY" */
 	bool full;		/* the next pull is a startup one */
 	bool stop;		/* atomic: xrl_cs_abort() */
@@ -109,6 +111,20 @@ int xrl_cs_key_check(const char *path)
 	return err;
 }
 
+int xrl_cs_key_same(const struct xrl_cs *c, const char *path)
+{
+	char key[129], h[sizeof(c->header)];
+	int err = read_key(path, key, sizeof(key)), same;
+
+	if (err)
+		return err;
+	snprintf(h, sizeof(h), "X-Api-Key: %s", key);
+	same = !strcmp(h, c->header);
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(h, sizeof(h));
+	return same;
+}
+
 int xrl_cs_new(struct xrl *x, const struct xrl_crowdsec_settings *s, struct xrl_cs **out)
 {
 	struct xrl_cs *c = calloc(1, sizeof(*c));
@@ -131,6 +147,7 @@ int xrl_cs_new(struct xrl *x, const struct xrl_crowdsec_settings *s, struct xrl_
 	c->x = x;
 	c->poll_ms = s->poll_ms ?: XRL_CS_POLL_MS;
 	c->timeout_ms = s->timeout_ms ?: XRL_CS_TIMEOUT_MS;
+	c->max_body = s->max_body_mb ? (size_t)s->max_body_mb << 20 : XRL_CS_MAX_BODY;
 	/* a pull never outlasts the period: the next one is due */
 	if (c->timeout_ms > c->poll_ms)
 		c->timeout_ms = c->poll_ms;
@@ -148,6 +165,13 @@ void xrl_cs_set_lock(struct xrl_cs *c, pthread_mutex_t *m)
 long xrl_cs_poll_ms(const struct xrl_cs *c)
 {
 	return c->poll_ms;
+}
+
+long xrl_cs_next_ms(const struct xrl_cs *c)
+{
+	long m = c->poll_ms << c->backoff;
+
+	return m > 3600000 ? (c->poll_ms > 3600000 ? c->poll_ms : 3600000) : m;
 }
 
 void xrl_cs_abort(struct xrl_cs *c, bool stop)
@@ -190,17 +214,29 @@ int xrl_cs_pull(struct xrl_cs *c)
 {
 	struct xrl_http_req q = {
 		.host = c->host, .port = c->port, .header = c->header, .timeout_ms = c->timeout_ms,
-		.max_body = XRL_CS_MAX_BODY, .stop = &c->stop,
+		.max_body = c->max_body, .stop = &c->stop,
 		.path = c->full ? "/v1/decisions/stream?startup=true" : "/v1/decisions/stream?startup=false",
 	};
 	unsigned long long applied = 0, removed = 0, refused = 0, kept = 0, lifted = 0, past = 0;
 	struct xrl_http_resp r;
 	struct xrl_cs_answer a;
 	bool full = c->full;
-	int err;
+	int err, over = c->backoff;
 
+	c->backoff = 0;	/* only answers over the cap in a row back off */
 	err = xrl_http_get(&q, &r);
-	if (err == -EMSGSIZE || err == -EPROTO)
+	if (err == -EMSGSIZE) {
+		/* over the cap: said with the cap and what raises it, and the
+		 * same full pull not asked for again at every poll */
+		char why[sizeof(c->st.last_error)];
+
+		snprintf(why, sizeof(why), "%s", xrl_errmsg());
+		c->backoff = (1L << over) < XRL_CS_BACKOFF_MAX ? over + 1 : over;
+		xrl_fail(EMSGSIZE, "%s (max-body %zu MiB: raise it on the crowdsec line); next pull in %ld ms",
+			 why, c->max_body >> 20, xrl_cs_next_ms(c));
+		return failed(c, XRL_CS_BAD_ANSWER, 0, err);
+	}
+	if (err == -EPROTO)
 		return failed(c, XRL_CS_BAD_ANSWER, 0, err);
 	if (err)
 		return failed(c, XRL_CS_UNREACHABLE, 0, err);

@@ -23,8 +23,13 @@
 
 struct xrl;
 
-#define XRL_CS_MAX_BODY		(8u << 20)	/* an answer's body, at most (some 40,000 decisions) */
-#define XRL_CS_MAX_TOKENS	(1u << 20)	/* its JSON tokens, at most */
+#define XRL_CS_MAX_BODY		(8u << 20)	/* an answer's body by default (some 40,000 decisions) */
+#define XRL_CS_MAX_BODY_MAX	(64u << 20)	/* ... and at most (max-body MB) */
+#define XRL_CS_BACKOFF_MAX	16	/* over the cap: the poll doubled, up to this many times it */
+/* a Range wider than these is refused (invalid): it would ban nearly everyone */
+#define XRL_CS_MIN_RANGE4	8
+#define XRL_CS_MIN_RANGE6	32
+#define XRL_CS_MAX_TOKENS	(1u << 20)	/* its JSON tokens, at most, per 8 MiB of body */
 #define XRL_CS_MAX_DURATION_MS	(10LL * 365 * 86400 * 1000)	/* a longer decision is cut to this */
 
 /* ---- one answer, parsed (cs_parse.c: no I/O) ---- */
@@ -101,10 +106,16 @@ int xrl_cs_new(struct xrl *x, const struct xrl_crowdsec_settings *s, struct xrl_
 void xrl_cs_set_lock(struct xrl_cs *c, pthread_mutex_t *m);
 /* The key file as xrl_cs_new() would read it: for --check. */
 int xrl_cs_key_check(const char *path);
+/* Whether the key file (read as xrl_cs_new() would) still holds the
+ * follower's key: 1 the same, 0 another (rotated in place), < 0 unreadable. */
+int xrl_cs_key_same(const struct xrl_cs *c, const char *path);
 /* One pull, applied: 0, or the error that made it fail (logged by the
  * caller, once per change of state; xrl_cs_stats_get() says more). */
 int xrl_cs_pull(struct xrl_cs *c);
 long xrl_cs_poll_ms(const struct xrl_cs *c);
+/* The wait before the next pull: the poll, or longer after an answer over
+ * the body cap (doubled each time, up to XRL_CS_BACKOFF_MAX polls). */
+long xrl_cs_next_ms(const struct xrl_cs *c);
 /* From another thread: cut the pull running short (true), or allow pulls again */
 void xrl_cs_abort(struct xrl_cs *c, bool stop);
 void xrl_cs_stats_get(struct xrl_cs *c, struct xrl_cs_stats *st);

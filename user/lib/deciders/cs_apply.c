@@ -41,17 +41,12 @@ static bool ours(const struct xrl_ban *b)
 
 int xrl__cs_ban(struct xrl *x, const struct xrl_cs_decision *d)
 {
-	struct xrl_ban_entry cur;
 	struct xrl_ban_spec s;
 	bool replaced;
-	int err;
 
 	spec_of(d, &s);
-	if (!xrl_ban_get(x, s.family, s.addr, s.prefix_len, &cur) && !cur.ended && !ours(&cur.b) &&
-	    (!cur.b.expires_ns || cur.left_ns >= s.duration_s * 1000000000ull))
-		return 1;
-	err = xrl_ban_add_nosweep(x, &s, &replaced);
-	return err;
+	/* 1: another origin's ban ending later (or never) is kept (ban_add) */
+	return xrl_ban_add_nosweep(x, &s, &replaced);
 }
 
 int xrl__cs_unban(struct xrl *x, const struct xrl_cs_decision *d)

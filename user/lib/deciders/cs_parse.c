@@ -4,6 +4,9 @@
  * (crowdsec.h says what is taken, skipped and refused). No I/O.
  */
 #include "deciders/crowdsec.h"
+
+#define XRL_STR_(x)	#x
+#define XRL_STR(x)	XRL_STR_(x)
 #include "base/jsonr.h"
 #include "base/log.h"
 #include "base/strict.h"
@@ -174,6 +177,13 @@ static int element(const char *s, const struct jr_tok *tok, unsigned i, struct x
 			invalid(a, "'%s' is no prefix", d->value);
 			return 0;
 		}
+		/* a range that wide bans everyone, the operator's own
+		 * connection included: never from a decider */
+		if (len < (fam == 6 ? XRL_CS_MIN_RANGE6 : XRL_CS_MIN_RANGE4)) {
+			invalid(a, fam == 6 ? "'%s' is wider than /" XRL_STR(XRL_CS_MIN_RANGE6) ": refused" :
+				"'%s' is wider than /" XRL_STR(XRL_CS_MIN_RANGE4) ": refused", d->value);
+			return 0;
+		}
 		d->family = (__u8)fam;
 		d->prefix_len = (__u8)len;
 		xrl__mask_bits(mask, (int)len, 16);
@@ -195,7 +205,8 @@ static int element(const char *s, const struct jr_tok *tok, unsigned i, struct x
 
 int xrl_cs_parse(const char *body, size_t len, struct xrl_cs_answer *a)
 {
-	unsigned max = len / 2 + 2 < XRL_CS_MAX_TOKENS ? (unsigned)(len / 2 + 2) : XRL_CS_MAX_TOKENS;
+	size_t tmax = (size_t)XRL_CS_MAX_TOKENS * (len / XRL_CS_MAX_BODY + 1);
+	unsigned max = len / 2 + 2 < tmax ? (unsigned)(len / 2 + 2) : (unsigned)tmax;
 	struct jr_tok *tok = NULL;
 	const char *err;
 	size_t cap = 0;
@@ -203,8 +214,8 @@ int xrl_cs_parse(const char *body, size_t len, struct xrl_cs_answer *a)
 	int n, ret;
 
 	memset(a, 0, sizeof(*a));
-	if (len > XRL_CS_MAX_BODY)
-		return xrl_fail(EMSGSIZE, "the answer is over %u bytes", XRL_CS_MAX_BODY);
+	if (len > XRL_CS_MAX_BODY_MAX)
+		return xrl_fail(EMSGSIZE, "the answer is over %u bytes", XRL_CS_MAX_BODY_MAX);
 	tok = malloc(sizeof(*tok) * max);
 	if (!tok)
 		return xrl_fail(ENOMEM, "out of memory");

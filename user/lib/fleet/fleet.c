@@ -164,6 +164,7 @@ void xrl_fleet_free(struct xrl_fleet *f)
 	pthread_mutex_destroy(&f->lock);
 	free(f->known);
 	free(f->local);
+	free(f->held);
 	free(f->rules);
 	free(f->pending);
 	free(f);
@@ -213,21 +214,19 @@ struct call {
 	struct xrl_redis_cmd c;
 	__u32 slot;		/* lease calls */
 	const struct frule *rule;	/* hot calls */
-	bool bans;		/* the bans call */
 	char *keys;		/* hot calls: "ADDR/LEN ..." */
 	char a[5][40];
 };
 
 static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 {
-	size_t n = 0, max = 2 + f->nrules + XRL_FLEET_SLOTS;
+	size_t n = 0, max = 1 + f->nrules + XRL_FLEET_SLOTS;
 	struct call *calls = calloc(max, sizeof(*calls));
 	__u64 lease_ns = (__u64)xrl_fleet_lease_ms(f->cfg.sync_ms) * 1000000ULL;
 	/* one deadline for the sync's batches, the scripts' load included */
 	double end = mono_ms() + xrl_fleet_batch_ms(f->cfg.sync_ms);
 	bool late = false;
-	char ttl[16], bans_max[16];
-	char *bans_ops = NULL;
+	char ttl[16];
 	int bad, err = 0;
 
 	if (!calls)
@@ -245,15 +244,6 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 		.argc = 6, .argv = { "EVALSHA", f->sha_hosts, "1", HOSTS_KEY, f->cfg.host, ttl },
 		.key = HOSTS_KEY, .script = xrl__fleet_hosts_script,
 	};
-	/* the fleet's bans: this host's changes, the fleet's state back */
-	snprintf(bans_max, sizeof(bans_max), "%d", XRL_FLEET_BANS_MAX);
-	if (!xrl__fleet_bans_ops(f, &bans_ops)) {
-		calls[n].bans = true;
-		calls[n++].c = (struct xrl_redis_cmd){
-			.argc = 6, .argv = { "EVAL", xrl__fleet_bans_script, "1", BANS_KEY, bans_max, bans_ops },
-			.key = BANS_KEY,
-		};
-	}
 	for (size_t i = 0; i < f->nrules && n < max; i++) {
 		const struct frule *r = &f->rules[i];
 		struct call *cl = &calls[n++];
@@ -328,7 +318,6 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 
 		if (!cmds) {
 			free(calls);
-			free(bans_ops);
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -354,12 +343,6 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 			struct fkey *k = &f->keys[calls[i].slot];
 			long long g;
 
-			if (calls[i].bans) {	/* late or not: bans are not leases; a
-						 * bad reply (counted) changes no ban and
-						 * fails no lease */
-				xrl__fleet_bans_apply(f, rep);
-				continue;
-			}
 			if (late) {	/* nothing of it is spendable */
 				if (!calls[i].rule)
 					k->ret = 0;
@@ -415,7 +398,6 @@ static int run_sync(struct xrl_fleet *f, __u64 now_ns)
 	for (size_t i = 0; i < n; i++)
 		free(calls[i].keys);
 	free(calls);
-	free(bans_ops);
 	if (bad && !err)
 		err = -EIO;
 	return err;
@@ -483,6 +465,9 @@ int xrl_fleet_sync(struct xrl_fleet *f)
 	}
 	xrl__fleet_write_rules(f);
 	pthread_mutex_unlock(&f->lock);
+	/* the fleet's bans: an exchange of their own, not in the lease batch */
+	if (!err)
+		xrl__fleet_bans_exchange(f);
 	return err;
 }
 

@@ -20,6 +20,9 @@ struct fban {
 	__u8 prefix_len;
 	__u8 addr[16];
 	long long end_ms;	/* Redis' clock; 0: not read from Redis */
+	__u64 expires_ns;	/* this host's own: its end (data-path clock) */
+	char reason[XRL_BAN_REASON_LEN];	/* this host's own: as published */
+	bool tomb;		/* the hash's: withdrawn, until end_ms */
 };
 
 struct frule {
@@ -71,11 +74,17 @@ struct xrl_fleet {
 	int policy_due;			/* syncs until the policy is read again */
 	__u64 last_ok_ns;		/* data-path clock */
 	__u64 last_lat_ns;
-	/* fleet-wide bans, the sync thread's own: the hash as last read, and
-	 * this host's fleet bans when the last sync began */
-	struct fban *known, *local;
-	size_t nknown, nlocal;
+	/* fleet-wide bans, the sync thread's own, each sorted: the hash as
+	 * last read, this host's own fleet bans and the bans it set from
+	 * Redis (the decider "fleet.in") when the tables were last read */
+	struct fban *known, *local, *held;
+	size_t nknown, nlocal, nheld;
 	long long redis_now_ms;		/* Redis' TIME at the last read */
+	__u64 bans_gen;			/* the ban counters at the last read */
+	double bans_last_ms, bans_scan_ms;	/* the last exchange, read */
+	const void *bans_rules;		/* the fleet rules at the last read */
+	bool bans_scanned, bans_soon;	/* read once; exchange again soon */
+	bool bans_read;			/* the hash read once */
 	pthread_mutex_t *bans_lock;	/* held while writing bans; NULL: none */
 	struct xrl_fleet_stats st;
 };
@@ -111,7 +120,6 @@ void xrl__fleet_demote_idle(struct xrl_fleet *f);
 /* Fleet-wide bans (fleet_bans.c): the script; this host's changes for the
  * sync's bans call (*ops: malloc()ed lines); the reply applied. */
 extern const char xrl__fleet_bans_script[];
-int xrl__fleet_bans_ops(struct xrl_fleet *f, char **ops);
-int xrl__fleet_bans_apply(struct xrl_fleet *f, const redisReply *rep);
+void xrl__fleet_bans_exchange(struct xrl_fleet *f);
 
 #endif

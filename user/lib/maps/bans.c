@@ -154,12 +154,19 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 		xrl_bans_sweep(x, NULL, NULL, NULL);
 	key_of(&k, s->family, s->addr, s->prefix_len);
 	was = lookup_exact(x, s->family, &k, &old) == 0;
+	b.expires_ns = s->duration_s ? now + s->duration_s * 1000000000ULL : 0;
+	/* a decider never replaces another origin's live ban that ends later
+	 * or never: one rule for every decider (fail2ban, crowdsec, fleet) */
+	if (was && s->origin == XRL_BAN_DECIDER &&
+	    (old.origin != XRL_BAN_DECIDER || strncmp(old.who, s->who, sizeof(old.who))) &&
+	    (!old.expires_ns || (__s64)(now - old.expires_ns) < 0) &&
+	    (!old.expires_ns || (b.expires_ns && old.expires_ns >= b.expires_ns)))
+		return 1;
 	if (was) {
 		b.dropped = old.dropped;
 		if (replaced)
 			*replaced = true;
 	}
-	b.expires_ns = s->duration_s ? now + s->duration_s * 1000000000ULL : 0;
 	b.set_ns = now;
 	b.origin = s->origin;
 	b.prefix_len = s->prefix_len;

@@ -21,7 +21,10 @@ struct xrl;
 /* Set a ban (checked by xrl_ban_spec_check()): it ends duration_s from now
  * on the data path's clock, or never (0). A ban of the same prefix is
  * replaced (*replaced true; its drops so far are kept). -ENOSPC when the
- * family's table is full (counted in refused_full; nothing is evicted). */
+ * family's table is full (counted in refused_full; nothing is evicted).
+ * A decider's ban (origin XRL_BAN_DECIDER) never replaces a live ban of
+ * another origin or decider that ends later or never: 1, nothing changed
+ * (kept). */
 int xrl_ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced);
 /* Lift the ban of exactly this prefix: -ENOENT when there is none; who
  * non-NULL: only a decider's ban of that name (-EPERM naming who set it

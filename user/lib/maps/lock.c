@@ -95,6 +95,20 @@ int xrl_lock(struct xrl *x)
 	return x->pinned ? xrl__lock_dir(x) : 0;
 }
 
+int xrl_trylock(struct xrl *x)
+{
+	if (!x->pinned)
+		return 0;
+	if (x->lock_fd < 0)
+		x->lock_fd = open(x->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->lock_fd < 0)
+		return -errno;
+	if (flock(x->lock_fd, LOCK_EX | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	x->locked = true;
+	return 0;
+}
+
 void xrl_unlock(struct xrl *x)
 {
 	if (x->lock_fd >= 0)

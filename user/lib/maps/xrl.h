@@ -79,6 +79,8 @@ bool xrl_heartbeating(struct xrl *x);
  * operations. xrl_open() returns with it held unless o->no_lock; it waits
  * at most XRL_LOCK_WAIT_MS, then fails with -EBUSY naming the holder. */
 int xrl_lock(struct xrl *x);
+/* The same, never waiting: -EBUSY while another process holds it. */
+int xrl_trylock(struct xrl *x);
 void xrl_unlock(struct xrl *x);
 struct xrl_control *xrl_control(struct xrl *x);
 

@@ -16,6 +16,7 @@ struct xrl_crowdsec_settings {
 	char url[128];			/* http://HOST:PORT; "": no CrowdSec */
 	char key_file[PATH_MAX];	/* the bouncer's API key, on one line */
 	long poll_ms, timeout_ms;	/* 0: the defaults */
+	long max_body_mb;		/* an answer's body cap; 0: the default (8) */
 };
 
 #endif

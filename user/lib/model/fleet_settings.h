@@ -10,10 +10,13 @@
 #include <limits.h>
 #include <stdbool.h>
 
-/* Fleet-wide bans (ban add ... scope fleet, and the bans of fleet rules on
- * other hosts) are the bans of this decider on every host: the fleet
- * client publishes them to Redis and sets them from it. */
+/* Fleet-wide bans: ban add ... scope fleet is a ban of the decider "fleet"
+ * on its host; the fleet client publishes those (and the bans of fleet
+ * rules) to Redis, and every other host sets them as the decider
+ * "fleet.in". */
 #define XRL_BAN_FLEET_WHO	"fleet"
+/* the decider of the fleet's bans set here from Redis: never published */
+#define XRL_BAN_FLEET_IN_WHO	"fleet.in"
 
 struct xrl_fleet_settings {
 	char redis[256];		/* HOST:PORT[,HOST:PORT...]; "": no fleet */

@@ -470,6 +470,8 @@ static const struct xrl_param p_crowdsec[] = {
 	  F(crowdsec.poll_ms), .help = "milliseconds between pulls of the decision stream (default 10000)" },
 	{ "timeout", XRL_ARG_NUM, "MS", .min = 10, .max = 60000, .range = "milliseconds, 10 .. 60000",
 	  F(crowdsec.timeout_ms), .help = "a pull's deadline in milliseconds (default 2000, at most poll)" },
+	{ "max-body", XRL_ARG_NUM, "MB", .min = 1, .max = 64, .range = "MiB, 1 .. 64",
+	  F(crowdsec.max_body_mb), .help = "an answer's body at most, in MiB (default 8: some 40,000 decisions)" },
 	END,
 };
 
