@@ -597,9 +597,9 @@ test_bash_completion() {
 	lab_up || return
 	[[ -f "$COMPLETION" ]] || { fail "$COMPLETION not built"; return; }
 	check_eq "complete -F" "$(bash -c 'source "$1"; complete -p xdp-rlctl' _ "$COMPLETION")" "complete -F _xdp_rlctl xdp-rlctl"
-	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach ban capture detach events help key mode purge replay rule show stats status top upgrade"
+	check_eq "xdp-rlctl " "$(complete_line "xdp-rlctl ")" "attach ban capture detach events help key mode purge replay rule set show stats status suggest top upgrade"
 	check_eq "xdp-rlctl ru" "$(complete_line "xdp-rlctl ru")" "rule"
-	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "set show stats status"
+	check_eq "xdp-rlctl s" "$(complete_line "xdp-rlctl s")" "set show stats status suggest"
 	check_eq "xdp-rlctl rule a" "$(complete_line "xdp-rlctl rule a")" "add"
 	check_eq "xdp-rlctl rule " "$(complete_line "xdp-rlctl rule ")" "add del flush help list"
 	check_eq "xdp-rlctl rule add 1.2.3.0/24 ra" "$(complete_line "xdp-rlctl rule add 1.2.3.0/24 ra")" "rate"
@@ -618,7 +618,7 @@ test_bash_completion() {
 	check_eq "xdp-rlctl attach dev d0 mode " "$(complete_line "xdp-rlctl attach dev d0 mode ")" "auto generic native"
 	check_eq "detach dev d0 " "$(complete_line "xdp-rlctl -j detach dev d0 ")" "purge"
 	check_eq "rule del " "$(complete_line "xdp-rlctl --pin-dir /x rule del ")" "id"
-	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach ban capture detach events help key mode purge replay rule show stats status top upgrade"
+	check_eq "help " "$(complete_line "xdp-rlctl help ")" "attach ban capture detach events help key mode purge replay rule set show stats status suggest top upgrade"
 	check_eq "events " "$(complete_line "xdp-rlctl events ")" "count timeout"
 	check_eq "options" "$(complete_line "xdp-rlctl rule list --j")" "--json"
 	check_eq "a value: nothing" "$(complete_line "xdp-rlctl rule add ")" ""
