@@ -199,7 +199,8 @@ static void print_text(const struct xrl_cmd *c, const char *from,
 	       (unsigned long long)r->global.malformed_packets,
 	       (unsigned long long)r->passed, (unsigned long long)r->dropped);
 	if (r->answered)
-		printf("answered %llu (SYN cookies, DNS slip)\n", (unsigned long long)r->answered);
+		printf("answered %llu (DNS slip, SYN cookies: an answer sent back, neither passed nor dropped)\n",
+		       (unsigned long long)r->answered);
 	for (size_t i = 0; i < r->nrules; i++) {
 		const struct xrl_sc_stats *sc = &r->rules[i].sc;
 

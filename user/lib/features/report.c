@@ -310,6 +310,9 @@ void xrl_stats_json(struct jw *w, struct xrl *x, const struct xrl_stats_view *s)
 		jw_ku64(w, "new_keys_refused", rs->nk_refused);
 		jw_ku64(w, "hot_dropped_packets", rs->hot_dropped);
 		jw_ku64(w, "aggregate_dropped_packets", rs->agg_dropped);
+		jw_ku64(w, "slipped_packets", rs->slipped_packets);
+		jw_ku64(w, "slip_invalid_packets", rs->slip_invalid);
+		jw_ku64(w, "slip_capped_packets", rs->slip_capped);
 		if (s->v[i].r.syncookies) {
 			struct xrl_sc_stats sc = {};
 
@@ -330,6 +333,7 @@ void xrl_stats_json(struct jw *w, struct xrl *x, const struct xrl_stats_view *s)
 	jw_ku64(w, "non_ip_packets", g->non_ip_packets);
 	jw_ku64(w, "malformed_packets", g->malformed_packets);
 	jw_ku64(w, "keys_inserted", g->keys_inserted);
+	jw_ku64(w, "answered_packets", g->answered_packets);
 	jw_key(w, "syn_cookie_verified");
 	jw_obj_start(w);
 	jw_ku64(w, "entries", s->sct.entries);
@@ -361,6 +365,7 @@ void xrl_stats_json(struct jw *w, struct xrl *x, const struct xrl_stats_view *s)
 
 			jw_ku64(w, "passed_packets", s->is[i].passed_packets);
 			jw_ku64(w, "dropped_packets", s->is[i].dropped_packets);
+			jw_ku64(w, "answered_packets", s->is[i].answered_packets);
 			if (xrl_if_shared(s->att, s->natt, i, shared, sizeof(shared)))
 				jw_kstr(w, "counters_shared_with", shared);
 		}
