@@ -301,12 +301,18 @@ test_docs_metrics_scraped() {
 		nsenter --net="/run/netns/$DST" redis-cli -p 6391 ping 2>/dev/null | grep -q PONG && break
 		sleep 0.05
 	done
+	# a CrowdSec follower (its Local API need not answer: its metrics are
+	# there either way) and the suggest recorder, so that every family the
+	# docs name is exported
+	printf 'k3y\n' >"$TMPD/cs.key"
+	chmod 600 "$TMPD/cs.key"
 	printf '%s\n' "interface d0" "heartbeat 100" "metrics 127.0.0.1:9437" \
 		"fleet redis 127.0.0.1:6391 sync 100" \
+		"crowdsec http://127.0.0.1:9 key-file $TMPD/cs.key poll 1000" \
 		"rule add 198.18.0.0/24 rate 10/s burst 5 scope fleet id 1" \
 		"rule add 198.18.1.0/24 rate 10/s burst 5 id 2" >"$conf"
 	: >"$log"
-	start_rld "$log" --config "$conf"
+	start_rld "$log" --config "$conf" --suggest
 	wait_log "$log" "running" || return
 	flood 198.18.0.1 198.18.0.254 200 >/dev/null
 	sleep 1
