@@ -155,6 +155,10 @@ int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
 
+/* A per-CPU array entry of nfields counters, summed over the CPUs
+ * (stats.c). */
+int xrl__percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields);
+
 /* Void every hot-key cache entry (control.c): after a commit, a mode
  * change, a key reset. */
 void xrl__cache_bump(struct xrl *x);

@@ -14,7 +14,7 @@
 /* ------------------------------------------------------------------ */
 /* Counters                                                            */
 
-static int percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
+int xrl__percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
 {
 	size_t stride = nfields * sizeof(__u64);
 	__u64 *vals = calloc(x->ncpus, stride);
@@ -37,19 +37,19 @@ static int percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfie
 
 int xrl_rule_stats_get(struct xrl *x, __u32 slot, struct xrl_rule_stats *sum)
 {
-	return percpu_sum(x, M_RULE_STATS, slot, (__u64 *)sum,
+	return xrl__percpu_sum(x, M_RULE_STATS, slot, (__u64 *)sum,
 			  sizeof(*sum) / sizeof(__u64));
 }
 
 int xrl_global_stats_get(struct xrl *x, struct xrl_global_stats *sum)
 {
-	return percpu_sum(x, M_GLOBAL_STATS, 0, (__u64 *)sum,
+	return xrl__percpu_sum(x, M_GLOBAL_STATS, 0, (__u64 *)sum,
 			  sizeof(*sum) / sizeof(__u64));
 }
 
 int xrl_if_stats_get(struct xrl *x, __u32 ifindex, struct xrl_if_stats *sum)
 {
-	return percpu_sum(x, M_IF_STATS, ifindex % XRL_IF_SLOTS, (__u64 *)sum,
+	return xrl__percpu_sum(x, M_IF_STATS, ifindex % XRL_IF_SLOTS, (__u64 *)sum,
 			  sizeof(*sum) / sizeof(__u64));
 }
 

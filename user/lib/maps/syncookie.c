@@ -24,30 +24,9 @@
 
 #include "model/rule.h"
 
-static int sum_percpu(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields)
-{
-	size_t stride = nfields * sizeof(__u64);
-	__u64 *vals = calloc(x->ncpus, stride);
-
-	if (!vals)
-		return xrl_fail(ENOMEM, "out of memory");
-	if (bpf_map_lookup_elem(x->map_fd[map], &idx, vals)) {
-		int err = xrl_fail(errno, "cannot read the SYN-cookie counters: %s", strerror(errno));
-
-		free(vals);
-		return err;
-	}
-	memset(sum, 0, stride);
-	for (int c = 0; c < x->ncpus; c++)
-		for (size_t f = 0; f < nfields; f++)
-			sum[f] += vals[c * nfields + f];
-	free(vals);
-	return 0;
-}
-
 int xrl_sc_stats_get(struct xrl *x, __u32 slot, struct xrl_sc_stats *sum)
 {
-	return sum_percpu(x, M_SC_STATS, slot, (__u64 *)sum, sizeof(*sum) / sizeof(__u64));
+	return xrl__percpu_sum(x, M_SC_STATS, slot, (__u64 *)sum, sizeof(*sum) / sizeof(__u64));
 }
 
 /* the answers every step sent (DNS slip, SYN cookies): the global stats' */
