@@ -354,6 +354,49 @@ static void test_suggest_hist(void)
 		free(t[k]);
 }
 
+/* What both samplers read off a bucket between two walks: a key driven
+ * through the data path's GCRA, walked twice; the packets offered (admitted
+ * and dropped) are counted exactly, from the first walk's state, or afresh
+ * where the bucket was made again. */
+static void test_suggest_offered(void)
+{
+	struct xrl_rule r = { .interval = 1000, .burst = 10 };
+	struct xrl_bucket b = { 0 };
+	__u64 now = 1000000, tat0, dropped0, adm = 0, drop = 0;
+
+	r.limit = r.burst * r.interval;
+	b.tat = now;
+	/* the first walk sees the key at rest */
+	tat0 = b.tat;
+	dropped0 = b.dropped;
+	/* 40 packets 100 tu apart: 4 intervals' worth of refill, a burst of 10 */
+	for (int i = 0; i < 40; i++, now += 100) {
+		__u64 nt;
+
+		if (xrl_gcra(b.tat, now, r.interval, r.limit, 1, &nt)) {
+			b.tat = nt;
+			adm++;
+		} else {
+			b.dropped++;
+			drop++;
+		}
+	}
+	CHECK(drop > 0 && adm > 0, "the key was limited");
+	CHECK_EQ(xrl_sg_offered(&r, &b, true, tat0, dropped0, 1000000, now - 1000000), adm + drop,
+		 "admitted and dropped since the last walk");
+	/* a walk that saw it later: only what came since */
+	CHECK_EQ(xrl_sg_offered(&r, &b, true, b.tat, b.dropped, now, 1000), 0, "nothing new");
+	/* made again (its state below what was seen): counted afresh from the walk */
+	struct xrl_bucket fresh = { .tat = 2000000 + 3 * r.interval, .dropped = 2 };
+	CHECK_EQ(xrl_sg_offered(&r, &fresh, true, b.tat + 1, b.dropped + 5, 2000000, 10000), 5,
+		 "3 admitted and 2 dropped since the bucket was made");
+	CHECK_EQ(xrl_sg_offered(&r, &fresh, false, 0, 0, 2000000, 10000), 5, "a new key likewise");
+	/* never more admitted than the bucket could have admitted in dt */
+	struct xrl_bucket far = { .tat = 2000000 + 1000 * r.interval };
+	CHECK_EQ(xrl_sg_offered(&r, &far, false, 0, 0, 2000000, 5 * r.interval), 5 + r.burst + 1,
+		 "capped at the refill of dt plus the burst");
+}
+
 int main(int argc, char **argv)
 {
 	tl_init(argc, argv);
@@ -363,5 +406,6 @@ int main(int argc, char **argv)
 	RUN(test_suggest_propose);
 	RUN(test_suggest_edges);
 	RUN(test_suggest_hist);
+	RUN(test_suggest_offered);
 	return tl_summary();
 }

@@ -84,16 +84,6 @@ static size_t rule_index(const struct sampler *s, const struct xrl_rule_entry *e
 	return SIZE_MAX;
 }
 
-/* packets admitted, from the TAT's advance in emission intervals, at most
- * what the bucket could have admitted since the last walk */
-static __u64 admitted(const struct xrl_rule *r, __u64 from_tu, __u64 tat, __u64 dt_tu)
-{
-	__u64 most = dt_tu / r->interval + r->burst + 1;
-	__u64 a = tat > from_tu ? (tat - from_tu) / r->interval : 0;
-
-	return a < most ? a : most;
-}
-
 static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ctx)
 {
 	struct sampler *s = ctx;
@@ -106,18 +96,10 @@ static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 		return 0;
 	sr = &s->rules[ri];
 	old = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), cmp_sk) : NULL;
-	if (old && b->tat >= old->tat && b->dropped >= old->dropped) {
+	if (old) {
 		if (!s->baseline)
-			old->c[s->w] += (b->dropped - old->dropped) +
-					admitted(&e->r, old->tat, b->tat, s->now_tu[ri] - sr->prev_tu);
-		old->tat = b->tat;
-		old->dropped = b->dropped;
-		return 0;
-	}
-	if (old) {	/* the bucket was made again: counts afresh */
-		if (!s->baseline)
-			old->c[s->w] += b->dropped + admitted(&e->r, sr->prev_tu, b->tat,
-							      s->now_tu[ri] - sr->prev_tu);
+			old->c[s->w] += xrl_sg_offered(&e->r, b, true, old->tat, old->dropped, sr->prev_tu,
+						       s->now_tu[ri] - sr->prev_tu);
 		old->tat = b->tat;
 		old->dropped = b->dropped;
 		return 0;
@@ -144,8 +126,7 @@ static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 	/* a key there before the sample began is measured from the next
 	 * window on; one new in this window counts from its start */
 	if (!s->baseline)
-		key.c[s->w] = b->dropped + admitted(&e->r, sr->prev_tu, b->tat,
-						    s->now_tu[ri] - sr->prev_tu);
+		key.c[s->w] = xrl_sg_offered(&e->r, b, false, 0, 0, sr->prev_tu, s->now_tu[ri] - sr->prev_tu);
 	sr->keys++;
 	s->add[s->nadd++] = key;
 	return 0;

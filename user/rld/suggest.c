@@ -98,16 +98,6 @@ static bool measurable(const struct xrl_rule *r)
 	       r->scope == XRL_SCOPE_HOST;
 }
 
-/* packets admitted: TAT's advance in emission intervals, at most what the
- * bucket could have admitted since the last walk */
-static __u64 admitted(const struct xrl_rule *r, __u64 from_tu, __u64 tat, __u64 dt_tu)
-{
-	__u64 most = dt_tu / r->interval + r->burst + 1;
-	__u64 a = tat > from_tu ? (tat - from_tu) / r->interval : 0;
-
-	return a < most ? a : most;
-}
-
 /* The rule set, read under the daemon's lock: records kept by generation,
  * new ones begun, the rules' clocks and new-key counters read. */
 static int rules_sync(struct rld *r, struct sg_state *s)
@@ -180,12 +170,8 @@ static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 	dt = sr->now_tu - sr->prev_tu;
 	old = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), cmp_key) : NULL;
 	if (old) {
-		__u64 p;
+		__u64 p = xrl_sg_offered(&sr->r, b, true, old->tat, old->dropped, sr->prev_tu, dt);
 
-		if (b->tat >= old->tat && b->dropped >= old->dropped)
-			p = (b->dropped - old->dropped) + admitted(&sr->r, old->tat, b->tat, dt);
-		else	/* the bucket was made again: counts afresh */
-			p = b->dropped + admitted(&sr->r, sr->prev_tu, b->tat, dt);
 		if (!sr->baseline) {
 			old->c[s->w] += p;
 			sr->agg[s->w] += p;
@@ -214,7 +200,7 @@ static int walk_cb(const struct xrl_key *k, const struct xrl_bucket *b, void *ct
 	/* a key there before its rule's record began is measured from the
 	 * next walk on; one new since the last walk counts from it */
 	if (!sr->baseline) {
-		key.c[s->w] = b->dropped + admitted(&sr->r, sr->prev_tu, b->tat, dt);
+		key.c[s->w] = xrl_sg_offered(&sr->r, b, false, 0, 0, sr->prev_tu, dt);
 		sr->agg[s->w] += key.c[s->w];
 	}
 	s->add[s->nadd++] = key;

@@ -334,3 +334,22 @@ __u64 xrl_sg_observe_span(struct xrl_sg_hist *rate, struct xrl_sg_hist *burst, c
 	xrl_sg_hist_add(burst, (double)xrl_sg_burst(c, n, r, tb));
 	return sum;
 }
+
+/* packets admitted: the TAT's advance from `from` in emission intervals,
+ * at most what the bucket could have admitted in dt_tu */
+static __u64 sg_admitted(const struct xrl_rule *r, __u64 from, __u64 tat, __u64 dt_tu)
+{
+	__u64 most = dt_tu / r->interval + r->burst + 1;
+	__u64 a = tat > from ? (tat - from) / r->interval : 0;
+
+	return a < most ? a : most;
+}
+
+__u64 xrl_sg_offered(const struct xrl_rule *r, const struct xrl_bucket *b, bool seen, __u64 tat0,
+		     __u64 dropped0, __u64 from_tu, __u64 dt_tu)
+{
+	if (seen && b->tat >= tat0 && b->dropped >= dropped0)
+		return (b->dropped - dropped0) + sg_admitted(r, tat0, b->tat, dt_tu);
+	/* new, or the bucket was made again: counts afresh */
+	return b->dropped + sg_admitted(r, from_tu, b->tat, dt_tu);
+}

@@ -34,8 +34,10 @@
 #ifndef XRL_MODEL_SUGGEST_H
 #define XRL_MODEL_SUGGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "xdp_rl_common.h"
 
 /* One key's packets per window, n windows. */
 struct xrl_sg_series {
@@ -108,6 +110,19 @@ void xrl_sg_count(const __u64 *t_ns, size_t nt, __u64 window_ns, __u64 *c, size_
  */
 int xrl_sg_propose(const struct xrl_sg_series *keys, size_t nkeys, const __u64 *new_keys,
 		   size_t n, const struct xrl_sg_params *p, struct xrl_sg_proposal *out);
+
+/*
+ * What one key offered its bucket between two walks of the key table
+ * dt_tu apart (both samplers, xdp-rlctl suggest and xdp-rld --suggest):
+ * its drops since then and the packets admitted, read from the GCRA
+ * state, the TAT's advance in emission intervals, at most what the bucket
+ * could admit in dt_tu. With seen (the key was there at the last walk,
+ * with tat0 and dropped0) and the bucket not made again since, counted
+ * from that state; otherwise its drops so far and its TAT's advance from
+ * from_tu, the last walk's time.
+ */
+__u64 xrl_sg_offered(const struct xrl_rule *r, const struct xrl_bucket *b, bool seen, __u64 tat0,
+		     __u64 dropped0, __u64 from_tu, __u64 dt_tu);
 
 /*
  * The daemon's long-term record (xdp-rld --suggest): per rule, a bounded
