@@ -145,6 +145,49 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/agg2.md"
 		echo
 	fi
+	if jq -e 'any(.[]; .mode == "cpu2")' "$OUT/summary.json" >/dev/null; then
+		echo "**Two receiving CPUs against one** — the same scenario from one CPU (the generator and"
+		echo "the receiving veth's NAPI on CPU 0) and from two (a generator thread on each CPU, each"
+		echo "CPU's frames on its own queue of the receiving veth, so both NAPIs meet the same buckets:"
+		echo "one source's bucket is written by both CPUs); × 1 CPU is the two-CPU rate over the one-CPU"
+		echo "rate of the same contender in the same round (median of the rounds); accuracy as above."
+		echo
+		echo "| scenario | contender | 1 CPU, Mpps | 2 CPUs, Mpps | × 1 CPU | 2 CPUs × bare XDP_DROP on 2 | accuracy, 1 CPU | accuracy, 2 CPUs |"
+		echo "|---|---|---:|---:|---:|---:|---:|---:|"
+		jq -sr '
+		  def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+		  def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+		  def pct: if . == null then "—" else "\(. * 1000 | round / 10) %" end;
+		  map(select(.mode == "cpu1" or .mode == "cpu2")) as $all |
+		  ($all | map({key: "\(.mode)/\(.scenario)/\(.contender)/\(.round)", value: .}) | from_entries) as $by |
+		  ($all | map([.scenario, .contender]) | unique) as $pairs |
+		  ["one", "k1", "spoof", "k1_low", "m1", "v6_64", "mixed", "spoof_open"] as $order |
+		  ["xdp_drop", "xdprl_native", "xdprl_tc"] as $corder |
+		  ($pairs | sort_by(. as [$s, $k] | [($order | map(. == $s) | index(true) // 99), ($corder | map(. == $k) | index(true) // 99)])) [] | . as [$sc, $c] |
+		  [$all[] | select(.scenario == $sc and .contender == $c)] as $g |
+		  ($g | map(select(.mode == "cpu1") | .mpps) | median) as $m1 |
+		  ($g | map(select(.mode == "cpu2") | .mpps) | median) as $m2 |
+		  ($g | map(select(.mode == "cpu2")) | map($by["cpu1/\($sc)/\($c)/\(.round)"].mpps as $o |
+		     if $o and $o > 0 then .mpps / $o else null end) | map(select(. != null)) | median) as $x |
+		  ($g | map(select(.mode == "cpu2")) | map($by["cpu2/\($sc)/xdp_drop/\(.round)"].mpps as $d |
+		     if $d and $d > 0 then .mpps / $d else null end) | map(select(. != null)) | median) as $xd |
+		  def acc(m): $g | map(select(.mode == m and .expected != null and .expected > 0) | .admitted / .expected) | median;
+		  [$sc, $c, ($m1 | f(3)), ($m2 | f(3)), ($x | f(2)), ($xd | f(2)), (acc("cpu1") | pct), (acc("cpu2") | pct)] | @tsv' \
+			"$OUT/runs.jsonl" |
+		while IFS=$'\t' read -r sc c a b x xd p q; do
+			echo "| $(slabel "$sc") | $(label "$c") | $a | $b | $x | $xd | $p | $q |"
+		done
+		echo
+	fi
+	if [[ -f "$OUT/casbench.md" ]]; then
+		echo "**A compare-and-swap on one shared cache line** (\`tests/bench/casbench.c\`) — every CPU"
+		echo "updates a 64-bit TAT (\`tat = max(tat, now) + interval\`, load, compare-and-swap, retry) on"
+		echo "one line shared by all, or on a line of its own; ns per successful update per CPU (its CPU"
+		echo "time), median of the rounds:"
+		echo
+		cat "$OUT/casbench.md"
+		echo
+	fi
 	if [[ -f "$OUT/syncookies.md" ]]; then
 		echo "**SYN cookies** — xrl-flood (not attached: every frame written whole) sends SYNs from 1M"
 		echo "spoofed IPv6 sources; the answers are counted where they arrive (the sender's XDP drops),"
@@ -243,7 +286,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 	done
 } >"$OUT/chart.dat"
-if command -v gnuplot >/dev/null && jq -e 'any(.[]; .scenario != "fleet")' "$OUT/summary.json" >/dev/null; then
+if command -v gnuplot >/dev/null && jq -e 'any(.[]; .mode == "shared" and .scenario != "fleet")' "$OUT/summary.json" >/dev/null; then
 	gnuplot <<-EOF
 	set terminal pngcairo size 1100,520 font ",10" noenhanced
 	set output "$OUT/bench.png"
