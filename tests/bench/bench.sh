@@ -21,7 +21,8 @@
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
 # client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
-# cpu2 cas syncookies micro; syncookies: tests/bench/syncookies.sh),
+# cpu2 cas syncookies slip micro; syncookies: tests/bench/syncookies.sh,
+# slip: tests/bench/slip.sh, SLIP_DUR (1)),
 # SCENARIOS_ONLY, CONTENDERS_ONLY (the flood part's), CPU2_DUR (1),
 # CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY,
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
@@ -54,7 +55,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -836,6 +837,13 @@ fi
 if [[ $PARTS == *" syncookies "* ]]; then
 	log "== SYN cookies"
 	ROUNDS=$ROUNDS OUT=$OUT "$TOP/tests/bench/syncookies.sh" || log "Error: the SYN-cookie benchmark failed"
+fi
+
+# DNS slip: answers and frames handled per second against bare XDP_TX of
+# the same frames (a lab of its own)
+if [[ $PARTS == *" slip "* ]]; then
+	log "== DNS slip"
+	ROUNDS=$ROUNDS DUR=${SLIP_DUR:-1} OUT=$OUT "$TOP/tests/bench/slip.sh" || log "Error: the DNS slip benchmark failed"
 fi
 
 # Micro-benchmark of the program alone.

@@ -196,6 +196,17 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/syncookies.md"
 		echo
 	fi
+	if [[ -f "$OUT/slip.md" ]]; then
+		echo "**DNS slip** — xrl-flood sends DNS queries (one source, or 1,000) to UDP/53 under an"
+		echo "endpoint rule over its limit with \`slip 1\` (every refused query is the answer step's turn;"
+		echo "the host-wide cap answers 10,000 a second, burst 1,000, and drops the rest), against bare"
+		echo "XDP_TX of the same frames; answers counted where they arrive (the generator's own program on"
+		echo "the sending veth drops them), per second of the flood; frames handled per second is the"
+		echo "generator's rate (one CPU sends and receives); medians, ratios taken in the same round."
+		echo
+		cat "$OUT/slip.md"
+		echo
+	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
 		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
 		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"
