@@ -22,7 +22,8 @@
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
 # client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
 # cpu2 cas syncookies slip micro; syncookies: tests/bench/syncookies.sh,
-# slip: tests/bench/slip.sh, SLIP_DUR (1)),
+# slip: tests/bench/slip.sh, SLIP_DUR (1); xcheck: tests/bench/crosscheck.sh,
+# XCHECK_DUR (1), XDP_TOOLS (a built xdp-tools tree; else xdp-tools on PATH)),
 # SCENARIOS_ONLY, CONTENDERS_ONLY (the flood part's), CPU2_DUR (1),
 # CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY,
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
@@ -55,7 +56,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip xcheck micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -844,6 +845,15 @@ fi
 if [[ $PARTS == *" slip "* ]]; then
 	log "== DNS slip"
 	ROUNDS=$ROUNDS DUR=${SLIP_DUR:-1} OUT=$OUT "$TOP/tests/bench/slip.sh" || log "Error: the DNS slip benchmark failed"
+fi
+
+# The cross-checks with xdp-tools: xdp-bench drop as a second bare
+# contender (its own count beside ours), xdp-trafficgen as a second
+# generator (a lab of its own; XDP_TOOLS: a built xdp-tools tree)
+if [[ $PARTS == *" xcheck "* ]]; then
+	log "== cross-checks with xdp-tools (xdp-bench, xdp-trafficgen)"
+	ROUNDS=$ROUNDS DUR=${XCHECK_DUR:-1} OUT=$OUT "$TOP/tests/bench/crosscheck.sh" ||
+		log "Error: the cross-check benchmark failed"
 fi
 
 # Micro-benchmark of the program alone.

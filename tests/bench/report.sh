@@ -207,6 +207,17 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/slip.md"
 		echo
 	fi
+	if [[ -f "$OUT/xcheck.md" ]]; then
+		echo "**Cross-checks with xdp-tools** — IPv6, one source, one CPU sends and receives. First"
+		echo "\`xdp-bench drop\` (native, no-touch) on the receiving veth as a second bare contender beside"
+		echo "ours (xdp-ref), flooded by xrl-flood, with its own count of packets received set against the"
+		echo "frames the sending veth delivered in the same run; then the same flood from"
+		echo "\`xdp-trafficgen udp\` instead of xrl-flood, both read as the receiving veth's XDP packet"
+		echo "count over a window of the run: xdp-rl's ratio to bare XDP_DROP with each generator."
+		echo
+		cat "$OUT/xcheck.md"
+		echo
+	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
 		echo "**Receiver CPU time per packet** — the receiving veth's NAPI in its own thread on CPU 1,"
 		echo "the generator on CPU 0; CPU time of that thread ÷ packets delivered (median, ns). Frames"
