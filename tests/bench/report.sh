@@ -284,7 +284,10 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		"\(.bytes_per_key_ipv4.median | round) bytes per tracked IPv4 key, \(.bytes_per_key_ipv6.median | round) per IPv6 key"' "$OUT/summary.json" | head -n 1)
 	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem (memlock ÷ entries, 1,048,576 entries per family)."; echo; }
 	if [[ -f "$OUT/microbench.md" ]]; then
-		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds):"
+		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds;"
+		echo "the rows \"one run a call\" are calls of repeat 1, each on a fresh copy of a DNS query, since"
+		echo "an answer rewrites its buffer into a response; they include the kernel timer's own cost, and"
+		echo "their last column is against bare XDP_DROP timed the same way):"
 		echo
 		cat "$OUT/microbench.md"
 	fi
