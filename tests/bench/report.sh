@@ -83,7 +83,7 @@ slabel() {
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 {
 	echo "Measured $(date -u +%Y-%m-%d) on kernel $(uname -r), $(nproc) CPUs ($cpu)."
-	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR: seconds per run; DNS_QPS)${ELAPSED:+; this run took ${ELAPSED}s}."
+	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR, CPU2_DUR, SLIP_DUR, XCHECK_DUR: seconds per run; DNS_QPS; PARTS; XDP_TOOLS: a built xdp-tools tree for the cross-checks, see [performance.md](performance.md#answers-per-second-and-the-cross-checks))${ELAPSED:+; this run took ${ELAPSED}s}."
 	echo
 	echo "**Packets handled per second at the receiver** — one CPU sends (xrl-flood, live frames) and"
 	echo "receives (the veth's NAPI runs on the sending CPU); median of the rounds (min–max); ratio to"
