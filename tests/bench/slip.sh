@@ -2,7 +2,8 @@
 # The DNS slip benchmark (make bench, part slip; or alone):
 #
 #   ns $GEN: s0 (xrl-flood -A: counts and drops what comes back) --- d0 :ns $RCV
-#   xrl-flood on s0: DNS queries (bench.test A) to UDP/53, one source or 1,000
+#   xrl-flood on s0: DNS queries (bench.test A) to UDP/53, one source (and
+#   1,000 sources with SLIP_SCENARIOS="one k1")
 #
 # Contenders on d0, each in turn, in ROUNDS interleaved rounds of DUR seconds:
 #   xdp_tx       bare XDP_TX of the same frames (not a byte changed): the floor
@@ -20,7 +21,7 @@
 # receives, so it runs at the pace of what d0 does with each frame).
 # Reported: answers/s and frames handled/s, medians with min and max, and
 # both against bare XDP_TX in the same round. Environment: ROUNDS (3), DUR
-# (1), OUT (.output/bench).
+# (1), OUT (.output/bench), SLIP_SCENARIOS (one; k1: 1,000 sources).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -99,9 +100,10 @@ declare -A LABEL=(
 	[xdprl_drop]="xdp-rl, the same rule with slip 0 (drops)" [xdprl_tc]="xdp-rl slip 1 at hook tc (never answers: drops)"
 )
 declare -A SLABEL=([one]="1 source" [k1]="1,000 sources")
+SCENARIOS=(${SLIP_SCENARIOS:-one})
 
 : >"$RESULTS"
-for sc in one k1; do
+for sc in "${SCENARIOS[@]}"; do
 	log "== slip: $sc"
 	for ((r = 1; r <= ROUNDS; r++)); do
 		for c in "${CONTENDERS[@]}"; do
@@ -113,7 +115,7 @@ cp "$RESULTS" "$OUT/slip_runs.jsonl"
 {
 	echo "| scenario | contender | answers/s (median, min–max) | × bare XDP_TX | frames handled/s (median, min–max) | × bare XDP_TX | answered ÷ slipped |"
 	echo "|---|---|---:|---:|---:|---:|---:|"
-	for sc in one k1; do
+	for sc in "${SCENARIOS[@]}"; do
 		for c in "${CONTENDERS[@]}"; do
 			jq -sr --arg sc "$sc" --arg c "$c" --arg name "${LABEL[$c]}" --arg sname "${SLABEL[$sc]}" '
 				def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
