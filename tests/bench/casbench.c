@@ -186,11 +186,14 @@ int main(int argc, char **argv)
 		hi[k] = ns[k][rounds - 1];
 		mre[k] = re[k][(rounds - 1) / 2];
 	}
-	/* no retry at all on the shared line: the threads never ran at the
-	 * same time (a busy host, or too few updates) and the case measured
-	 * nothing shared */
-	if (used[K_SHARED] > 1 && mre[K_SHARED] == 0)
-		fprintf(stderr, "Warning: no compare-and-swap was retried on the shared line: the threads did not overlap\n");
+	/* (almost) no retry on the shared line: the threads hardly ran at the
+	 * same time (a busy host, or too few updates), and the case measured
+	 * little sharing; said on stderr and under the table */
+	bool apart = used[K_SHARED] > 1 && mre[K_SHARED] < 0.05;
+
+	if (apart)
+		fprintf(stderr, "Warning: %.3f retries per update on the shared line: the threads hardly overlapped\n",
+			mre[K_SHARED]);
 	if (json) {
 		printf("[");
 		for (int k = 0; k < K_N; k++)
@@ -207,5 +210,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < K_N; k++)
 		printf("| %s | %.1f (%.1f–%.1f) | %.1f M | %.3f | %.2f |\n", names[k], med[k], lo[k], hi[k],
 		       used[k] * 1e3 / med[k], mre[k], med[k] / med[K_ALONE]);
+	if (apart)
+		printf("\n(%.3f retries per update on the shared line: the threads hardly ran at the same time — a busy host — so this run did not measure a contended line.)\n",
+		       mre[K_SHARED]);
 	return 0;
 }
