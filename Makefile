@@ -64,7 +64,7 @@ COMPLETION := $(OUTPUT)/xdp-rlctl.bash
 CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes $(OUTPUT)/test_deciders $(OUTPUT)/test_testlib \
 	     $(OUTPUT)/test_kernel $(OUTPUT)/test_pcapw $(OUTPUT)/test_setfile \
 	     $(OUTPUT)/test_suggest
-TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
+TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/casbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz $(OUTPUT)/setgen \
 	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
 
@@ -214,6 +214,11 @@ $(OUTPUT)/xrl-fuzz: $(XFUZZ_OBJS) $(LIBXRL)
 $(OUTPUT)/microbench: tests/bench/microbench.c tests/bpf/pkt.h $(LIBXRL) $(OUTPUT)/xrl_test_progs.skel.h
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/bpf $< $(LIBXRL) $(LIBBPF_LIBS) -lpthread -o $@
+
+# A compare-and-swap on one cache line shared by every CPU against a line each.
+$(OUTPUT)/casbench: tests/bench/casbench.c | $(OUTPUT)
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
 
 # The verifier's processed-instruction count of each program of an object.
 $(OUTPUT)/verifier-stats: tests/bench/verifier_stats.c | $(OUTPUT)

@@ -21,9 +21,18 @@
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
 # client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
-# syncookies micro; syncookies: tests/bench/syncookies.sh),
+# cpu2 cas syncookies slip micro; syncookies: tests/bench/syncookies.sh,
+# slip: tests/bench/slip.sh, SLIP_DUR (1); xcheck: tests/bench/crosscheck.sh,
+# XCHECK_DUR (1), XDP_TOOLS (a built xdp-tools tree; else xdp-tools on PATH)),
+# SCENARIOS_ONLY, CONTENDERS_ONLY (the flood part's), CPU2_DUR (1),
+# CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY,
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
 # xdp-rl runs beside this one in the same rounds).
+#
+# cpu2: two receiving CPUs against one (one source, 1,000 sources, the
+# spoofed flood with an aggregate): drop rate and accuracy.
+# cas: a compare-and-swap on one line shared by both CPUs against one each
+# (tests/bench/casbench.c).
 #
 # agg2: an aggregate metered by two CPUs at once (xrl-flood on both), far
 # above the flood in chunks, far above with chunks of one, and binding.
@@ -47,7 +56,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 syncookies micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip xcheck micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -313,9 +322,12 @@ run_one() {
 	read -r x0 e0 < <(xmit)
 	UDP0=$(udp_in)
 	t0=$(napi_cpu_ticks)
-	local cpuopt=()
+	local cpuopt=() cpus=0
 	[[ $mode == split ]] && cpuopt=(-c 0)
-	res=$(in_gen taskset -c 0 "$FLOOD" -i s0 -m $DST_MAC ${SARGS[$sc]} -n 1000000000 -T "$DUR" "${cpuopt[@]}" -j)
+	# cpu2: a generator thread on each CPU, each CPU's frames on its own
+	# queue of d0 (whose NAPI then runs on that CPU): two receiving CPUs
+	[[ $mode == cpu2 ]] && cpuopt=(-t 2 -c 0) cpus=0,1
+	res=$(in_gen taskset -c $cpus "$FLOOD" -i s0 -m $DST_MAC ${SARGS[$sc]} -n 1000000000 -T "$DUR" "${cpuopt[@]}" -j)
 	t1=$(napi_cpu_ticks)
 	read -r x1 e1 < <(xmit)
 	if [[ $sc == mixed ]]; then
@@ -778,11 +790,70 @@ if [[ $PARTS == *" agg2 "* ]]; then
 	fi
 fi
 
+# ---- cpu2: two receiving CPUs against one, the same rule, the same keys ----
+# The scenarios one, k1 and spoof (per-key rule over its limit; the spoofed
+# flood with an aggregate), each run from one CPU (mode cpu1: the generator
+# and d0's NAPI on CPU 0) and from two (mode cpu2: a generator thread on
+# each CPU, each CPU's frames on its own queue of d0, so both NAPIs meet the
+# same buckets: one source's bucket is written by both CPUs), in the same
+# rounds; CPU2_DUR seconds a run. Reported: the two-CPU rate against the
+# one-CPU rate of the same contender in the same round, and the accuracy.
+CPU2_DUR=${CPU2_DUR:-1}
+CPU2_SCENARIOS=(${CPU2_SCENARIOS_ONLY:-one k1 spoof})
+CPU2_CONTENDERS=(${CPU2_CONTENDERS_ONLY:-xdp_drop xdprl_native xdprl_tc})
+if [[ $PARTS == *" cpu2 "* ]]; then
+	if (($(nproc) < 2)); then
+		log "== cpu2 skipped: fewer than 2 CPUs"
+	else
+		log "== two receiving CPUs against one: ${CPU2_SCENARIOS[*]}, $ROUNDS rounds, ${CPU2_DUR}s each"
+		for ((r = 1; r <= ROUNDS; r++)); do
+			for sc in "${CPU2_SCENARIOS[@]}"; do
+				SC=$sc
+				RATE=${SRATE[$sc]:-100}
+				BURST=${SBURST[$sc]:-20}
+				for c in "${CPU2_CONTENDERS[@]}"; do
+					for m in cpu1 cpu2; do
+						DUR=$CPU2_DUR run_one "$r" "$sc" "$c" "$m" || exit 1
+						log "   round $r  $(tail -n 1 "$RESULTS" | jq -r '"\(.mode)\t\(.scenario)\t\(.contender)\t\(.mpps * 1000 | round / 1000) Mpps\t\(if .expected then "\(.admitted / .expected * 1000 | round / 10) %" else "" end)"')"
+					done
+				done
+			done
+		done
+		RATE=100
+		BURST=20
+	fi
+fi
+
+# ---- cas: a compare-and-swap on a line shared by both CPUs, or one each ----
+if [[ $PARTS == *" cas "* ]]; then
+	log "== contended compare-and-swap (casbench)"
+	"$TOP/.output/casbench" -r "$((2 * ROUNDS - 1))" -j >"$OUT/casbench.json" &&
+		"$TOP/.output/casbench" -r "$((2 * ROUNDS - 1))" >"$OUT/casbench.md" ||
+		log "Error: casbench failed"
+	cat "$OUT/casbench.md" >&2
+fi
+
 # SYN cookies: answers per second against bare XDP_TX, and against
 # netfilter's SYNPROXY (a lab of its own)
 if [[ $PARTS == *" syncookies "* ]]; then
 	log "== SYN cookies"
 	ROUNDS=$ROUNDS OUT=$OUT "$TOP/tests/bench/syncookies.sh" || log "Error: the SYN-cookie benchmark failed"
+fi
+
+# DNS slip: answers and frames handled per second against bare XDP_TX of
+# the same frames (a lab of its own)
+if [[ $PARTS == *" slip "* ]]; then
+	log "== DNS slip"
+	ROUNDS=$ROUNDS DUR=${SLIP_DUR:-1} OUT=$OUT "$TOP/tests/bench/slip.sh" || log "Error: the DNS slip benchmark failed"
+fi
+
+# The cross-checks with xdp-tools: xdp-bench drop as a second bare
+# contender (its own count beside ours), xdp-trafficgen as a second
+# generator (a lab of its own; XDP_TOOLS: a built xdp-tools tree)
+if [[ $PARTS == *" xcheck "* ]]; then
+	log "== cross-checks with xdp-tools (xdp-bench, xdp-trafficgen)"
+	ROUNDS=$ROUNDS DUR=${XCHECK_DUR:-1} OUT=$OUT "$TOP/tests/bench/crosscheck.sh" ||
+		log "Error: the cross-check benchmark failed"
 fi
 
 # Micro-benchmark of the program alone.

@@ -83,7 +83,7 @@ slabel() {
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 {
 	echo "Measured $(date -u +%Y-%m-%d) on kernel $(uname -r), $(nproc) CPUs ($cpu)."
-	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR: seconds per run; DNS_QPS)${ELAPSED:+; this run took ${ELAPSED}s}."
+	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR, CPU2_DUR, SLIP_DUR, XCHECK_DUR: seconds per run; DNS_QPS; PARTS; XDP_TOOLS: a built xdp-tools tree for the cross-checks, see [performance.md](performance.md#answers-per-second-and-the-cross-checks))${ELAPSED:+; this run took ${ELAPSED}s}."
 	echo
 	echo "**Packets handled per second at the receiver** — one CPU sends (xrl-flood, live frames) and"
 	echo "receives (the veth's NAPI runs on the sending CPU); median of the rounds (min–max); ratio to"
@@ -145,12 +145,77 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/agg2.md"
 		echo
 	fi
+	if jq -e 'any(.[]; .mode == "cpu2")' "$OUT/summary.json" >/dev/null; then
+		echo "**Two receiving CPUs against one** — the same scenario from one CPU (the generator and"
+		echo "the receiving veth's NAPI on CPU 0) and from two (a generator thread on each CPU, each"
+		echo "CPU's frames on its own queue of the receiving veth, so both NAPIs meet the same buckets:"
+		echo "one source's bucket is written by both CPUs); × 1 CPU is the two-CPU rate over the one-CPU"
+		echo "rate of the same contender in the same round (median of the rounds); accuracy as above."
+		echo
+		echo "| scenario | contender | 1 CPU, Mpps | 2 CPUs, Mpps | × 1 CPU | 2 CPUs × bare XDP_DROP on 2 | accuracy, 1 CPU | accuracy, 2 CPUs |"
+		echo "|---|---|---:|---:|---:|---:|---:|---:|"
+		jq -sr '
+		  def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+		  def f(d): if . == null then "—" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+		  def pct: if . == null then "—" else "\(. * 1000 | round / 10) %" end;
+		  map(select(.mode == "cpu1" or .mode == "cpu2")) as $all |
+		  ($all | map({key: "\(.mode)/\(.scenario)/\(.contender)/\(.round)", value: .}) | from_entries) as $by |
+		  ($all | map([.scenario, .contender]) | unique) as $pairs |
+		  ["one", "k1", "spoof", "k1_low", "m1", "v6_64", "mixed", "spoof_open"] as $order |
+		  ["xdp_drop", "xdprl_native", "xdprl_tc"] as $corder |
+		  ($pairs | sort_by(. as [$s, $k] | [($order | map(. == $s) | index(true) // 99), ($corder | map(. == $k) | index(true) // 99)])) [] | . as [$sc, $c] |
+		  [$all[] | select(.scenario == $sc and .contender == $c)] as $g |
+		  ($g | map(select(.mode == "cpu1") | .mpps) | median) as $m1 |
+		  ($g | map(select(.mode == "cpu2") | .mpps) | median) as $m2 |
+		  ($g | map(select(.mode == "cpu2")) | map($by["cpu1/\($sc)/\($c)/\(.round)"].mpps as $o |
+		     if $o and $o > 0 then .mpps / $o else null end) | map(select(. != null)) | median) as $x |
+		  ($g | map(select(.mode == "cpu2")) | map($by["cpu2/\($sc)/xdp_drop/\(.round)"].mpps as $d |
+		     if $d and $d > 0 then .mpps / $d else null end) | map(select(. != null)) | median) as $xd |
+		  def acc(m): $g | map(select(.mode == m and .expected != null and .expected > 0) | .admitted / .expected) | median;
+		  [$sc, $c, ($m1 | f(3)), ($m2 | f(3)), ($x | f(2)), ($xd | f(2)), (acc("cpu1") | pct), (acc("cpu2") | pct)] | @tsv' \
+			"$OUT/runs.jsonl" |
+		while IFS=$'\t' read -r sc c a b x xd p q; do
+			echo "| $(slabel "$sc") | $(label "$c") | $a | $b | $x | $xd | $p | $q |"
+		done
+		echo
+	fi
+	if [[ -f "$OUT/casbench.md" ]]; then
+		echo "**A compare-and-swap on one shared cache line** (\`tests/bench/casbench.c\`) — every CPU"
+		echo "updates a 64-bit TAT (\`tat = max(tat, now) + interval\`, load, compare-and-swap, retry) on"
+		echo "one line shared by all, or on a line of its own; ns per successful update per CPU (its CPU"
+		echo "time), median of the rounds:"
+		echo
+		cat "$OUT/casbench.md"
+		echo
+	fi
 	if [[ -f "$OUT/syncookies.md" ]]; then
 		echo "**SYN cookies** — xrl-flood (not attached: every frame written whole) sends SYNs from 1M"
 		echo "spoofed IPv6 sources; the answers are counted where they arrive (the sender's XDP drops),"
 		echo "per second of the flood; median of the rounds, ratio to the first contender in the same round."
 		echo "With one CPU sending, the rate is the cost of sending plus the cost of answering."
 		cat "$OUT/syncookies.md"
+		echo
+	fi
+	if [[ -f "$OUT/slip.md" ]]; then
+		echo "**DNS slip** — xrl-flood sends DNS queries (one source, or 1,000) to UDP/53 under an"
+		echo "endpoint rule over its limit with \`slip 1\` (every refused query is the answer step's turn;"
+		echo "the host-wide cap answers 10,000 a second, burst 1,000, and drops the rest), against bare"
+		echo "XDP_TX of the same frames; answers counted where they arrive (the generator's own program on"
+		echo "the sending veth drops them), per second of the flood; frames handled per second is the"
+		echo "generator's rate (one CPU sends and receives); medians, ratios taken in the same round."
+		echo
+		cat "$OUT/slip.md"
+		echo
+	fi
+	if [[ -f "$OUT/xcheck.md" ]]; then
+		echo "**Cross-checks with xdp-tools** — IPv6, one source, one CPU sends and receives. First"
+		echo "\`xdp-bench drop\` (native, no-touch) on the receiving veth as a second bare contender beside"
+		echo "ours (xdp-ref), flooded by xrl-flood, with its own count of packets received set against the"
+		echo "frames the sending veth delivered in the same run; then the same flood from"
+		echo "\`xdp-trafficgen udp\` instead of xrl-flood, both read as the receiving veth's XDP packet"
+		echo "count over a window of the run: xdp-rl's ratio to bare XDP_DROP with each generator."
+		echo
+		cat "$OUT/xcheck.md"
 		echo
 	fi
 	if jq -e 'any(.[]; .mode == "split")' "$OUT/summary.json" >/dev/null; then
@@ -219,7 +284,10 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		"\(.bytes_per_key_ipv4.median | round) bytes per tracked IPv4 key, \(.bytes_per_key_ipv6.median | round) per IPv6 key"' "$OUT/summary.json" | head -n 1)
 	[[ -n "$mem" ]] && { echo "Bucket table memory: $mem (memlock ÷ entries, 1,048,576 entries per family)."; echo; }
 	if [[ -f "$OUT/microbench.md" ]]; then
-		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds):"
+		echo "**The program alone** (BPF_PROG_TEST_RUN, repeat 1,000,000, median of 5 interleaved rounds;"
+		echo "the rows \"one run a call\" are calls of repeat 1, each on a fresh copy of a DNS query, since"
+		echo "an answer rewrites its buffer into a response; they include the kernel timer's own cost, and"
+		echo "their last column is against bare XDP_DROP timed the same way):"
 		echo
 		cat "$OUT/microbench.md"
 	fi
@@ -243,7 +311,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 	done
 } >"$OUT/chart.dat"
-if command -v gnuplot >/dev/null && jq -e 'any(.[]; .scenario != "fleet")' "$OUT/summary.json" >/dev/null; then
+if command -v gnuplot >/dev/null && jq -e 'any(.[]; .mode == "shared" and .scenario != "fleet")' "$OUT/summary.json" >/dev/null; then
 	gnuplot <<-EOF
 	set terminal pngcairo size 1100,520 font ",10" noenhanced
 	set output "$OUT/bench.png"

@@ -9,15 +9,28 @@
  *
  *   xrl-flood -i DEV -d DST [-m DST_MAC] [-s SRC|CIDR] [-N SOURCES] [-R SEED]
  *             [-n COUNT] [-l FRAME_BYTES] [-P udp|tcp|icmp] [-p PORT]
- *             [-v VLAN] [-t THREADS] [-c FIRST_CPU] [-T SECONDS] [-j]
+ *             [-v VLAN] [-t THREADS] [-c FIRST_CPU] [-T SECONDS] [-Q NAME] [-A] [-j]
  *
  * While it runs, the program is also attached (native XDP) to DEV itself, a
  * device the caller created for the flood: with the program in the kernel's
  * XDP dispatcher for the whole run, a BPF_PROG_RUN call no longer re-images
  * the dispatcher (about 24 ms each here). Frames DEV really receives pass
- * untouched. Without that attachment (DEV has another XDP program) it still
+ * untouched (unless -A, below). Without that attachment (DEV has another XDP program) it still
  * works, slower, and then writes each frame's headers whole (a receiver
  * that answers with XDP_TX hands the page back rewritten).
+ *
+ * -Q NAME makes every frame a DNS query (UDP; ID 0x4242, RD, one question:
+ * NAME, type A, class IN; the frame as long as the query unless -l says
+ * more). -A says the receiver answers the flood in place (XDP_TX: a slipped
+ * DNS answer, a SYN cookie): every frame is then written whole before it
+ * goes, and what DEV receives back is dropped by the attached program and
+ * counted: "returned", the answers (UDP or TCP with the flood's port -p on
+ * either side: an answer from it, or the frame sent back as it came), and
+ * "returned_other" (anything else: the stack's ICMP errors), so that the
+ * answers neither reach DEV's stack nor
+ * hold the pages BPF_PROG_RUN recycles. BPF_PROG_RUN's frames are told from
+ * frames DEV receives by their ingress device: ours are given the loopback
+ * device of DEV's namespace.
  *
  * Sources: SRC alone sends from one address; a CIDR draws SOURCES addresses
  * (all of it by default) from the 32 bits after the prefix length,
@@ -64,9 +77,9 @@ typedef struct tcphdr pkt_tcphdr __attribute__((aligned(1)));
 #define CHUNK		4096	/* frames per BPF_PROG_RUN call: a fine-grained stop */
 
 static struct {
-	const char *dev, *dst, *src, *proto;
+	const char *dev, *dst, *src, *proto, *qname;
 	__u8 dst_mac[6];
-	bool have_mac, json;
+	bool have_mac, json, answered;
 	unsigned long long count;
 	unsigned long long sources;
 	unsigned long long seed;
@@ -144,7 +157,9 @@ static __u64 gcd(__u64 a, __u64 b)
 static void *run_worker(void *arg)
 {
 	struct worker *w = arg;
-	/* data_end must be the frame size, or the kernel refuses the context */
+	/* data_end must be the frame size, or the kernel refuses the context;
+	 * the ingress is the loopback device, so that the program tells these
+	 * frames from the ones the device receives */
 	struct xdp_md ctx = { .data_end = w->frame_len, .ingress_ifindex = w->ifindex };
 	cpu_set_t set;
 
@@ -173,7 +188,7 @@ static void usage(int code)
 	fprintf(code ? stderr : stdout,
 		"usage: xrl-flood -i DEV -d DST [-m DST_MAC] [-s SRC|CIDR] [-N SOURCES] [-R SEED]\n"
 		"                 [-n COUNT] [-l FRAME_BYTES] [-P udp|tcp|icmp] [-p PORT] [-v VLAN]\n"
-		"                 [-t THREADS] [-c FIRST_CPU] [-T SECONDS] [-j]\n");
+		"                 [-t THREADS] [-c FIRST_CPU] [-T SECONDS] [-Q NAME] [-A] [-j]\n");
 	exit(code);
 }
 
@@ -194,9 +209,10 @@ int main(int argc, char **argv)
 	char cidr[64], *slash;
 	double t0, t1;
 	__u8 l4proto;
-	int sock;
+	int sock, lo_ifindex, qlen = 0;
+	__u8 query[12 + 256 + 4] = {};
 
-	while ((opt = getopt(argc, argv, "i:d:m:s:N:R:n:l:P:p:v:t:c:T:jh")) != -1) {
+	while ((opt = getopt(argc, argv, "i:d:m:s:N:R:n:l:P:p:v:t:c:T:Q:Ajh")) != -1) {
 		switch (opt) {
 		case 'i': o.dev = optarg; break;
 		case 'd': o.dst = optarg; break;
@@ -217,6 +233,8 @@ int main(int argc, char **argv)
 		case 't': o.threads = atoi(optarg); break;
 		case 'c': o.cpu0 = atoi(optarg); break;
 		case 'T': o.seconds = atof(optarg); break;
+		case 'Q': o.qname = optarg; break;
+		case 'A': o.answered = true; break;
 		case 'j': o.json = true; break;
 		case 'h': usage(0); break;
 		default: usage(2);
@@ -230,6 +248,9 @@ int main(int argc, char **argv)
 	ifindex = if_nametoindex(o.dev);
 	if (!ifindex)
 		return die("unknown interface");
+	lo_ifindex = if_nametoindex("lo");
+	if (!lo_ifindex)
+		return die("no loopback device in this namespace");
 
 	/* addresses */
 	v6 = strchr(o.dst, ':') != NULL;
@@ -298,7 +319,31 @@ int main(int argc, char **argv)
 		l4proto = v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 	else
 		return die("protocol must be udp, tcp or icmp");
-	hdrs = l3_off + (v6 ? 40 : 20) + (l4proto == IPPROTO_TCP ? 20 : 8);
+	if (o.qname) {
+		/* a DNS query: header (ID, RD, QDCOUNT 1), the name as labels,
+		 * type A, class IN */
+		const char *n = o.qname;
+		int at = 12;
+
+		if (l4proto != IPPROTO_UDP)
+			return die("-Q needs -P udp");
+		query[0] = 0x42, query[1] = 0x42, query[2] = 0x01, query[5] = 1;
+		while (*n) {
+			const char *dot = strchr(n, '.');
+			int l = dot ? dot - n : (int)strlen(n);
+
+			if (l < 1 || l > 63 || at + 1 + l > 12 + 254)
+				return die("-Q: a DNS name of labels of 1..63 bytes, 253 bytes at most");
+			query[at++] = l;
+			memcpy(query + at, n, l);
+			at += l;
+			n += l + (dot != NULL);
+		}
+		query[at++] = 0;
+		query[at + 1] = 1, query[at + 3] = 1;
+		qlen = at + 4;
+	}
+	hdrs = l3_off + (v6 ? 40 : 20) + (l4proto == IPPROTO_TCP ? 20 : 8) + qlen;
 	if (!o.len)
 		o.len = hdrs > 64 ? hdrs : 64;	/* default: the smallest frame */
 	if (o.len < hdrs || o.len < 60 || o.len > 1514 + (o.vlan >= 0 ? 4 : 0))
@@ -337,6 +382,7 @@ int main(int argc, char **argv)
 		u->source = htons(40000);
 		u->dest = htons(o.port);
 		u->len = htons(l4_len);
+		memcpy(l4 + 8, query, qlen);
 		csum_at = 6;
 	} else if (l4proto == IPPROTO_TCP) {
 		pkt_tcphdr *t = (void *)l4;
@@ -386,6 +432,8 @@ int main(int argc, char **argv)
 	/* the headers, rewritten into every frame while not attached */
 	skel->rodata->tmpl_len = o.len < (int)sizeof(skel->rodata->tmpl) ? o.len : (int)sizeof(skel->rodata->tmpl);
 	memcpy((void *)skel->rodata->tmpl, frame, skel->rodata->tmpl_len);
+	skel->rodata->answered = o.answered;
+	skel->rodata->answer_port = o.port;
 	skel->rodata->perm_a = 1;
 	skel->rodata->perm_b = 0;
 	if (o.random && nsrc > 1) {
@@ -403,11 +451,11 @@ int main(int argc, char **argv)
 	/* per-CPU start: thread k sends frames k, k + T, k + 2T, ... */
 	{
 		int ncpus = libbpf_num_possible_cpus();
-		struct { __u64 next, step; } *st = calloc(ncpus, sizeof(*st));
+		struct { __u64 next, step, returned, other; } *st = calloc(ncpus, sizeof(*st));
 		__u32 zero = 0;
 
 		for (int k = 0; k < o.threads; k++)
-			st[o.cpu0 + k] = (typeof(*st)){ k, o.threads };
+			st[o.cpu0 + k] = (typeof(*st)){ k, o.threads, 0, 0 };
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.flood_state), &zero, st, 0))
 			return die("cannot set the generator's state");
 		free(st);
@@ -431,7 +479,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < o.threads; k++) {
 		w[k] = (struct worker){
 			.cpu = o.cpu0 + k, .prog_fd = bpf_program__fd(skel->progs.xrl_flood),
-			.ifindex = ifindex, .frame = frame, .frame_len = o.len,
+			.ifindex = lo_ifindex, .frame = frame, .frame_len = o.len,
 			.todo = o.count / o.threads + (k < (int)(o.count % o.threads)),
 			.deadline = t0 + o.seconds,
 		};
@@ -448,14 +496,41 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now_s();
+	/* the answers still in flight, then what came back */
+	unsigned long long returned = 0, other = 0;
+
+	if (o.answered && attached) {
+		int ncpus = libbpf_num_possible_cpus();
+		struct { __u64 next, step, returned, other; } *st = calloc(ncpus, sizeof(*st));
+		__u32 zero = 0;
+
+		usleep(100000);
+		if (!st || bpf_map_lookup_elem(bpf_map__fd(skel->maps.flood_state), &zero, st)) {
+			bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+			return die("cannot read the generator's count of answers");
+		}
+		for (int c = 0; c < ncpus; c++) {
+			returned += st[c].returned;
+			other += st[c].other;
+		}
+		free(st);
+	}
 	if (attached)
 		bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
 	if (o.json)
-		printf("{\"sent\": %llu, \"seconds\": %.6f, \"pps\": %.0f, \"sources\": %llu, \"frame_bytes\": %d}\n",
-		       total, t1 - t0, total / (t1 - t0), nsrc, o.len);
+		printf("{\"sent\": %llu, \"seconds\": %.6f, \"pps\": %.0f, \"sources\": %llu, \"frame_bytes\": %d%s",
+		       total, t1 - t0, total / (t1 - t0), nsrc, o.len, o.answered && attached ? "" : "}\n");
 	else
 		printf("sent %llu frames in %.3f s: %.3f Mpps (%llu sources, %d bytes)\n",
 		       total, t1 - t0, total / (t1 - t0) / 1e6, nsrc, o.len);
+	if (o.answered && attached) {
+		if (o.json)
+			printf(", \"returned\": %llu, \"returned_pps\": %.0f, \"returned_other\": %llu}\n",
+			       returned, returned / (t1 - t0), other);
+		else
+			printf("returned %llu answers: %.3f Mpps (and %llu other frames)\n",
+			       returned, returned / (t1 - t0) / 1e6, other);
+	}
 	xrl_flood__destroy(skel);
 	free(w);
 	return 0;
