@@ -48,7 +48,7 @@ endif
 
 BPF_OBJS  := $(OUTPUT)/xdp_rl.bpf.o
 TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
-SKEL      := $(OUTPUT)/xdp_rl.skel.h
+SKEL      := $(OUTPUT)/xdp_rl.skel.h $(OUTPUT)/xrl_emit.skel.h
 # user/lib: libxrl, every map and attach operation, the grammar and the
 # config reader; user/rlctl and user/rld: the two thin programs on top.
 LIB_SRCS  := $(sort $(shell find user/lib -name '*.c'))

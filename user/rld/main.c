@@ -415,6 +415,10 @@ static int run(struct rld *r, const sigset_t *mask)
 		}
 	}
 	r->stats.pins_ok = 1;
+	/* the bans' events from userspace (the sweep, reloads, the deciders):
+	 * their program is loaded now, while the capabilities are there */
+	if (!xrl_ban_events_prepare(r->x))
+		xrl_log(XRL_LOG_WARN, "events: bans set and lifted here are said at their first packet only");
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];

@@ -205,6 +205,7 @@ void xrl_close(struct xrl *x)
 		close(x->lock_fd);	/* drops the flock */
 	if (x->daemon_fd >= 0)
 		close(x->daemon_fd);
+	xrl__ban_events_close(x);
 	xrl__sets_close(x);
 	pthread_mutex_destroy(&x->set_lock);
 	free(x);

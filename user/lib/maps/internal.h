@@ -86,6 +86,10 @@ struct xrl {
 	pthread_mutex_t set_lock;
 	int set_fd[M__COUNT];
 	__u32 set_id[M__COUNT];
+	/* the program that writes userspace's ban events (events.c): loaded
+	 * at the first one; emit_failed: it could not be, not tried again */
+	struct xrl_emit *emit;
+	bool emit_failed;
 };
 
 
@@ -155,6 +159,15 @@ int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
 
+/* The bans' events from userspace (events.c): can they be sent (the
+ * program that writes them loaded, once per handle); send one, a ban of
+ * family's addr/plen (kind XRL_EV_BANNED or XRL_EV_UNBANNED, cause enum
+ * xrl_event_cause): 0 written, 1 left out by the events' cap, or a
+ * negative errno; unload it. */
+bool xrl__ban_events_ready(struct xrl *x);
+int xrl__ban_event(struct xrl *x, int kind, int family, const __u8 *addr, __u8 plen,
+		   const struct xrl_ban *b, __u32 cause);
+void xrl__ban_events_close(struct xrl *x);
 /* A per-CPU array entry of nfields counters, summed over the CPUs
  * (stats.c). */
 int xrl__percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields);
