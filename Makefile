@@ -66,7 +66,8 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes 
 	     $(OUTPUT)/test_suggest
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz $(OUTPUT)/setgen \
-	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
+	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o \
+	     $(OUTPUT)/tc_pass.bpf.o $(OUTPUT)/tcx-attach
 
 .PHONY: all programs deb clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
 # the BPF objects and their skeletons, reached through pattern rules, are
@@ -225,6 +226,10 @@ $(OUTPUT)/xrl-flood: tests/tools/xrl_flood.c $(OUTPUT)/xrl_flood.skel.h
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lpthread -o $@
 
 $(OUTPUT)/xdp-ref: tests/tools/xdp_ref.c $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/tcx-attach: tests/tools/tcx_attach.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
 
