@@ -49,6 +49,7 @@ int do_attach(struct xrl_cmd *c)
 		return 1;
 	}
 	opt.bans = c->attach.bans;
+	opt.syn_verified = c->attach.syn_verified;
 	if (open_writer(&x, true, c->attach.keys))
 		return 1;
 	/* an interrupted upgrade is finished before its program is attached */

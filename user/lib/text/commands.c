@@ -219,6 +219,8 @@ static const struct xrl_param p_attach[] = {
 	  .help = "ban table size per family, 16 .. 16777216 (default 65536; first attach)" },
 	{ "first", XRL_ARG_FLAG, F(attach.tc_first),
 	  .help = "hook tc, attached already: put it first in the tcx chain again" },
+	{ "syn-verified", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 24, F(attach.syn_verified),
+	  .help = "SYN cookies' verified sources, 16 .. 16777216 (default 65536; first attach)" },
 	END,
 };
 
