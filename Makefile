@@ -17,6 +17,8 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+# libxrl's rtnetlink (the clsact fallback of hook tc) too
+LIBBPF_LIBS   += -lmnl
 
 INCLUDES  := -Iinclude -Iuser/lib -I$(OUTPUT)
 CFLAGS    ?= -O2 -g

@@ -348,8 +348,9 @@ int do_status(struct xrl_cmd *c)
 				       a[i].ifname, "tc", a[i].ifindex, a[i].tc_position, a[i].tc_first_id,
 				       a[i].tc_first_name[0] ? " " : "", a[i].tc_first_name, a[i].ifname);
 			else if (a[i].ifindex)
-				printf("  %-16s %-8s ifindex %u\n", a[i].ifname,
-				       a[i].hook == XRL_HOOK_TC ? "tc" : xrl_xdp_mode_name(a[i].mode), a[i].ifindex);
+				printf("  %-16s %-8s ifindex %u%s\n", a[i].ifname,
+				       a[i].hook == XRL_HOOK_TC ? "tc" : xrl_xdp_mode_name(a[i].mode), a[i].ifindex,
+				       a[i].tc_clsact ? "  (a clsact filter: no tcx links)" : "");
 			else
 				printf("  %-16s gone (link detached; 'detach dev %s' to clean up)\n",
 				       a[i].ifname, a[i].ifname);

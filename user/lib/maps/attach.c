@@ -276,22 +276,24 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
 		return xrl_fail(ENODEV, "unknown interface '%s'", ifname);
 	link_pin(x, ifname, p, sizeof(p));
-	if (access(p, F_OK) == 0)
+	if (access(p, F_OK) == 0 || xrl__tc_legacy_record(x, ifname))
 		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
 	if (other_instance(ifindex, true, &other, &where))
 		return xrl_fail(EBUSY, OTHER_INSTANCE, ifname, other, where);
 	if (x->tc_prog_fd < 0)
 		return xrl_fail(ENOENT, "the program pinned at %s is of an older build, without hook tc: "
 				"'xdp-rlctl upgrade' first", x->pin_dir);
+	/* without tcx (or told so): a filter of a clsact qdisc */
+	if (xrl_tc_legacy_forced())
+		return xrl__tc_legacy_attach(x, ifname, ifindex);
 	/* first in the chain: a program before it that returns "pass" would
 	 * end the chain and let its packets by unmetered; a pass of xdp-rl
 	 * says "no opinion", so the programs after it still decide */
 	fd = bpf_link_create(x->tc_prog_fd, ifindex, XRL_BPF_TCX_INGRESS, &opts);
 	if (fd < 0) {
 		err = -errno;
-		if (err == -EINVAL)
-			return xrl_fail(err, "cannot attach to %s at tc ingress: this kernel has no tcx links "
-					"(Linux 6.6 or later)", ifname);
+		if (err == -EINVAL)	/* no tcx links here (Linux 6.6): clsact */
+			return xrl__tc_legacy_attach(x, ifname, ifindex);
 		return xrl_fail(err, "cannot attach to %s at tc ingress: %s", ifname, strerror(-err));
 	}
 	if (bpf_obj_pin(fd, p)) {
@@ -403,7 +405,11 @@ int xrl_detach(struct xrl *x, const char *ifname)
 	char p[PATH_MAX];
 	int fd;
 
+	const char *record;
+
 	link_pin(x, ifname, p, sizeof(p));
+	if (strlen(ifname) < IF_NAMESIZE && access(p, F_OK) && (record = xrl__tc_legacy_record(x, ifname)))
+		return xrl__tc_legacy_detach(x, ifname, record);
 	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
 		return xrl_fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
 	fd = bpf_obj_get(p);
@@ -439,7 +445,10 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		char p[PATH_MAX], name[IF_NAMESIZE];
 		int fd;
 
-		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+		bool legacy = !strncmp(de->d_name, TCF_PREFIX, strlen(TCF_PREFIX)) ||
+			      !strncmp(de->d_name, TCQ_PREFIX, strlen(TCQ_PREFIX));
+
+		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)) && !legacy)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -455,6 +464,29 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		memset(a, 0, sizeof(*a));
 		snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(LINK_PREFIX));
 		a->mode = XRL_XDP_UNKNOWN;
+		if (legacy) {
+			/* a clsact filter: attached while one of xdp-rl's handle
+			 * runs xdp-rl's program on the interface of that name */
+			unsigned int ifindex;
+			__u32 id;
+			struct bpf_prog_info pi = {};
+			__u32 plen = sizeof(pi);
+
+			snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(TCF_PREFIX));
+			ifindex = if_nametoindex(a->ifname);
+			id = ifindex ? xrl__tc_legacy_prog(ifindex) : 0;
+			a->hook = XRL_HOOK_TC;
+			a->tc_clsact = true;
+			xrl__pin_path(x, de->d_name, p, sizeof(p));
+			fd = bpf_obj_get(p);
+			if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &plen) == 0 && id && pi.id == id) {
+				a->ifindex = ifindex;
+				a->prog_id = id;
+			}
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		xrl__pin_path(x, de->d_name, p, sizeof(p));
 		fd = bpf_obj_get(p);
 		if (fd < 0)

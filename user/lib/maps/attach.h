@@ -25,6 +25,7 @@ struct xrl_attachment {
 	__u32 tc_position;
 	__u32 tc_first_id;
 	char tc_first_name[16];
+	bool tc_clsact;		/* at tc through a clsact filter (no tcx links) */
 };
 
 /* "xdp", "tc" */
