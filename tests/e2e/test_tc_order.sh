@@ -82,7 +82,7 @@ test_tc_chain_order() {
 # first again by itself, counted in xdp_rl_tc_reorders_total.
 test_daemon_tc_order() {
 	lab_up || return
-	local conf="$TMPD/rules.conf" log="$TMPD/rld.log" fid m
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log" fid
 	: >"$log"
 	write_conf "$conf" "interface d0 hook tc" "metrics 127.0.0.1:9437" \
 		"rule add 198.18.0.0/24 rate 1/h burst 20 id 1"
