@@ -351,8 +351,8 @@ static void recheck_iface(struct rld *r, size_t i)
  * attached before it later (BPF_F_BEFORE) decides first, and what it passes
  * (TC_ACT_OK ends the chain) or drops never meets the limiter. Said once
  * per occurrence, with the program's id and name; with `interface IFACE
- * hook tc first` xdp-rl is put first again (its link made again: a few
- * microseconds unmetered, said and counted).
+ * hook tc first` xdp-rl is put first again (its link made again: tens of
+ * milliseconds unmetered, the detach's RCU grace period; said and counted).
  */
 static void tc_order(struct rld *r, const struct xrl_attachment *a, size_t na)
 {

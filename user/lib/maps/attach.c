@@ -375,8 +375,9 @@ int xrl_tc_front(struct xrl *x, const char *ifname, __u64 *gap_ns)
 		return xrl_fail(ENOENT, "no tc program pinned at %s", x->pin_dir);
 	}
 	/* A program is in a chain once: the link goes, and a new one is made
-	 * first. The packets between the two pass unmetered (a few
-	 * microseconds, said); the pin is replaced last, so that a failure
+	 * first. The packets between the two pass unmetered (said: tens of
+	 * milliseconds, the link's detach returns after an RCU grace period);
+	 * the pin is replaced last, so that a failure
 	 * leaves the operator's way back (attach again) as it was. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bpf_link_detach(fd);
