@@ -17,6 +17,8 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS   := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+# libxrl's rtnetlink (the clsact fallback of hook tc) too
+LIBBPF_LIBS   += -lmnl
 
 INCLUDES  := -Iinclude -Iuser/lib -I$(OUTPUT)
 CFLAGS    ?= -O2 -g
@@ -48,7 +50,7 @@ endif
 
 BPF_OBJS  := $(OUTPUT)/xdp_rl.bpf.o
 TEST_BPF  := $(OUTPUT)/xrl_test_progs.bpf.o
-SKEL      := $(OUTPUT)/xdp_rl.skel.h
+SKEL      := $(OUTPUT)/xdp_rl.skel.h $(OUTPUT)/xrl_emit.skel.h
 # user/lib: libxrl, every map and attach operation, the grammar and the
 # config reader; user/rlctl and user/rld: the two thin programs on top.
 LIB_SRCS  := $(sort $(shell find user/lib -name '*.c'))
@@ -66,7 +68,8 @@ CHECKS    := $(OUTPUT)/test_meter $(OUTPUT)/test_grammar $(OUTPUT)/test_classes 
 	     $(OUTPUT)/test_suggest
 TESTS     := $(CHECKS) $(OUTPUT)/test_prog $(OUTPUT)/udpflood $(OUTPUT)/xdp_deny_port.bpf.o $(OUTPUT)/microbench $(OUTPUT)/casbench $(OUTPUT)/verifier-stats \
 	     $(OUTPUT)/xrl-flood $(OUTPUT)/xdp-ref $(OUTPUT)/udpsink $(OUTPUT)/xrl-fuzz $(OUTPUT)/setgen \
-	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o
+	     $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/xdp_drop.bpf.o $(OUTPUT)/xdp_tx.bpf.o \
+	     $(OUTPUT)/tc_pass.bpf.o $(OUTPUT)/tcx-attach
 
 .PHONY: all programs deb clean check lint test demo deps install microbench bench fuzz fuzz-parsers demo-fleet verifier-stats FORCE
 # the BPF objects and their skeletons, reached through pattern rules, are
@@ -230,6 +233,10 @@ $(OUTPUT)/xrl-flood: tests/tools/xrl_flood.c $(OUTPUT)/xrl_flood.skel.h
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -lpthread -o $@
 
 $(OUTPUT)/xdp-ref: tests/tools/xdp_ref.c $(OUTPUT)/xrl_test_progs.skel.h
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/tcx-attach: tests/tools/tcx_attach.c | $(OUTPUT)
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBBPF_LIBS) -o $@
 

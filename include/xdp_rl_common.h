@@ -346,7 +346,22 @@ struct xrl_event {
 	 * who set it (enum xrl_ban_origin); key_len is the ban's prefix length */
 	__u64 expires_ns;
 	__u32 origin;
-	__u32 pad;
+	union {
+		__u32 pad;
+		/* XRL_EV_UNBANNED: why the ban ended (enum xrl_event_cause);
+		 * the data path writes 0, its end */
+		__u32 cause;
+	};
+};
+
+/* Why a ban's "unbanned" went out: its end (on the clock: the data path at
+ * the first packet after it, or the sweep that reclaims it when none came),
+ * or lifted before it (ban del, ban flush, a reload, a decider's delete).
+ * The events of bans set and lifted from userspace are written into the
+ * same rings by a program of their own (bpf/xrl_emit.bpf.c). */
+enum xrl_event_cause {
+	XRL_EV_CAUSE_ENDED = 0,
+	XRL_EV_CAUSE_LIFTED = 1,
 };
 
 /* Per CPU: the global cap's state and what became of the events. */

@@ -98,6 +98,10 @@ test_ban_survives_restart_reload_upgrade() {
 	check_eq "origins" "$(ctl -j ban list | jq -c '[.[] | select(.left_ms == null or .left_ms > 5000) | .by]')" \
 		'["operator","config","config"]'
 	wait_log "$log" "unbanned 198.18.0.4/32: the ban by operator ended" 5 || return
+	# its event from the daemon's sweep (no packet came after its end),
+	# read back by the daemon's own reader of the events
+	wait_log "$log" "event: 198.18.0.4 no longer banned \\(ban by operator ended; 0 dropped\\)" 3 || return
+	wait_log "$log" "event: 198.18.0.1 banned by operator for " 1 || return
 
 	# a decided stop and a new start: the bans are where they were
 	kill -TERM "$RLD_PID"
@@ -114,6 +118,8 @@ test_ban_survives_restart_reload_upgrade() {
 		"rule add 198.18.0.0/24 rate 1000000/s burst 1000000" "ban add 198.18.0.5"
 	kill -HUP "$RLD_PID"
 	wait_log "$log" "reload: 1 bans in the configuration, 1 set, 2 lifted" || return
+	wait_log "$log" "event: 198.18.0.2 no longer banned \\(ban by config lifted; 50 dropped\\)" 3 || return
+	wait_log "$log" "event: 198.18.0.5 banned by config until ban del" 3 || return
 	check_eq "after the reload" "$(ctl -j ban list | jq -c '[.[] | "\(.prefix) \(.by)"]')" \
 		'["198.18.0.1/32 operator","198.18.0.5/32 config"]'
 	check_eq "a lifted config ban no longer drops" "$(ban_drops 198.18.0.2)" 0
@@ -129,7 +135,7 @@ test_ban_survives_restart_reload_upgrade() {
 }
 
 # The bans' events in xdp-rlctl events: a rule's ban at once, an operator's
-# at its first drop, the end at the first packet after it.
+# at its ban add, the end at the first packet after it.
 test_ban_events() {
 	lab_up || return
 	local ev=$TMPD/ev.json
@@ -150,15 +156,53 @@ test_ban_events() {
 	check_eq "six events" "$(wc -l <"$ev")" 6
 	check_eq "the rule's ban" "$(jq -sc '[.[] | select(.event == "banned" and .origin == "rule") | [.key, .rule]]' "$ev")" \
 		'[["198.18.0.0/24",7]]'
-	check_eq "the operator's, at its first drop" \
+	check_eq "the operator's" \
 		"$(jq -sc '[.[] | select(.event == "banned" and .origin == "operator") | .key]' "$ev")" '["2001:db8:1::/64"]'
 	check_eq "both ended" "$(jq -sc '[.[] | select(.event == "unbanned") | "\(.origin) \(.key)"] | sort' "$ev")" \
 		'["operator 2001:db8:1::/64","rule 198.18.0.0/24"]'
 	check_eq "until is a time" "$(jq -sr '[.[] | select(.event == "banned") | .until | test("^[0-9-]+T[0-9:.]+Z$")] | all' "$ev")" true
 }
 
+# Events when a ban is set, lifted or reclaimed from userspace, with no
+# packet at all: an operator's and a decider's ban at ban add, their
+# unbanned at ban del and ban flush (lifted), and an ended ban's at the
+# sweep of the next writer (ended).
+test_ban_events_without_traffic() {
+	lab_up || return
+	local ev=$TMPD/ev.json
+	ctl attach dev d0 >/dev/null
+	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" -j events count 7 timeout 20 >"$ev" &
+	local pid=$!
+	BG_PIDS+=($pid)
+	sleep 0.5
+	ctl ban add 198.18.0.7 for 1s >/dev/null
+	ctl ban add 2001:db8:1::/64 reason test >/dev/null
+	ctl ban del 2001:db8:1::/64 >/dev/null
+	ctl ban add 198.18.0.8 for 1h by fail2ban >/dev/null
+	ctl ban flush by fail2ban >/dev/null
+	sleep 1.3
+	ctl ban add 198.18.0.9 >/dev/null	# its sweep reclaims 198.18.0.7
+	wait_exit "$pid" 10
+	check_eq "seven events, in order" \
+		"$(jq -sc '[.[] | "\(.event) \(.key) \(.origin) \(.cause // "-") \(.until != null)"]' "$ev")" \
+		'["banned 198.18.0.7 operator - true","banned 2001:db8:1::/64 operator - false","unbanned 2001:db8:1::/64 operator lifted false","banned 198.18.0.8 decider - true","unbanned 198.18.0.8 decider lifted true","unbanned 198.18.0.7 operator ended true","banned 198.18.0.9 operator - false"]'
+	check_eq "none dropped" "$(jq -s '[.[].dropped] | add' "$ev")" 0
+	check_eq "no packet sent: the data path said none of them" "$(ctl -j stats | jq .bans.dropped_packets)" 0
+	# and a ban's first drop says nothing more: its banned went out at ban add
+	: >"$ev"
+	nsenter --net="/run/netns/$DST" "$CTL_BIN" --pin-dir "$PIN" -j events count 1 timeout 3 >"$ev" &
+	pid=$!
+	BG_PIDS+=($pid)
+	sleep 0.5
+	sent 198.18.0.9 10 >/dev/null
+	wait_exit "$pid" 10
+	check_eq "no second banned at the first drop" "$(wc -l <"$ev")" 0
+	check_eq "its drops counted" "$(ctl -j ban list | jq '.[0].dropped_packets')" 10
+}
+
 run_test test_ban_add_drops
 run_test test_ban_expiry_without_daemon
 run_test test_ban_survives_restart_reload_upgrade
 run_test test_ban_events
+run_test test_ban_events_without_traffic
 summary

@@ -305,7 +305,35 @@ test_rld_reload() {
 	check_eq "no reload refused" "$(grep -c 'reload refused' "$log")" 0
 }
 
+# The verified table's size, set at the first attach (syn-verified N): a
+# small table still verifies and lets the clients through; another size for
+# the pinned table is refused, the pinned size kept by an attach without it
+# and by an upgrade.
+test_verified_table_size() {
+	sc_lab || return
+	local out
+	ctl attach dev d0 syn-verified 16 >/dev/null || { fail "attach syn-verified 16"; return; }
+	check_eq "its size" "$(ctl -j stats | jq .global.syn_cookie_verified.size)" 16
+	ctl rule add 0.0.0.0/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 1 >/dev/null || { fail "rule add"; return; }
+	ctl rule add ::/0 proto tcp dport $PORT syn-cookies rate 1000/s burst 1000 id 2 >/dev/null || { fail "rule add v6"; return; }
+	check_eq "first request" "$(get 198.18.0.254)" 200
+	check_eq "IPv6 first request" "$(get '[2001:db8:1::fe]')" 200
+	check_eq "both verified in it" "$(ctl -j stats | jq -c '.global.syn_cookie_verified | [.entries, .size]')" '[2,16]'
+	ctl detach dev d0 >/dev/null || fail "detach"
+	out=$(ctl attach dev d0 syn-verified 4096 2>&1)
+	check_eq "another size: refused" "$?" 1
+	check_match "says why and the way out" "$out" \
+		"^Error: the pinned table of sources SYN cookies verified holds 16 entries, not 4096: attach without 'syn-verified' to keep it"
+	ctl attach dev d0 >/dev/null || { fail "attach without syn-verified"; return; }
+	check_eq "kept" "$(ctl -j stats | jq -c '.global.syn_cookie_verified | [.entries, .size]')" '[2,16]'
+	out=$(ctl upgrade 2>&1) || fail "upgrade: $out"
+	check_eq "kept by an upgrade" "$(ctl -j stats | jq -c '.global.syn_cookie_verified | [.entries, .size]')" '[2,16]'
+	check_eq "still verified after it" "$(get 198.18.0.254)" 200
+	ctl rule flush >/dev/null
+}
+
 run_test test_first_connection
+run_test test_verified_table_size
 run_test test_without_synproxy_first_fails
 run_test test_refused_without_needs
 run_test test_spoofed_flood

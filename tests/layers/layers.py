@@ -87,7 +87,7 @@ def resolve(tree, rel, name):
         cand = os.path.normpath(os.path.join(d, name))
         if os.path.exists(os.path.join(tree, cand)):
             return cand
-    if name == "xdp_rl.skel.h":
+    if name in ("xdp_rl.skel.h", "xrl_emit.skel.h"):
         return "<skel>"
     if name == "xrl_version.h":
         return "<version>"

@@ -118,7 +118,7 @@ int open_reader(struct xrl **x)
 int open_writer(struct xrl **x, bool create, __u32 keys)
 {
 	struct xrl_open_opts o = { .pin_dir = opt.pin_dir, .create = create, .keys = keys,
-				   .bans = opt.bans };
+				   .bans = opt.bans, .syn_verified = opt.syn_verified };
 
 	if (xrl_open(&o, x)) {
 		p_err("%s", xrl_errmsg());

@@ -70,6 +70,9 @@ static int on_event(const struct xrl_event *e, void *ctx)
 			} else {
 				jw_null(&w);
 			}
+			/* an end: on the clock, or lifted before it */
+			if (e->kind == XRL_EV_UNBANNED)
+				jw_kstr(&w, "cause", e->cause == XRL_EV_CAUSE_LIFTED ? "lifted" : "ended");
 		}
 		jw_obj_end(&w);
 		jw_finish(&w);

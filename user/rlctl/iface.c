@@ -49,10 +49,37 @@ int do_attach(struct xrl_cmd *c)
 		return 1;
 	}
 	opt.bans = c->attach.bans;
+	opt.syn_verified = c->attach.syn_verified;
 	if (open_writer(&x, true, c->attach.keys))
 		return 1;
 	/* an interrupted upgrade is finished before its program is attached */
 	err = xrl_upgrade_recover(x) < 0;
+	if (!err && c->attach.hook == XRL_HOOK_TC && c->attach.tc_first) {
+		__u64 gap = 0;
+		int moved = xrl_tc_front(x, c->attach.ifname, &gap);
+
+		/* attached there already: first again; else a new attach,
+		 * which puts it first */
+		if (moved != -ENOENT) {
+			err = end_write(x, moved < 0 ? -1 : 0);
+			if (!err && opt.json) {
+				jw_obj_start(&jw);
+				jw_kstr(&jw, "ifname", c->attach.ifname);
+				jw_kstr(&jw, "hook", "tc");
+				jw_kbool(&jw, "moved_first", moved == 1);
+				jw_ku64(&jw, "unmetered_us", gap / 1000);
+				jw_obj_end(&jw);
+				jw_finish(&jw);
+			} else if (!err && moved == 1) {
+				printf("%s: xdp-rl is first in the tcx chain again (its link made again: "
+				       "unmetered for %llu us)\n", c->attach.ifname, (unsigned long long)gap / 1000);
+			} else if (!err) {
+				printf("%s: xdp-rl is first in the tcx chain already\n", c->attach.ifname);
+			}
+			xrl_close(x);
+			return err ? 1 : 0;
+		}
+	}
 	if (c->attach.hook == XRL_HOOK_TC)
 		err = end_write(x, err ? -1 : xrl_attach_tc(x, c->attach.ifname));
 	else
@@ -313,9 +340,17 @@ int do_status(struct xrl_cmd *c)
 			       "host is timed while they are on\n", by);
 		printf("interfaces:  %s\n", n ? "" : "none");
 		for (size_t i = 0; i < n; i++) {
-			if (a[i].ifindex)
-				printf("  %-16s %-8s ifindex %u\n", a[i].ifname,
-				       a[i].hook == XRL_HOOK_TC ? "tc" : xrl_xdp_mode_name(a[i].mode), a[i].ifindex);
+			if (a[i].ifindex && a[i].tc_position > 1)
+				/* its passes no longer decide first: said, with the way back */
+				printf("  %-16s %-8s ifindex %u  NOT FIRST in the tcx chain (position %u): "
+				       "program %u%s%s runs before it, and what it passes or drops skips "
+				       "the limiter; 'attach dev %s hook tc first' puts xdp-rl first again\n",
+				       a[i].ifname, "tc", a[i].ifindex, a[i].tc_position, a[i].tc_first_id,
+				       a[i].tc_first_name[0] ? " " : "", a[i].tc_first_name, a[i].ifname);
+			else if (a[i].ifindex)
+				printf("  %-16s %-8s ifindex %u%s\n", a[i].ifname,
+				       a[i].hook == XRL_HOOK_TC ? "tc" : xrl_xdp_mode_name(a[i].mode), a[i].ifindex,
+				       a[i].tc_clsact ? "  (a clsact filter: no tcx links)" : "");
 			else
 				printf("  %-16s gone (link detached; 'detach dev %s' to clean up)\n",
 				       a[i].ifname, a[i].ifname);

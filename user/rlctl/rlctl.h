@@ -18,6 +18,7 @@ struct rlctl_opts {
 	bool pretty;
 	const char *pin_dir;
 	__u32 bans;		/* attach bans N: the ban tables' size (first attach) */
+	__u32 syn_verified;	/* attach syn-verified N: the verified table's size (first attach) */
 };
 extern struct rlctl_opts opt;
 extern struct jw jw;		/* stdout, -j */

@@ -33,7 +33,11 @@
  * reload that changes their ports rewrites netfilter's SYNPROXY table
  * (nft, which gets it as an ambient capability, libxrl syncookie.c). A
  * configuration that gains its first syn-cookies rule on a reload cannot
- * get it back: that reload is refused, saying so; restart the daemon. */
+ * get it back: that reload is refused, saying so; restart the daemon.
+ * CAP_NET_ADMIN also while it serves an interface at hook tc: the order of
+ * its tcx chain (is xdp-rl still first?) is read with BPF_PROG_QUERY. An
+ * interface at tc that a reload adds is served, its order unknown until
+ * a restart (said in the log). */
 static const int keep[] = { CAP_BPF, CAP_NET_ADMIN };
 
 int caps_keep(char *kept, size_t len, bool net_admin)

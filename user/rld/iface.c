@@ -136,6 +136,7 @@ void count_attached(struct rld *r)
 		v[i].mode_mismatch = live && r->ifs.st && r->ifs.st[i].mode_mismatch;
 		v[i].hook = r->ifs.cfg[i].hook;
 		v[i].hook_mismatch = live && r->ifs.st && r->ifs.st[i].hook_mismatch;
+		v[i].tc_position = live && r->ifs.st ? r->ifs.st[i].tc_position : 0;
 	}
 	pthread_mutex_lock(&r->lock);
 	free(r->stats.ifaces);
@@ -345,12 +346,87 @@ static void recheck_iface(struct rld *r, size_t i)
 	}
 }
 
+/*
+ * At tc: is xdp-rl still first in the interface's tcx chain? A program
+ * attached before it later (BPF_F_BEFORE) decides first, and what it passes
+ * (TC_ACT_OK ends the chain) or drops never meets the limiter. Said once
+ * per occurrence, with the program's id and name; with `interface IFACE
+ * hook tc first` xdp-rl is put first again (its link made again: tens of
+ * milliseconds unmetered, the detach's RCU grace period; said and counted).
+ */
+static void tc_order(struct rld *r, const struct xrl_attachment *a, size_t na)
+{
+	for (size_t i = 0; i < r->ifs.n; i++) {
+		const struct xrl_iface_cfg *ic = &r->ifs.cfg[i];
+		struct iface_state *st = &r->ifs.st[i];
+		const struct xrl_attachment *at = NULL;
+		__u64 gap = 0;
+		int err;
+
+		st->tc_position = 0;
+		for (size_t j = 0; j < na && !at; j++)
+			if (!strcmp(a[j].ifname, ic->name) && a[j].hook == XRL_HOOK_TC)
+				at = &a[j];
+		if (!at)
+			continue;
+		if (!at->tc_position) {
+			if (!st->order_unknown && at->ifindex)
+				xrl_log(XRL_LOG_WARN, "interface %s: cannot read the order of its tcx chain (%s): "
+					"whether xdp-rl runs first is not checked", ic->name,
+					"CAP_NET_ADMIN was dropped at the start, before this interface was at tc: restart the daemon");
+			st->order_unknown = at->ifindex != 0;
+			continue;
+		}
+		st->order_unknown = false;
+		st->tc_position = at->tc_position;
+		if (at->tc_position == 1) {
+			if (st->not_first)
+				xrl_log(XRL_LOG_INFO, "interface %s: xdp-rl is first in the tcx chain again", ic->name);
+			st->not_first = false;
+			continue;
+		}
+		if (!ic->tc_first) {
+			if (!st->not_first)
+				xrl_log(XRL_LOG_WARN, "interface %s: program %u%s%s runs before xdp-rl in the tcx chain "
+					"(position %u): what it passes or drops skips the limiter; 'interface %s hook tc first' "
+					"in the configuration (or 'xdp-rlctl attach dev %s hook tc first') puts xdp-rl first again",
+					ic->name, at->tc_first_id, at->tc_first_name[0] ? " " : "", at->tc_first_name,
+					at->tc_position, ic->name, ic->name);
+			st->not_first = true;
+			continue;
+		}
+		if ((err = xrl_lock(r->x))) {
+			xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
+			continue;
+		}
+		err = xrl_tc_front(r->x, ic->name, &gap);
+		xrl_unlock(r->x);
+		if (err < 0) {
+			xrl_log(XRL_LOG_ERR, "interface %s: %s", ic->name, xrl_errmsg());
+			continue;
+		}
+		r->stats.tc_reorders++;
+		st->tc_position = 1;
+		st->not_first = false;
+		xrl_log(XRL_LOG_WARN, "interface %s: program %u%s%s had been attached before xdp-rl in the tcx chain: "
+			"xdp-rl is first again (unmetered for %llu us)", ic->name, at->tc_first_id,
+			at->tc_first_name[0] ? " " : "", at->tc_first_name, (unsigned long long)gap / 1000);
+	}
+}
+
 static void repair_links(struct rld *r)
 {
+	struct xrl_attachment *a;
+	size_t n;
+
 	if (!r->ifs.st)	/* out of memory at the last reload */
 		return;
 	for (size_t i = 0; i < r->ifs.n; i++)
 		recheck_iface(r, i);
+	if (xrl_attachments(r->x, &a, &n) == 0) {
+		tc_order(r, a, n);
+		free(a);
+	}
 	count_attached(r);
 }
 

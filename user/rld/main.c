@@ -415,6 +415,10 @@ static int run(struct rld *r, const sigset_t *mask)
 		}
 	}
 	r->stats.pins_ok = 1;
+	/* the bans' events from userspace (the sweep, reloads, the deciders):
+	 * their program is loaded now, while the capabilities are there */
+	if (!xrl_ban_events_prepare(r->x))
+		xrl_log(XRL_LOG_WARN, "events: bans set and lifted here are said at their first packet only");
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];
@@ -422,6 +426,10 @@ static int run(struct rld *r, const sigset_t *mask)
 
 		for (size_t i = 0; i < c.nrules; i++)
 			sc |= c.rules[i].r.syncookies;
+		/* and while it serves an interface at tc: the tcx chain's
+		 * order is read with BPF_PROG_QUERY, which wants CAP_NET_ADMIN */
+		for (size_t i = 0; i < r->ifs.n; i++)
+			sc |= r->ifs.cfg[i].hook == XRL_HOOK_TC;
 		if (caps_keep(kept, sizeof(kept), sc))
 			xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
 		else

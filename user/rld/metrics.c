@@ -276,6 +276,14 @@ static int daemon_write(struct prom *p, struct xrl *x, const struct xrl_daemon_s
 	for (size_t i = 0; i < ds->nifaces; i++)
 		prom_sample(p, PROM_LABELS("interface", ds->ifaces[i].name, "hook", xrl_hook_name(ds->ifaces[i].hook)),
 			    "%u", ds->ifaces[i].attached && !ds->ifaces[i].hook_mismatch);
+	prom_family(p, "xdp_rl_interface_tc_position", "gauge",
+		    "At tc: the program's place in the interface's tcx ingress chain, 1 first; more: another program runs before it and what it passes skips the limiter.");
+	for (size_t i = 0; i < ds->nifaces; i++)
+		if (ds->ifaces[i].tc_position)
+			prom_sample(p, PROM_LABELS("interface", ds->ifaces[i].name), "%u", ds->ifaces[i].tc_position);
+	prom_family(p, "xdp_rl_tc_reorders_total", "counter",
+		    "Times a program attached before xdp-rl in a tcx chain was found and xdp-rl put first again (interface ... hook tc first).");
+	prom_sample(p, NULL, "%llu", ds->tc_reorders);
 	prom_family(p, "xdp_rl_link_repairs_total", "counter",
 		    "Interfaces found without the program (a link pin removed) and attached again.");
 	prom_sample(p, NULL, "%llu", ds->link_repairs);

@@ -14,6 +14,7 @@ struct xrl_iface_stat {
 	unsigned mode_mismatch;		/* 1: attached, not in the configured mode */
 	int hook;			/* enum xrl_hook: the configured one */
 	unsigned hook_mismatch;		/* 1: attached, not at the configured hook */
+	unsigned tc_position;		/* at tc: its place in the tcx chain, 1 first; 0 unknown */
 };
 
 struct xrl_daemon_stats {
@@ -24,6 +25,7 @@ struct xrl_daemon_stats {
 	size_t nifaces;
 	unsigned long long pin_restores;	/* pins re-created after a removal */
 	unsigned long long link_repairs;	/* links re-attached after a removal */
+	unsigned long long tc_reorders;		/* put first again in a tcx chain (interface ... first) */
 	unsigned pins_ok;			/* 1: every pin in place */
 	unsigned long long log_dropped;		/* log lines stderr did not take */
 	time_t last_reload_success;		/* wall clock of the last applied config; 0: none */

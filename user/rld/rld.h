@@ -88,6 +88,9 @@ struct iface_state {
 	bool mode_mismatch;	/* attached in another mode than configured, and that mode failed */
 	bool hook_mismatch;	/* attached at the other hook than configured, and that hook failed */
 	bool gro_warned;	/* said that generic mode with GRO on undercounts packet rules */
+	bool not_first;		/* at tc, another program runs before it in the tcx chain (said once) */
+	bool order_unknown;	/* at tc, the chain cannot be read (said once) */
+	__u32 tc_position;	/* at the last look: its place in the tcx chain (0: unknown) */
 };
 
 /* the served interfaces and the pins (iface.c) */

@@ -205,6 +205,26 @@ void xrl_status_json(struct jw *w, struct xrl *x, const struct xrl_status *st)
 		}
 		jw_ku64(w, "prog_id", a->prog_id);
 		jw_kbool(w, "link_up", a->ifindex != 0);
+		/* at tc: a tcx link, or a clsact filter (a kernel without tcx) */
+		jw_key(w, "tc_via");
+		if (a->hook == XRL_HOOK_TC)
+			jw_str(w, a->tc_clsact ? "clsact" : "tcx");
+		else
+			jw_null(w);
+		/* at tc: its place in the tcx chain, and what runs first
+		 * when another program was attached before it */
+		jw_key(w, "tc_position");
+		if (a->tc_position)
+			jw_u64(w, a->tc_position);
+		else
+			jw_null(w);
+		if (a->tc_position > 1) {
+			jw_key(w, "tc_first");
+			jw_obj_start(w);
+			jw_ku64(w, "prog_id", a->tc_first_id);
+			jw_kstr(w, "name", a->tc_first_name);
+			jw_obj_end(w);
+		}
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

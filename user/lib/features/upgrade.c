@@ -362,6 +362,26 @@ int xrl_upgrade(const char *pin_dir, struct xrl_upgrade_report *r, struct xrl **
 		goto out;
 	}
 	/* 1. checks: nothing is created or changed until they pass */
+	{
+		/* a clsact filter (hook tc without tcx) has no link to swap
+		 * the program in atomically: not upgraded in this version */
+		struct xrl_attachment *a = NULL;
+		size_t na = 0;
+		const char *clsact = NULL;
+
+		if (xrl_attachments(x, &a, &na) == 0)
+			for (size_t i = 0; i < na && !clsact; i++)
+				if (a[i].tc_clsact)
+					clsact = a[i].ifname;
+		if (clsact) {
+			err = xrl_fail(EOPNOTSUPP, "%s is attached at tc through a clsact filter (no tcx links), which "
+				       "upgrade cannot swap atomically: refused, nothing was changed ('detach dev %s', "
+				       "upgrade, then attach it again)", clsact, clsact);
+			free(a);
+			goto out;
+		}
+		free(a);
+	}
 	if ((err = xrl__build_info_of(x, old_fd, &r->from)) && err != -ENOENT) {
 		err = xrl_fail(err, "cannot read the running build: %s", strerror(-err));
 		goto out;

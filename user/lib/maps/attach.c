@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -275,22 +276,24 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	if (strlen(ifname) >= IF_NAMESIZE || !(ifindex = if_nametoindex(ifname)))
 		return xrl_fail(ENODEV, "unknown interface '%s'", ifname);
 	link_pin(x, ifname, p, sizeof(p));
-	if (access(p, F_OK) == 0)
+	if (access(p, F_OK) == 0 || xrl__tc_legacy_record(x, ifname))
 		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
 	if (other_instance(ifindex, true, &other, &where))
 		return xrl_fail(EBUSY, OTHER_INSTANCE, ifname, other, where);
 	if (x->tc_prog_fd < 0)
 		return xrl_fail(ENOENT, "the program pinned at %s is of an older build, without hook tc: "
 				"'xdp-rlctl upgrade' first", x->pin_dir);
+	/* without tcx (or told so): a filter of a clsact qdisc */
+	if (xrl_tc_legacy_forced())
+		return xrl__tc_legacy_attach(x, ifname, ifindex);
 	/* first in the chain: a program before it that returns "pass" would
 	 * end the chain and let its packets by unmetered; a pass of xdp-rl
 	 * says "no opinion", so the programs after it still decide */
 	fd = bpf_link_create(x->tc_prog_fd, ifindex, XRL_BPF_TCX_INGRESS, &opts);
 	if (fd < 0) {
 		err = -errno;
-		if (err == -EINVAL)
-			return xrl_fail(err, "cannot attach to %s at tc ingress: this kernel has no tcx links "
-					"(Linux 6.6 or later)", ifname);
+		if (err == -EINVAL)	/* no tcx links here (Linux 6.6): clsact */
+			return xrl__tc_legacy_attach(x, ifname, ifindex);
 		return xrl_fail(err, "cannot attach to %s at tc ingress: %s", ifname, strerror(-err));
 	}
 	if (bpf_obj_pin(fd, p)) {
@@ -302,12 +305,112 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	return 0;
 }
 
+/*
+ * The order of the tcx ingress chain: the kernel runs its programs in the
+ * order BPF_PROG_QUERY lists them, and a program that ends the chain (a
+ * pass, TC_ACT_OK, or a drop) before xdp-rl lets its packets by unmetered.
+ * xdp-rl attaches first; a program attached later with BPF_F_BEFORE runs
+ * before it. The position of prog_id in IFINDEX's chain (1: first), 0 when
+ * it is not there (or the chain cannot be read); *first: the program that
+ * runs first then (its id, its name when it can be read).
+ */
+static __u32 tc_position(unsigned int ifindex, __u32 prog_id, __u32 *first_id, char *first_name,
+			 size_t len)
+{
+	__u32 ids[64], cnt = 64, pos = 0;
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd;
+
+	*first_id = 0;
+	first_name[0] = '\0';
+	if (bpf_prog_query(ifindex, XRL_BPF_TCX_INGRESS, 0, NULL, ids, &cnt))
+		return 0;
+	for (__u32 i = 0; i < cnt && i < 64 && !pos; i++)
+		if (ids[i] == prog_id)
+			pos = i + 1;
+	if (pos <= 1)
+		return pos;
+	*first_id = ids[0];
+	fd = bpf_prog_get_fd_by_id(ids[0]);
+	if (fd >= 0) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) == 0)
+			snprintf(first_name, len, "%s", info.name);
+		close(fd);
+	}
+	return pos;
+}
+
+int xrl_tc_front(struct xrl *x, const char *ifname, __u64 *gap_ns)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = BPF_F_BEFORE);
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info), first_id, pos;
+	struct timespec t0, t1;
+	char p[PATH_MAX], name[16];
+	unsigned int ifindex;
+	int fd, nfd, err;
+
+	*gap_ns = 0;
+	link_pin(x, ifname, p, sizeof(p));
+	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
+		return xrl_fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return xrl_fail(errno, "cannot open %s: %s", p, strerror(errno));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != XRL_BPF_LINK_TYPE_TCX) {
+		close(fd);
+		return xrl_fail(EINVAL, "xdp-rl is attached to %s at the XDP hook, not at tc", ifname);
+	}
+	ifindex = info.xdp.ifindex;	/* tcx: the union's first word too */
+	pos = tc_position(ifindex, info.prog_id, &first_id, name, sizeof(name));
+	if (pos <= 1) {
+		close(fd);
+		if (pos == 1)
+			return 0;
+		return xrl_fail(ESRCH, "cannot find xdp-rl's program in the tcx chain of %s", ifname);
+	}
+	if (x->tc_prog_fd < 0) {
+		close(fd);
+		return xrl_fail(ENOENT, "no tc program pinned at %s", x->pin_dir);
+	}
+	/* A program is in a chain once: the link goes, and a new one is made
+	 * first. The packets between the two pass unmetered (said: tens of
+	 * milliseconds, the link's detach returns after an RCU grace period);
+	 * the pin is replaced last, so that a failure
+	 * leaves the operator's way back (attach again) as it was. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bpf_link_detach(fd);
+	close(fd);
+	nfd = bpf_link_create(x->tc_prog_fd, ifindex, XRL_BPF_TCX_INGRESS, &opts);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*gap_ns = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	if (nfd < 0) {
+		err = errno;
+		unlink(p);
+		return xrl_fail(err, "%s: xdp-rl was detached to be attached first again, and that failed (%s): "
+				"it is not attached there now", ifname, strerror(err));
+	}
+	unlink(p);
+	if (bpf_obj_pin(nfd, p)) {
+		err = xrl_fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
+		close(nfd);	/* the link goes with its last reference */
+		return err;
+	}
+	close(nfd);
+	return 1;
+}
+
 int xrl_detach(struct xrl *x, const char *ifname)
 {
 	char p[PATH_MAX];
 	int fd;
 
+	const char *record;
+
 	link_pin(x, ifname, p, sizeof(p));
+	if (strlen(ifname) < IF_NAMESIZE && access(p, F_OK) && (record = xrl__tc_legacy_record(x, ifname)))
+		return xrl__tc_legacy_detach(x, ifname, record);
 	if (strlen(ifname) >= IF_NAMESIZE || access(p, F_OK))
 		return xrl_fail(ENOENT, "xdp-rl is not attached to '%s'", ifname);
 	fd = bpf_obj_get(p);
@@ -343,7 +446,10 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		char p[PATH_MAX], name[IF_NAMESIZE];
 		int fd;
 
-		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+		bool legacy = !strncmp(de->d_name, TCF_PREFIX, strlen(TCF_PREFIX)) ||
+			      !strncmp(de->d_name, TCQ_PREFIX, strlen(TCQ_PREFIX));
+
+		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)) && !legacy)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -359,6 +465,29 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 		memset(a, 0, sizeof(*a));
 		snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(LINK_PREFIX));
 		a->mode = XRL_XDP_UNKNOWN;
+		if (legacy) {
+			/* a clsact filter: attached while one of xdp-rl's handle
+			 * runs xdp-rl's program on the interface of that name */
+			unsigned int ifindex;
+			__u32 id;
+			struct bpf_prog_info pi = {};
+			__u32 plen = sizeof(pi);
+
+			snprintf(a->ifname, sizeof(a->ifname), "%s", de->d_name + strlen(TCF_PREFIX));
+			ifindex = if_nametoindex(a->ifname);
+			id = ifindex ? xrl__tc_legacy_prog(ifindex) : 0;
+			a->hook = XRL_HOOK_TC;
+			a->tc_clsact = true;
+			xrl__pin_path(x, de->d_name, p, sizeof(p));
+			fd = bpf_obj_get(p);
+			if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &plen) == 0 && id && pi.id == id) {
+				a->ifindex = ifindex;
+				a->prog_id = id;
+			}
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		xrl__pin_path(x, de->d_name, p, sizeof(p));
 		fd = bpf_obj_get(p);
 		if (fd < 0)
@@ -371,6 +500,11 @@ int xrl_attachments(struct xrl *x, struct xrl_attachment **out, size_t *n)
 			a->hook = info.type == XRL_BPF_LINK_TYPE_TCX ? XRL_HOOK_TC : XRL_HOOK_XDP;
 		}
 		close(fd);
+		/* at tc: is it still first in the chain? (in this namespace) */
+		if (a->hook == XRL_HOOK_TC && a->ifindex && if_indextoname(a->ifindex, name) &&
+		    !strcmp(name, a->ifname))
+			a->tc_position = tc_position(a->ifindex, a->prog_id, &a->tc_first_id,
+						     a->tc_first_name, sizeof(a->tc_first_name));
 		/* the mode is known when the interface is in this namespace */
 		if (a->hook == XRL_HOOK_XDP && a->ifindex && if_indextoname(a->ifindex, name) &&
 		    !strcmp(name, a->ifname)) {

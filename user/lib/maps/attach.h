@@ -19,6 +19,13 @@ struct xrl_attachment {
 	__u32 prog_id;
 	enum xrl_xdp_mode mode;	/* XRL_XDP_UNKNOWN at tc */
 	enum xrl_hook hook;	/* the link's: XDP or tc ingress (tcx) */
+	/* at tc: its place in the interface's tcx ingress chain, 1 first (0:
+	 * unknown: at XDP, in another namespace); when not first, the
+	 * program that runs first (its name "" when it cannot be read) */
+	__u32 tc_position;
+	__u32 tc_first_id;
+	char tc_first_name[16];
+	bool tc_clsact;		/* at tc through a clsact filter (no tcx links) */
 };
 
 /* "xdp", "tc" */
@@ -46,6 +53,13 @@ int xrl_attach(struct xrl *x, const char *ifname, enum xrl_xdp_mode mode,
  * the interface's tcx chain, pinned as the XDP links are; whatever holds
  * the XDP hook or other tc programs is left as it is. */
 int xrl_attach_tc(struct xrl *x, const char *ifname);
+/* Put xdp-rl first again in IFNAME's tcx ingress chain, where another
+ * program was attached before it later (BPF_F_BEFORE): 0 when it is first
+ * already, 1 when it was moved (its link detached and made again first;
+ * *gap_ns: how long packets passed unmetered meanwhile), or a negative
+ * errno (-ENOENT: not attached there; a failure after the detach leaves it
+ * detached, and says so). */
+int xrl_tc_front(struct xrl *x, const char *ifname, __u64 *gap_ns);
 /* Detach IFNAME, whichever hook its link is at. */
 int xrl_detach(struct xrl *x, const char *ifname);
 /* Is GRO on for IFNAME? 1 on, 0 off, a negative errno when unknown. In

@@ -138,6 +138,15 @@ static void prefix_str(int family, const __u8 *addr, __u8 plen, char *buf, size_
 	xrl_prefix_format(&e, buf, len);
 }
 
+/* A ban's "unbanned" once it is out of the table: unless the data path
+ * said it already (at the first packet after its end). */
+static void unbanned(struct xrl *x, int family, const __u8 *addr, __u8 plen,
+		     const struct xrl_ban *b, __u32 cause)
+{
+	if (b->state != XRL_BAN_S_ENDED)
+		xrl__ban_event(x, XRL_EV_UNBANNED, family, addr, plen, b, cause);
+}
+
 static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, bool sweep)
 {
 	struct xrl_ban b = {}, old;
@@ -170,7 +179,9 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 	b.set_ns = now;
 	b.origin = s->origin;
 	b.prefix_len = s->prefix_len;
-	b.state = XRL_BAN_S_NEW;
+	/* its "banned" goes out here, once it is in the table; else (no
+	 * program to write it) at its first drop, from the data path */
+	b.state = xrl__ban_events_ready(x) ? XRL_BAN_S_BANNED : XRL_BAN_S_NEW;
 	memcpy(b.who, s->who, sizeof(b.who));
 	memcpy(b.reason, s->reason, sizeof(b.reason));
 	if (bpf_map_update_elem(fd, &k, &b, BPF_ANY)) {
@@ -190,6 +201,8 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 	if (was)	/* the old entry is gone: as lifted (each origin's live = set - expired - deleted) */
 		count(x, f_deleted, old.origin);
 	count(x, f_set, s->origin);
+	if (b.state == XRL_BAN_S_BANNED)
+		xrl__ban_event(x, XRL_EV_BANNED, s->family, s->addr, s->prefix_len, &b, 0);
 	return 0;
 }
 
@@ -228,6 +241,7 @@ static int ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
 			xrl_fail(errno, "cannot lift the ban of %s: %s", p, strerror(errno));
 	count(x, f_deleted, b.origin);
 	families_update(x);
+	unbanned(x, family, addr, prefix_len, &b, XRL_EV_CAUSE_LIFTED);
 	return 0;
 }
 
@@ -308,14 +322,13 @@ int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
 
 /* Delete one entry read before, unless it changed since (a rule's ban set
  * again over an ended one in between: kept). */
-static int del_if_same(struct xrl *x, const struct xrl_ban_entry *e)
+static int del_if_same(struct xrl *x, const struct xrl_ban_entry *e, struct xrl_ban *now)
 {
 	struct ban_key k;
-	struct xrl_ban now;
 
 	key_of(&k, e->family, e->addr, e->prefix_len);
-	if (lookup_exact(x, e->family, &k, &now) || now.set_ns != e->b.set_ns ||
-	    now.expires_ns != e->b.expires_ns)
+	if (lookup_exact(x, e->family, &k, now) || now->set_ns != e->b.set_ns ||
+	    now->expires_ns != e->b.expires_ns)
 		return -ESTALE;
 	return bpf_map_delete_elem(bans_fd(x, e->family), &k) ? -errno : 0;
 }
@@ -331,12 +344,17 @@ int xrl_bans_sweep(struct xrl *x, size_t *n, xrl_ban_cb cb, void *ctx)
 	if ((err = xrl_bans_get(x, &v, &nv)))
 		return err;
 	for (size_t i = 0; i < nv; i++) {
+		struct xrl_ban last;
+
 		if (!v[i].ended)
 			continue;
 		if (cb)
 			cb(&v[i], ctx);
-		if (del_if_same(x, &v[i]) == 0) {
+		/* its "unbanned" now, when no packet came after its end to
+		 * say it (the state read again just before the delete) */
+		if (del_if_same(x, &v[i], &last) == 0) {
 			count(x, f_expired, v[i].b.origin);
+			unbanned(x, v[i].family, v[i].addr, v[i].prefix_len, &last, XRL_EV_CAUSE_ENDED);
 			done++;
 		}
 	}
@@ -368,6 +386,7 @@ int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n)
 		key_of(&k, v[i].family, v[i].addr, v[i].prefix_len);
 		if (bpf_map_delete_elem(bans_fd(x, v[i].family), &k) == 0) {
 			count(x, f_deleted, v[i].b.origin);
+			unbanned(x, v[i].family, v[i].addr, v[i].prefix_len, &v[i].b, XRL_EV_CAUSE_LIFTED);
 			(*n)++;
 		} else if (errno != ENOENT) {
 			err = xrl_fail(errno, "cannot lift a ban: %s", strerror(errno));
@@ -408,6 +427,8 @@ int xrl_bans_apply_config(struct xrl *x, const struct xrl_ban_spec *v, size_t n,
 		key_of(&k, cur[i].family, cur[i].addr, cur[i].prefix_len);
 		if (bpf_map_delete_elem(bans_fd(x, cur[i].family), &k) == 0) {
 			count(x, f_deleted, XRL_BAN_CONFIG);
+			unbanned(x, cur[i].family, cur[i].addr, cur[i].prefix_len, &cur[i].b,
+				 XRL_EV_CAUSE_LIFTED);
 			(*lifted)++;
 		}
 	}

@@ -4,6 +4,7 @@
  */
 #include "maps/internal.h"
 #include "model/ban.h"
+#include "xrl_emit.skel.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <linux/if_ether.h>
 
 struct xrl_events {
 	struct ring_buffer *rb;
@@ -166,7 +168,8 @@ void xrl_ban_event_format(const struct xrl_event *e, char *buf, size_t len)
 	else
 		xrl_ban_by_format(&b, by, sizeof(by));
 	if (e->kind == XRL_EV_UNBANNED) {
-		snprintf(buf, len, "%s no longer banned (ban by %s ended; %llu dropped)", key, by,
+		snprintf(buf, len, "%s no longer banned (ban by %s %s; %llu dropped)", key, by,
+			 e->cause == XRL_EV_CAUSE_LIFTED ? "lifted" : "ended",
 			 (unsigned long long)e->dropped);
 		return;
 	}
@@ -196,4 +199,79 @@ __u64 xrl_event_wall_ns(struct xrl *x, __u64 ts_ns)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	wall = (__u64)rt.tv_sec * XRL_NSEC_PER_SEC + rt.tv_nsec;
 	return ts_ns <= now ? wall - (now - ts_ns) : wall + (ts_ns - now);
+}
+
+/*
+ * The bans' events from userspace: a ban set, lifted or reclaimed here is
+ * written into the data path's own rings by a small socket filter
+ * (bpf/xrl_emit.bpf.c) run once per event with BPF_PROG_TEST_RUN, on this
+ * instance's rings and event counters. Loaded at the first event of the
+ * handle; when it cannot be (a handle without the rings, a kernel that
+ * refuses it), the bans keep the data path's events alone: "banned" at the
+ * first drop, "unbanned" at the first packet after the end.
+ */
+bool xrl__ban_events_ready(struct xrl *x)
+{
+	struct xrl_emit *e;
+
+	if (x->emit)
+		return true;
+	if (x->emit_failed)
+		return false;
+	x->emit_failed = true;
+	if (x->map_fd[M_EVENTS_RLD] < 0 || x->map_fd[M_EVENTS_CTL] < 0 ||
+	    x->map_fd[M_EVENT_STATS] < 0)
+		return false;
+	e = xrl_emit__open();
+	if (!e)
+		return false;
+	if (bpf_map__reuse_fd(e->maps.xrl_events_rld, x->map_fd[M_EVENTS_RLD]) ||
+	    bpf_map__reuse_fd(e->maps.xrl_events_ctl, x->map_fd[M_EVENTS_CTL]) ||
+	    bpf_map__reuse_fd(e->maps.xrl_event_stats, x->map_fd[M_EVENT_STATS]) ||
+	    xrl_emit__load(e)) {
+		xrl_log(XRL_LOG_DEBUG, "no events for bans set from userspace: %s", strerror(errno));
+		xrl_emit__destroy(e);
+		return false;
+	}
+	x->emit = e;
+	x->emit_failed = false;
+	return true;
+}
+
+int xrl__ban_event(struct xrl *x, int kind, int family, const __u8 *addr, __u8 plen,
+		   const struct xrl_ban *b, __u32 cause)
+{
+	/* a socket filter's data starts after the Ethernet header */
+	__u8 in[ETH_HLEN + sizeof(struct xrl_event)] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = sizeof(in), .repeat = 1);
+	struct xrl_event ev = {}, *e = &ev;
+
+	if (!xrl__ban_events_ready(x))
+		return -ENOENT;
+	e->ts_ns = xrl_now_ns(x);
+	e->dropped = b->dropped;
+	e->rule_id = b->rule_id;
+	e->kind = kind;
+	e->family = family;
+	e->key_len = plen;
+	e->mode = x->ctrl ? __atomic_load_n(&x->ctrl->mode, __ATOMIC_RELAXED) & (XRL_MODE_MAX - 1) : 0;
+	memcpy(e->addr, addr, family == 4 ? 4 : 16);
+	e->expires_ns = b->expires_ns;
+	e->origin = b->origin;
+	e->cause = kind == XRL_EV_UNBANNED ? cause : 0;
+	memcpy(in + ETH_HLEN, e, sizeof(*e));
+	if (bpf_prog_test_run_opts(bpf_program__fd(x->emit->progs.xrl_emit), &o))
+		return -errno;
+	return o.retval == 0 ? 0 : o.retval == 1 ? 1 : -EINVAL;
+}
+
+bool xrl_ban_events_prepare(struct xrl *x)
+{
+	return xrl__ban_events_ready(x);
+}
+
+void xrl__ban_events_close(struct xrl *x)
+{
+	xrl_emit__destroy(x->emit);
+	x->emit = NULL;
 }

@@ -38,6 +38,12 @@ bool xrl_event_is_ban(const struct xrl_event *e);
 void xrl_ban_event_format(const struct xrl_event *e, char *buf, size_t len);
 /* The key: "198.18.0.1" for a whole address, else "198.18.0.0/24". */
 void xrl_event_key_format(const struct xrl_event *e, char *buf, size_t len);
+/* Load the program that writes the events of bans set and lifted from
+ * userspace (once per handle; later calls return at once): for a process
+ * that drops its capabilities, before it does (the load needs more than
+ * CAP_BPF). false: it cannot be loaded, the bans' events come from the
+ * data path alone (at a ban's first drop, at the first packet after it). */
+bool xrl_ban_events_prepare(struct xrl *x);
 /* The wall clock (ns since the epoch) of a data-path time. */
 __u64 xrl_event_wall_ns(struct xrl *x, __u64 ts_ns);
 

@@ -205,6 +205,7 @@ void xrl_close(struct xrl *x)
 		close(x->lock_fd);	/* drops the flock */
 	if (x->daemon_fd >= 0)
 		close(x->daemon_fd);
+	xrl__ban_events_close(x);
 	xrl__sets_close(x);
 	pthread_mutex_destroy(&x->set_lock);
 	free(x);
@@ -237,7 +238,8 @@ static bool our_pin(const char *name)
 	    !strcmp(name, TC_PROG_PIN) || !strcmp(name, TC_PROG_PIN_NEW) ||
 	    !strcmp(name, INFO_PIN_NEW) || !strcmp(name, DAEMON_DIR) || !strcmp(name, EVENTS_DIR) ||
 	    !strcmp(name, CAPTURE_DIR) ||
-	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name))
+	    !strncmp(name, LINK_PREFIX, strlen(LINK_PREFIX)) || xrl__set_pin_name(name) ||
+	    !strncmp(name, TCF_PREFIX, strlen(TCF_PREFIX)) || !strncmp(name, TCQ_PREFIX, strlen(TCQ_PREFIX)))
 		return true;
 	for (int i = 0; i < M__COUNT; i++)
 		if (!strcmp(name, xrl__map_names[i]))

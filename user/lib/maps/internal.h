@@ -42,6 +42,12 @@
 #define TC_PROG_PIN	"xrl_tc_prog"
 #define TC_PROG_PIN_NEW	"xrl_tc_prog_new"
 #define LINK_PREFIX	"link_"	/* link_IFNAME: an XDP or a tcx link, one per interface */
+/* hook tc without tcx (attach_tc.c): the program pinned as the record of a
+ * clsact filter; tcq_: xdp-rl created the clsact qdisc too */
+#define TCF_PREFIX	"tcf_"
+#define TCQ_PREFIX	"tcq_"
+#define XRL_TC_HANDLE	0x5852	/* the filter's handle ("XR") */
+#define XRL_TC_PRIO	1	/* and priority: the first */
 #define DAEMON_DIR	"daemon"	/* flocked by the daemon for its whole life */
 #define SERVES_PREFIX	"if_"		/* DAEMON_DIR/if_NAME: an interface the daemon serves */
 #define EVENTS_DIR	"events"	/* flocked by the reader of xrl_events_ctl */
@@ -86,6 +92,10 @@ struct xrl {
 	pthread_mutex_t set_lock;
 	int set_fd[M__COUNT];
 	__u32 set_id[M__COUNT];
+	/* the program that writes userspace's ban events (events.c): loaded
+	 * at the first one; emit_failed: it could not be, not tried again */
+	struct xrl_emit *emit;
+	bool emit_failed;
 };
 
 
@@ -155,6 +165,25 @@ int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
 
+/* The bans' events from userspace (events.c): can they be sent (the
+ * program that writes them loaded, once per handle); send one, a ban of
+ * family's addr/plen (kind XRL_EV_BANNED or XRL_EV_UNBANNED, cause enum
+ * xrl_event_cause): 0 written, 1 left out by the events' cap, or a
+ * negative errno; unload it. */
+bool xrl__ban_events_ready(struct xrl *x);
+int xrl__ban_event(struct xrl *x, int kind, int family, const __u8 *addr, __u8 plen,
+		   const struct xrl_ban *b, __u32 cause);
+void xrl__ban_events_close(struct xrl *x);
+/* hook tc through a clsact filter (attach_tc.c): is the fallback forced
+ * (XRL_TC_LEGACY=1: tests on a kernel with tcx); IFNAME's record
+ * (TCQ_PREFIX, TCF_PREFIX, NULL: none); the program the filter of
+ * xdp-rl's handle runs on IFINDEX (0: none); attach; detach (the qdisc too
+ * when xdp-rl created it and no filter is left on it). */
+bool xrl_tc_legacy_forced(void);
+const char *xrl__tc_legacy_record(const struct xrl *x, const char *ifname);
+__u32 xrl__tc_legacy_prog(unsigned int ifindex);
+int xrl__tc_legacy_attach(struct xrl *x, const char *ifname, unsigned int ifindex);
+int xrl__tc_legacy_detach(struct xrl *x, const char *ifname, const char *record);
 /* A per-CPU array entry of nfields counters, summed over the CPUs
  * (stats.c). */
 int xrl__percpu_sum(struct xrl *x, int map, __u32 idx, __u64 *sum, size_t nfields);

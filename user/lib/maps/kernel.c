@@ -30,6 +30,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "bpf_ktime_get_coarse_ns", "5.11", XRL_NEED_HELPER, BPF_FUNC_ktime_get_coarse_ns },
 	{ "bpf_ringbuf_reserve", "5.8", XRL_NEED_HELPER, BPF_FUNC_ringbuf_reserve },
 	{ "bpf_ringbuf_submit", "5.8", XRL_NEED_HELPER, BPF_FUNC_ringbuf_submit },
+	{ "bpf_ringbuf_output", "5.8", XRL_NEED_SK_HELPER, BPF_FUNC_ringbuf_output },
 	{ "BPF_MAP_TYPE_RINGBUF", "5.8", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_RINGBUF },
 	{ "bpf_jiffies64", "5.5", XRL_NEED_HELPER, BPF_FUNC_jiffies64 },
 	{ "bpf_xdp_adjust_tail", "4.18", XRL_NEED_HELPER, BPF_FUNC_xdp_adjust_tail },
@@ -40,6 +41,7 @@ const struct xrl_kernel_need xrl_kernel_needs[] = {
 	{ "bpf_perf_event_output", "4.8", XRL_NEED_HELPER, BPF_FUNC_perf_event_output },
 	{ "bpf_csum_diff", "4.6", XRL_NEED_HELPER, BPF_FUNC_csum_diff },
 	{ "BPF_MAP_TYPE_PERCPU_ARRAY", "4.6", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_PERCPU_ARRAY },
+	{ "bpf_skb_load_bytes", "4.5", XRL_NEED_SK_HELPER, BPF_FUNC_skb_load_bytes },
 	{ "BPF_MAP_TYPE_PERF_EVENT_ARRAY", "4.3", XRL_NEED_MAP_TYPE, BPF_MAP_TYPE_PERF_EVENT_ARRAY },
 	{ "bpf_ktime_get_ns", "4.1", XRL_NEED_HELPER, BPF_FUNC_ktime_get_ns },
 	{ "bpf_get_prandom_u32", "4.1", XRL_NEED_HELPER, BPF_FUNC_get_prandom_u32 },
@@ -93,6 +95,8 @@ int xrl_kernel_probe(char *buf, size_t len)
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, k->id, NULL) :
 			k->kind == XRL_NEED_TC_HELPER ?
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_SCHED_CLS, k->id, NULL) :
+			k->kind == XRL_NEED_SK_HELPER ?
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER, k->id, NULL) :
 			libbpf_probe_bpf_map_type(k->id, NULL);
 
 		missing[i] = r == 0;	/* 1: there; < 0: cannot tell */

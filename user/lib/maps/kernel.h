@@ -15,8 +15,10 @@
  * (the SYN cookie helpers). */
 #define XRL_KERNEL_MIN	"6.0"
 
-/* a helper of the XDP program, one of the tc program only, a map type */
-enum xrl_kernel_need_kind { XRL_NEED_HELPER, XRL_NEED_MAP_TYPE, XRL_NEED_TC_HELPER };
+/* a helper of the XDP program, one of the tc program only, a map type, a
+ * helper of the socket filter that writes the bans' events (xrl_emit) */
+enum xrl_kernel_need_kind { XRL_NEED_HELPER, XRL_NEED_MAP_TYPE, XRL_NEED_TC_HELPER,
+			     XRL_NEED_SK_HELPER /* the bans' events' socket filter */ };
 
 /* One helper or map type the program uses, newest first. */
 struct xrl_kernel_need {

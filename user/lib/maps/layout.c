@@ -307,6 +307,27 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		bpf_map__set_max_entries(maps[M_BUCKETS6], o->keys);
 	}
 
+	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_SC_VERIFIED])) {
+		/* The sources SYN cookies verified survive an upgrade: take
+		 * the pinned table's size. */
+		int fd, cap;
+
+		xrl__pin_path(x, xrl__map_names[M_SC_VERIFIED], p, sizeof(p));
+		fd = bpf_obj_get(p);
+		cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
+		if (fd >= 0)
+			close(fd);
+		if (cap < 0)
+			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
+		if (o->syn_verified && (__u32)cap != o->syn_verified)
+			return xrl_fail(EEXIST, "the pinned table of sources SYN cookies verified holds %d entries, "
+				    "not %u: attach without 'syn-verified' to keep it (the size is set at the first attach)",
+				    cap, o->syn_verified);
+		bpf_map__set_max_entries(maps[M_SC_VERIFIED], cap);
+	} else if (o->syn_verified) {
+		bpf_map__set_max_entries(maps[M_SC_VERIFIED], o->syn_verified);
+	}
+
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BANS4])) {
 		/* Bans survive an upgrade: take the pinned table's size. */
 		int fd, cap;
@@ -436,5 +457,10 @@ int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	cap = xrl__map_max_entries(x->map_fd[M_BUCKETS4]);
 	if (o->keys && cap >= 0 && (__u32)cap != o->keys)
 		return keys_mismatch(x, cap, o->keys);
+	cap = xrl__map_max_entries(x->map_fd[M_SC_VERIFIED]);
+	if (o->syn_verified && cap >= 0 && (__u32)cap != o->syn_verified)
+		return xrl_fail(EEXIST, "the pinned table of sources SYN cookies verified holds %d entries, "
+			    "not %u: attach without 'syn-verified' to keep it (the size is set at the first attach)",
+			    cap, o->syn_verified);
 	return 0;
 }

@@ -28,6 +28,7 @@ struct xrl_open_opts {
 	bool test_clock;	/* the program reads control->test_now_ns */
 	__u32 keys;		/* bucket table size; 0: existing or default */
 	__u32 bans;		/* ban table size, per family; 0: existing or default */
+	__u32 syn_verified;	/* SYN cookies' verified table size; 0: existing or default */
 	bool no_lock;		/* readers: take no lock at all (each map element
 				 * is read atomically; nothing is held while printing) */
 	bool pins_only;		/* the directory and its lock, nothing loaded or

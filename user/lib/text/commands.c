@@ -138,12 +138,26 @@ static int check_status(struct xrl_cmd *c, const int *at, struct xrl_parse_err *
 }
 
 /* attach and interface: dev (or IFACE), mode, hook, ... */
-enum { AT_DEV, AT_MODE, AT_HOOK };
+enum { AT_DEV, AT_MODE, AT_HOOK, AT_KEYS, AT_BANS, AT_FIRST };
 
 static int check_attach(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
 {
 	if (c->attach.hook == XRL_HOOK_TC && at[AT_MODE] >= 0)
 		return xrl_parse_fail(e, at[AT_MODE] - 1, "mode is an XDP mode: hook tc has none");
+	if (c->attach.hook != XRL_HOOK_TC && at[AT_FIRST] >= 0)
+		return xrl_parse_fail(e, at[AT_FIRST], "first is the tcx chain's order: it needs hook tc");
+	return 0;
+}
+
+/* interface IFACE [mode M] [hook H] [first]: the same two checks */
+enum { IF_DEV, IF_MODE, IF_HOOK, IF_FIRST };
+
+static int check_interface(struct xrl_cmd *c, const int *at, struct xrl_parse_err *e)
+{
+	if (c->attach.hook == XRL_HOOK_TC && at[IF_MODE] >= 0)
+		return xrl_parse_fail(e, at[IF_MODE] - 1, "mode is an XDP mode: hook tc has none");
+	if (c->attach.hook != XRL_HOOK_TC && at[IF_FIRST] >= 0)
+		return xrl_parse_fail(e, at[IF_FIRST], "first is the tcx chain's order: it needs hook tc");
 	return 0;
 }
 
@@ -203,6 +217,10 @@ static const struct xrl_param p_attach[] = {
 	  .help = "bucket table size in keys, per family, 16 .. 1073741824 (first attach only)" },
 	{ "bans", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 24, F(attach.bans),
 	  .help = "ban table size per family, 16 .. 16777216 (default 65536; first attach)" },
+	{ "first", XRL_ARG_FLAG, F(attach.tc_first),
+	  .help = "hook tc, attached already: put it first in the tcx chain again" },
+	{ "syn-verified", XRL_ARG_NUM, "N", .min = 16, .max = 1U << 24, F(attach.syn_verified),
+	  .help = "SYN cookies' verified sources, 16 .. 16777216 (default 65536; first attach)" },
 	END,
 };
 
@@ -407,6 +425,8 @@ static const struct xrl_param p_interface[] = {
 	  .help = "the XDP mode (default: native where the driver has it)" },
 	{ "hook", XRL_ARG_WORD, NULL, xrl_hook_words, F(attach.hook), .what = "hook",
 	  .help = "where it runs: xdp (default), or tc ingress beside another XDP program" },
+	{ "first", XRL_ARG_FLAG, F(attach.tc_first),
+	  .help = "hook tc: keep it first in the tcx chain (else only said)" },
 	END,
 };
 
@@ -548,7 +568,7 @@ const struct xrl_command xrl_commands[] = {
 	  "replace a set by the prefixes of FILE, in one swap; a bad line applies nothing" },
 	{ "set", XRL_CMD_SET_FILE, XRL_IN_CONFIG, xrl__p_set_file, xrl__check_set_file,
 	  "the set NAME holds the prefixes of FILE, loaded (in one swap) with the rules" },
-	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, check_attach,
+	{ "interface", XRL_CMD_INTERFACE, XRL_IN_CONFIG, p_interface, check_interface,
 	  "attach to IFACE (as often as needed)" },
 	{ "heartbeat", XRL_CMD_HEARTBEAT, XRL_IN_CONFIG, p_heartbeat, NULL,
 	  "ms between the daemon's heartbeats (default 1000)" },

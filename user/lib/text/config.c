@@ -176,6 +176,7 @@ static int parse_line(char *text, int line, struct xrl_config *c,
 		memset(&ni[c->nifaces], 0, sizeof(*ni));
 		strcpy(ni[c->nifaces].name, cmd.attach.ifname);
 		ni[c->nifaces].hook = cmd.attach.hook;
+		ni[c->nifaces].tc_first = cmd.attach.tc_first;
 		ni[c->nifaces++].mode = cmd.attach.xdp_mode;
 		return 0;
 	}

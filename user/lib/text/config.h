@@ -27,6 +27,7 @@ struct xrl_iface_cfg {
 	char name[IF_NAMESIZE];
 	enum xrl_xdp_mode mode;
 	enum xrl_hook hook;	/* xdp (the default) or tc */
+	bool tc_first;		/* tc: kept first in the tcx chain (else a program before it is said) */
 };
 
 /* set NAME file PATH [timeout DURATION] */

@@ -88,6 +88,8 @@ struct xrl_args_attach {	/* attach; interface (no keys) */
 	__u32 keys;
 	int hook;		/* enum xrl_hook: xdp (the default) or tc */
 	__u32 bans;		/* the ban tables' size; 0: default or kept */
+	bool tc_first;		/* hook tc: first in the tcx chain again if it is not */
+	__u32 syn_verified;	/* SYN cookies' verified table's size; 0: default or kept */
 };
 
 struct xrl_args_detach {
