@@ -16,6 +16,12 @@ Scenarios (what each holds is what tests/e2e/test_replay.sh expects):
   sll     the 'mixed' IPv4/IPv6 sources as a Linux cooked capture (SLL)
   sll2    the same as SLL2 (tcpdump -i any)
   ppp     one frame of link type PPP: replay refuses it
+  flood   a flood of FLOOD_FRAMES (1,000,000) frames, one every FLOOD_GAP_NS
+          (1,000: a microsecond) from
+          2024-05-01T00:00:00Z: of each ten, seven from 198.18.0.1 (one
+          source over its limit), one from 256 sources of 198.18.1.0/24, one
+          from 1,024 sources of 2001:db8:1::/64, one from 65,536 sources of
+          198.19.0.0/16 (a spoofed spread); tests/bench/replay.sh
 """
 import struct
 import sys
@@ -162,6 +168,26 @@ def cooked(v2):
     return fr
 
 
+def flood(n, gap):
+    """A generator: 1M frames in a list would take ~150 MB."""
+    hot = e4("198.18.0.1")
+    spread = [e4("198.18.1.%d" % i) for i in range(256)]
+    six = [e6("2001:db8:1::%x" % (i + 1)) for i in range(1024)]
+    t = T_MIXED
+    for i in range(n):
+        k = i % 10
+        if k < 7:
+            d = hot
+        elif k == 7:
+            d = spread[(i // 10) % 256]
+        elif k == 8:
+            d = six[(i // 10 * 7) % 1024]
+        else:
+            j = (i // 10 * 40503) & 0xFFFF
+            d = e4("198.19.%d.%d" % (j >> 8, j & 0xFF))
+        yield (t + i * gap, d, len(d))
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -177,6 +203,10 @@ def main():
     elif scen in ("sll", "sll2"):
         fr = cooked(scen == "sll2")
         dlt = DLT_LINUX_SLL2 if scen == "sll2" else DLT_LINUX_SLL
+    elif scen == "flood":
+        import os
+        fr = flood(int(os.environ.get("FLOOD_FRAMES", "1000000")),
+                   int(os.environ.get("FLOOD_GAP_NS", "1000")))
     elif scen == "ppp":
         fr = [(T_MIXED, b"\xff\x03\x00\x21" + ipv4("198.18.0.1"), 52)]
         dlt = DLT_PPP

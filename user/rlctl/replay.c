@@ -247,6 +247,7 @@ int do_replay(struct xrl_cmd *c)
 	struct xrl_rule_entry *v = NULL;
 	char from[PATH_MAX + 32];
 	size_t n = 0;
+	bool walk;
 	int err;
 
 	if (c->replay.config[0]) {
@@ -268,7 +269,10 @@ int do_replay(struct xrl_cmd *c)
 			return 1;
 		}
 	}
-	err = xrl_replay(c->replay.capture, v, n, &r);
+	/* XRL_REPLAY_WALK=1: the first, slow way of finding the keys
+	 * limited, to check the default one against (docs/replay.md) */
+	walk = getenv("XRL_REPLAY_WALK") && !strcmp(getenv("XRL_REPLAY_WALK"), "1");
+	err = xrl_replay_flags(c->replay.capture, v, n, walk ? XRL_REPLAY_WALK : 0, &r);
 	free(v);
 	print_warnings();
 	if (err) {

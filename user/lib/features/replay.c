@@ -5,12 +5,29 @@
  * rules would have done is what the program counted; the keys that would
  * have been limited are the buckets whose drop counter moved, seen after
  * each dropped frame.
+ *
+ * A key's count is its bucket's drop counter plus the drops the per-CPU
+ * hot-key cache holds for it and has not added to the bucket yet. The walk
+ * (XRL_REPLAY_WALK) reads that sum after every dropped frame: the bucket
+ * and all XRL_HOT_SLOTS entries of the cache, ~260 bpf() calls a frame. The
+ * default path asks what moved it instead: a frame moves its key's count
+ * by a refusal of the bucket (its counter, read before and after the frame,
+ * moves) or by an answer of the cache (the rule's hot_dropped moves: the
+ * cache's entries are found by the packet's source, so the entry that
+ * answered is this key's); a flush of the cache into the bucket moves
+ * neither the count nor, within one frame of the key, anything else. The
+ * counts themselves are read once, at the end, with one read of the cache.
+ * The rule sets do not change during a replay, so a source's rule is
+ * looked up once. Both paths give the same result (test_replay_paths).
  */
+#define _GNU_SOURCE	/* sched_getcpu(), CPU_SET() */
 #include "maps/internal.h"
 #include "features/replay.h"
+#include "features/replay_keys.h"
 #include "maps/syncookie.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,85 +53,6 @@
 #define ETH_HDR		14
 #define SLL_HDR		16
 #define SLL2_HDR	20
-
-/* ---- the keys seen limited: an open-addressing table ---- */
-
-struct key_table {
-	struct xrl_replay_key *v;	/* in order of first drop */
-	size_t n, cap;
-	__u32 *slot;			/* index + 1 into v; 0: empty */
-	__u32 *gen;			/* the rule version of each entry */
-	size_t nslots;
-};
-
-static __u64 key_hash(__u32 gen, int family, const __u8 *addr)
-{
-	__u64 h = 1469598103934665603ULL ^ gen ^ ((__u64)family << 32);
-
-	for (int i = 0; i < 16; i++)
-		h = (h ^ addr[i]) * 1099511628211ULL;
-	return h;
-}
-
-static int kt_grow(struct key_table *t)
-{
-	size_t ns = t->nslots ? t->nslots * 2 : 1024;
-	__u32 *s = calloc(ns, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = key_hash(t->gen[i], t->v[i].family, t->v[i].addr) & (ns - 1);
-
-		while (s[j])
-			j = (j + 1) & (ns - 1);
-		s[j] = i + 1;
-	}
-	free(t->slot);
-	t->slot = s;
-	t->nslots = ns;
-	return 0;
-}
-
-/* The entry of (gen, key), made when new; NULL when out of memory. */
-static struct xrl_replay_key *kt_get(struct key_table *t, const struct xrl_key *k,
-				     const struct xrl_rule *r)
-{
-	size_t j;
-
-	if ((t->n + 1) * 2 > t->nslots && kt_grow(t))
-		return NULL;
-	j = key_hash(k->gen, k->family, k->addr) & (t->nslots - 1);
-	for (; t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
-		size_t i = t->slot[j] - 1;
-
-		if (t->gen[i] == k->gen && t->v[i].family == k->family &&
-		    !memcmp(t->v[i].addr, k->addr, 16))
-			return &t->v[i];
-	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		struct xrl_replay_key *v = realloc(t->v, nc * sizeof(*v));
-		__u32 *g = realloc(t->gen, nc * sizeof(*g));
-
-		if (v)
-			t->v = v;
-		if (g)
-			t->gen = g;
-		if (!v || !g)
-			return NULL;
-		t->cap = nc;
-	}
-	t->slot[j] = t->n + 1;
-	t->gen[t->n] = k->gen;
-	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-	t->v[t->n].family = k->family;
-	memcpy(t->v[t->n].addr, k->addr, 16);
-	t->v[t->n].rule_id = r->id;
-	t->v[t->n].key_len = r->key_len;
-	t->v[t->n].dry_run = r->dry_run;
-	return &t->v[t->n++];
-}
 
 /* ---- frames ---- */
 
@@ -299,6 +237,17 @@ static int count_frames(const char *path, __u64 *n)
 int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	       struct xrl_replay_result *out)
 {
+	return xrl_replay_flags(path, rules, n, 0, out);
+}
+
+int xrl_replay_flags(const char *path, const struct xrl_rule_entry *rules, size_t n,
+		     unsigned int flags, struct xrl_replay_result *out)
+{
+	bool walk = flags & XRL_REPLAY_WALK, pinned = false;
+	cpu_set_t cpus;
+	struct rule_memo *memo = NULL;
+	struct xrl_rule_stats *rsv = NULL;
+	__u64 *hot_last = NULL;
 	struct xrl_open_opts o = { .no_pin = true, .test_clock = true };
 	struct xrl_rule_entry *v = NULL, *got = NULL;
 	char eb[PCAP_ERRBUF_SIZE];
@@ -308,7 +257,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	struct xrl *x = NULL;
 	const u_char *d;
 	pcap_t *p = NULL;
-	__u64 frames, prev = 0;
+	__u64 frames, prev = 0, slack;
 	size_t ngot = 0;
 	int fd[2] = { -1, -1 }, err, r;
 	const char *dname;
@@ -351,11 +300,13 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	 * evicts nothing a real table of that size would have kept. */
 	o.keys = frames * 2 + 256ULL * libbpf_num_possible_cpus() < XRL_DEFAULT_KEYS ?
 		 frames * 2 + 256ULL * libbpf_num_possible_cpus() : XRL_DEFAULT_KEYS;
+	slack = 256ULL * libbpf_num_possible_cpus();
 	if (o.keys < 4096)
 		o.keys = 4096;
 	err = xrl_open(&o, &x);
 	if (err)
 		goto out;
+	pinned = xrl__pin_cpu(&cpus);
 	v = calloc(n + 1, sizeof(*v));
 	if (!v) {
 		err = xrl_fail(ENOMEM, "out of memory");
@@ -371,6 +322,13 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	err = xrl_mode_set(x, XRL_MODE_ENFORCE);
 	if (err)
 		goto out;
+	memo = calloc(RULE_MEMO_SLOTS, sizeof(*memo));
+	rsv = calloc(x->ncpus, sizeof(*rsv));
+	hot_last = calloc(XRL_RULE_SLOTS, sizeof(*hot_last));
+	if (!memo || !rsv || !hot_last) {
+		err = xrl_fail(ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < 2; i++) {
 		fd[i] = xrl__rules_fd(x, i ? 6 : 4);
 		if (fd[i] < 0) {
@@ -388,7 +346,10 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		size_t len = frame_build(out->linktype, h, d, buf, &conv, &wire);
 		struct xrl_rule rule;
 		__u8 addr[16] = {};
-		int family;
+		struct xrl_key key;
+		__u64 before = 0;
+		int family = 0;
+		bool have;
 
 		if (!out->frames)
 			out->first_ns = ts;
@@ -410,6 +371,26 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		if (conv)
 			out->converted++;
 
+		/* The fast path: the key's bucket counter before the frame.
+		 * Only a refusal of its own frames moves it, and what it was
+		 * after the last is known, unless the cache has answered for
+		 * the key: a fill for another source may then flush the key's
+		 * drops into it, so it is read. Before its first frame seen,
+		 * no refusal has moved it. */
+		have = false;
+		if (!walk && (family = frame_source(buf, len, addr)) &&
+		    xrl__source_rule(memo, fd, family, addr, &rule) && rule.action == XRL_ACT_LIMIT) {
+			struct xrl_replay_key *e;
+			struct xrl_bucket b;
+
+			have = true;
+			xrl_key_of(&key, &rule, family, addr);
+			e = xrl__kt_find(&kt, &key);
+			before = e ? kt.seen[e - kt.v].dropped : 0;
+			if (e && kt.seen[e - kt.v].answered)
+				before = xrl_bucket_peek(x, &key, &b) ? 0 : b.dropped;
+		}
+
 		xrl_test_clock_set(x, ts);
 		t.data_size_in = len;
 		if (bpf_prog_test_run_opts(xrl_prog_fd(x), &t)) {
@@ -425,6 +406,42 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 		else
 			out->dropped++;
 
+		if (!walk) {
+			struct xrl_replay_key *e;
+			struct xrl_bucket b;
+			bool answered;
+
+			if (!have || (t.retval == XDP_PASS && !rule.dry_run))
+				continue;
+			/* An answer of the cache moved the count; the bucket
+			 * is still there while the table cannot have evicted
+			 * anything: a frame makes two keys at most, and the
+			 * table was sized with room for those and per-CPU
+			 * slack (XRL_DEFAULT_KEYS caps it for long captures). */
+			answered = xrl__cache_answered(x, rule.slot, hot_last, rsv);
+			if (answered && out->run * 2 + slack <= o.keys) {
+				b.dropped = 0;
+			} else if (xrl_bucket_peek(x, &key, &b)) {
+				continue;
+			}
+			if (!(e = xrl__kt_get(&kt, &key, &rule))) {
+				err = xrl_fail(ENOMEM, "out of memory");
+				goto out;
+			}
+			if (answered)
+				kt.seen[e - kt.v].answered = true;
+			else
+				kt.seen[e - kt.v].dropped = b.dropped;
+			if (b.dropped > before || answered) {
+				if (!e->dropped)
+					e->first_drop_ns = ts;
+				e->last_drop_ns = ts;
+				/* a lower bound: the count is read at the end */
+				e->dropped = b.dropped > e->dropped ? b.dropped : e->dropped + 1;
+			}
+			continue;
+		}
+
 		/* Which key, if a bucket dropped it (or would have: a dry-run
 		 * rule's frames pass): its drop counter moved. */
 		family = frame_source(buf, len, addr);
@@ -432,7 +449,6 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			struct xrl_lpm6_key k = { .prefixlen = family == 6 ? 128 : 32 };
 			struct xrl_replay_key *e;
 			struct xrl_bucket b;
-			struct xrl_key key;
 
 			memcpy(k.addr, addr, 16);
 			if (bpf_map_lookup_elem(fd[family == 6], &k, &rule) ||
@@ -442,7 +458,7 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 			xrl_key_of(&key, &rule, family, addr);
 			if (xrl_bucket_get(x, &key, &b))
 				continue;
-			if (!(e = kt_get(&kt, &key, &rule))) {
+			if (!(e = xrl__kt_get(&kt, &key, &rule))) {
 				err = xrl_fail(ENOMEM, "out of memory");
 				goto out;
 			}
@@ -457,6 +473,11 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	if (r == PCAP_ERROR)
 		snprintf(out->stopped, sizeof(out->stopped), "%s", pcap_geterr(p));
 
+	if (!walk) {
+		err = xrl__kt_counts(x, &kt);
+		if (err)
+			goto out;
+	}
 	err = xrl_rules_get(x, &got, &ngot);
 	if (!err)
 		err = xrl_global_stats_get(x, &out->global);
@@ -491,11 +512,17 @@ out:
 	free(kt.v);
 	free(kt.slot);
 	free(kt.gen);
+	free(kt.seen);
+	free(memo);
+	free(rsv);
+	free(hot_last);
 	free(got);
 	free(v);
 	xrl_close(x);
 	if (p)
 		pcap_close(p);
+	if (pinned)
+		sched_setaffinity(0, sizeof(cpus), &cpus);
 	return err;
 }
 

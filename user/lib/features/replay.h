@@ -79,4 +79,12 @@ int xrl_replay(const char *path, const struct xrl_rule_entry *rules, size_t n,
 	       struct xrl_replay_result *out);
 void xrl_replay_free(struct xrl_replay_result *r);
 
+/* The same with flags. XRL_REPLAY_WALK: find the keys limited by reading
+ * every key's count after every dropped frame, the whole hot-key cache
+ * each time (the first implementation, ~100 frames a second, kept to check
+ * the default path against: both give the same result). */
+#define XRL_REPLAY_WALK	0x1
+int xrl_replay_flags(const char *path, const struct xrl_rule_entry *rules, size_t n,
+		     unsigned int flags, struct xrl_replay_result *out);
+
 #endif

@@ -96,6 +96,10 @@ struct xrl {
 	 * at the first one; emit_failed: it could not be, not tried again */
 	struct xrl_emit *emit;
 	bool emit_failed;
+	/* 1 + the highest rule slot this handle handed out since the load or
+	 * the last xrl_test_reset(): the arrays indexed by slot are written
+	 * below it only (testreset.c) */
+	__u32 slot_hw;
 };
 
 
@@ -129,6 +133,9 @@ int xrl__layout_check(struct xrl *x, int prog_fd, const char *what);
 int xrl__map_max_entries(int fd);
 int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *prog_pin,
 		     bool upgrade);
+/* The share of the ban tables that rules' bans may hold, in the ban totals
+ * (set at the load, and by xrl_test_reset()). */
+void xrl__bans_reserve(struct xrl *x);
 int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
 int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o);
 

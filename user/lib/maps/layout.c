@@ -220,7 +220,7 @@ static int keys_mismatch(struct xrl *x, int cap, __u32 keys)
  * a quarter, kept for the operator, the configuration and the deciders.
  * Stored atomically: under an upgrade the running program adds to the
  * entry's counters. */
-static void bans_reserve(struct xrl *x)
+void xrl__bans_reserve(struct xrl *x)
 {
 	int cap = xrl__map_max_entries(x->map_fd[M_BANS4]);
 	struct xrl_ban_totals *t;
@@ -377,7 +377,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	x->tc_prog_fd = bpf_program__fd(x->skel->progs.xrl_tc);
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
-	bans_reserve(x);
+	xrl__bans_reserve(x);
 
 	/* A program that finds no inner map passes everything as unmatched;
 	 * an empty rule set says the same, and lets `bpftool map` show it.

@@ -203,6 +203,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		}
 		used[next] = 2;
 		v[i].r.slot = next;
+		if ((__u32)next >= x->slot_hw)
+			x->slot_hw = next + 1;
 		v[i].r.gen = (__u32)++gen;
 		fresh[nfresh++] = next;
 	}

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,29 @@ int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
 		return -errno;
 	hp = hot_pending_load(x, &n);
 	b->dropped += hot_pending_of(hp, n, k);
+	free(hp);
+	return 0;
+}
+
+/* Each key's drop count as xrl_bucket_get() says it (its bucket's plus the
+ * drops the hot-key cache holds for it), with one read of the cache for all
+ * of them. A key without a bucket gets UINT64_MAX. */
+int xrl_buckets_dropped(struct xrl *x, const struct xrl_key *k, size_t n, __u64 *dropped)
+{
+	size_t nhp = 0;
+	struct hot_pending *hp = hot_pending_load(x, &nhp);
+
+	for (size_t i = 0; i < n; i++) {
+		struct xrl_bucket_key6 raw;
+		struct xrl_bucket b;
+		int fd = bucket_raw(x, &k[i], &raw);
+
+		if (bpf_map_lookup_elem(fd, &raw, &b)) {
+			dropped[i] = UINT64_MAX;
+			continue;
+		}
+		dropped[i] = b.dropped + hot_pending_of(hp, nhp, &k[i]);
+	}
 	free(hp);
 	return 0;
 }

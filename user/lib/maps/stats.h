@@ -51,6 +51,10 @@ int xrl_bucket_get(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b)
  * still holds for it (xrl_bucket_get() reads the whole cache for those):
  * one look-up, for a question asked of many keys (when was it last seen). */
 int xrl_bucket_peek(struct xrl *x, const struct xrl_key *k, struct xrl_bucket *b);
+/* Many keys' counts as xrl_bucket_get() says them, with one read of the
+ * hot-key cache for all: dropped[i] is UINT64_MAX for a key without a
+ * bucket. */
+int xrl_buckets_dropped(struct xrl *x, const struct xrl_key *k, size_t n, __u64 *dropped);
 void xrl_key_of(struct xrl_key *k, const struct xrl_rule *r, int family,
 		const __u8 *addr);
 /* Forgive a key: a fresh, full bucket for the algorithm of its rule r (the

@@ -49,6 +49,10 @@ bool xrl_created(const struct xrl *x);
 /* Remove what xrl_open() created: the pins it made and the directory when
  * it made it. Only with the lock held; nothing when !xrl_created(). */
 int xrl_discard(struct xrl *x);
+/* A private instance (no_pin) this handle loaded, back to the state
+ * xrl_open() left it in, without loading the program again: for tests that
+ * run many short sequences, each on a fresh instance (testreset.c). */
+int xrl_test_reset(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
 /* The tc ingress program (hook tc); -1 when the pinned build has none. */
 int xrl_tc_prog_fd(const struct xrl *x);
