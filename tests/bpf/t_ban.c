@@ -370,8 +370,10 @@ TEST(ban_rule_ban_into_full_table)
 	teardown();
 }
 
-/* Events: a rule's ban at once; another's at its first drop; "unbanned"
- * at the first packet after the end. The sweep reclaims, by origin. */
+/* Events: every ban's "banned" at once, when it is set (a decider's from
+ * userspace, none again at its first drop); "unbanned" at the first packet
+ * after the end, and the sweep does not say it twice. The sweep reclaims,
+ * by origin. */
 TEST(ban_events_and_sweep)
 {
 	struct xrl_events *ev;
@@ -381,13 +383,13 @@ TEST(ban_events_and_sweep)
 	now_ns = T0;
 	CHECK(!xrl_events_open(X, XRL_EVENTS_CTL, collect, NULL, &ev), "events: %s", xrl_errmsg());
 	CHECK(!ban("ban add 198.18.3.0/24 for 5s by fail2ban"), "ban: %s", xrl_errmsg());
-	CHECK_EQ(events_read(ev), 0, "nothing before a packet");
-	CHECK_EQ(run_from("198.18.3.4"), DROP, "dropped");
-	CHECK_EQ(run_from("198.18.3.4"), DROP, "dropped");
-	CHECK_EQ(events_read(ev), 1, "one 'banned' at the first drop");
+	CHECK_EQ(events_read(ev), 1, "one 'banned' when it is set, before any packet");
 	CHECK(evs[0].kind == XRL_EV_BANNED && evs[0].origin == XRL_BAN_DECIDER &&
 	      evs[0].expires_ns == T0 + 5 * SEC && evs[0].family == 4,
 	      "banned, by a decider, until T0 + 5 s");
+	CHECK_EQ(run_from("198.18.3.4"), DROP, "dropped");
+	CHECK_EQ(run_from("198.18.3.4"), DROP, "dropped");
+	CHECK_EQ(events_read(ev), 0, "no second 'banned' at the first drop");
 	tick(5 * SEC);
 	CHECK_EQ(run_from("198.18.3.4"), PASS, "ended");
 	CHECK_EQ(run_from("198.18.3.4"), PASS, "ended");
@@ -397,6 +399,7 @@ TEST(ban_events_and_sweep)
 	CHECK_EQ(n, 1, "one reclaimed");
 	CHECK_EQ(btotals().expired[XRL_BAN_DECIDER], 1, "counted as a decider's expired");
 	CHECK_EQ(btotals().set[XRL_BAN_DECIDER], 1, "and as set");
+	CHECK_EQ(events_read(ev), 0, "the sweep does not say 'unbanned' again");
 	CHECK(!xrl_bans_sweep(X, &n, NULL, NULL) && n == 0, "nothing more to reclaim");
 	xrl_events_close(ev);
 	teardown();
