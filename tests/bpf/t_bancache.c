@@ -29,16 +29,23 @@ static int unban(const char *prefix)
 	return xrl_ban_del(X, p.family, p.addr, p.prefix_len, NULL);
 }
 
-/* The ban of exactly PREFIX as libxrl reports it (its count with the drops
- * the cache holds); dropped is ~0 when there is none. */
+/* The count of the ban of exactly PREFIX as ban list reports it (with the
+ * drops the cache holds); ~0 when there is none. */
 static __u64 dropped_of(const char *prefix)
 {
-	struct xrl_ban_entry e = {};
+	struct xrl_ban_entry *v;
 	struct xrl_rule_entry p;
+	__u64 d = ~0ULL;
+	size_t n;
 
-	if (xrl_prefix_parse(prefix, &p) || xrl_ban_get(X, p.family, p.addr, p.prefix_len, &e))
-		return ~0ULL;
-	return e.b.dropped;
+	if (xrl_prefix_parse(prefix, &p) || xrl_bans_get(X, &v, &n))
+		return d;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].family == p.family && v[i].prefix_len == p.prefix_len &&
+		    !memcmp(v[i].addr, p.addr, p.family == 6 ? 16 : 4))
+			d = v[i].b.dropped;
+	free(v);
+	return d;
 }
 
 /* The loaded program's map of that name: a new fd, or -1. */

@@ -265,16 +265,9 @@ int xrl_ban_get(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
 	struct xrl_ban b;
 	int err;
 
-	struct ban_pend *pv;
-	size_t np;
-
 	key_of(&k, family, addr, prefix_len);
 	if ((err = lookup_exact(x, family, &k, &b)))
 		return err;
-	if ((err = pend_read(x, &pv, &np)))
-		return err;
-	b.dropped += pend_of(pv, np, family, k.addr, prefix_len, b.set_ns);
-	free(pv);
 	entry_of(out, family, &k, &b, xrl_now_ns(x));
 	return 0;
 }
