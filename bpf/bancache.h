@@ -115,7 +115,8 @@ static __noinline int ban_hot_fill(struct xrl_ban_hot *e, const struct xrl_pkt *
  * take the rest of the path. Enforcing, a source the cache holds under the
  * current generation and epoch, before the ban's end, is dropped and
  * counted here (the ban's own count every XRL_HOT_FLUSH drops); anything
- * else takes the ban step (ban_drop()), whose drops fill the cache. An
+ * else takes the ban step (ban_drop()), whose drops fill the cache (at a
+ * source's second drop in a row in its slot). An
  * entry past its ban's end gives its drops to the ban first, so that the
  * ban's "unbanned" event counts them.
  */
@@ -152,8 +153,21 @@ static __always_inline int ban_step(const struct xrl_pkt *p, const struct xrl_co
 	}
 	if (!ban_drop(p, ctrl, mode))
 		return 0;
-	if (mode == XRL_MODE_ENFORCE)
+	if (mode != XRL_MODE_ENFORCE)
+		return 1;
+	/* filled at a source's second drop in a row in its slot (the fill
+	 * looks the ban up again): a flood of spoofed sources inside a banned
+	 * prefix, a new source each packet, costs one look-up a packet as it
+	 * did before the cache, and a store */
+	if (e->src[0] == p->saddr[0] && e->src[1] == p->saddr[1] &&
+	    e->src[2] == p->saddr[2] && e->src[3] == p->saddr[3]) {
 		ban_hot_fill(e, p, gen, epoch);
+	} else {
+		if (e->pending)
+			ban_hot_flush(e);
+		e->family = 0;
+		__builtin_memcpy(e->src, p->saddr, 16);
+	}
 	return 1;
 }
 
