@@ -343,8 +343,11 @@ static __noinline int ban_offence(const struct xrl_rule *r, const __u32 *kaddr, 
 	if (old_origin && old_origin < XRL_BAN_ORIGINS)
 		__sync_fetch_and_add(&t->expired[old_origin], 1);
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
-	if (ctrl)	/* after the insert (struct xrl_control) */
+	if (ctrl) {	/* after the insert (struct xrl_control) */
 		__sync_fetch_and_or(&ctrl->ban_families, family == 4 ? XRL_BANS_V4 : XRL_BANS_V6);
+		/* the banned-source cache's entries before it are void */
+		__sync_fetch_and_add(&ctrl->ban_gen, 1);
+	}
 	__sync_fetch_and_add(&t->set[XRL_BAN_RULE], 1);
 	ban_event_now(ban, kaddr, r->key_len, now_ns, family << 8 | XRL_EV_BANNED);
 	return 1;

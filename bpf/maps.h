@@ -315,4 +315,12 @@ struct {
 	__type(value, struct xrl_answer_cap);
 } xrl_answer_cap SEC(".maps");
 
+/* The banned-source cache (xdp_rl_common.h, struct xrl_ban_hot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_BAN_HOT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_ban_hot);
+} xrl_ban_hot SEC(".maps");
+
 #endif

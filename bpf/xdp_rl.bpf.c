@@ -19,6 +19,7 @@
  *   hot.h       the hot-key drop cache
  *   events.h    live events of keys that become limited or no longer are
  *   ban.h       bans: the ban step after parsing, and rules that ban
+ *   bancache.h  the banned-source cache in front of the ban step
  *   shared.h    the rule's shared GCRAs: the aggregate, the new-key budget
  *   bucket.h    one key's bucket: GCRA, fixed and sliding windows
  *   fleet.h     fleet-wide rules: leases and the local share
@@ -38,6 +39,7 @@
 #include "hot.h"
 #include "events.h"
 #include "ban.h"
+#include "bancache.h"
 #include "shared.h"
 #include "bucket.h"
 #include "fleet.h"
@@ -405,7 +407,7 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	}
 
 	/* a banned source: dropped before anything else is looked up */
-	if (ban_drop(&pkt, ctrl, mode))
+	if (ban_step(&pkt, ctrl, mode))
 		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
 	/* The epoch before the rule set: a rule published after this read

@@ -33,8 +33,11 @@
  * run over their pins and silently stop checking the bans and the rules
  * that take a set (a deny list); 4: DNS slip (xrl_rule.slip, the answer
  * counters at the end of the rule, global and interface stats,
- * xrl_answer_cap; the control block's ban_families) */
-#define XRL_LAYOUT_VERSION	4
+ * xrl_answer_cap; the control block's ban_families); 5: the banned-source
+ * cache (xrl_ban_hot, the control block's ban_gen, which every ban writer
+ * bumps: a build that does not would leave the cache answering for a ban
+ * it deleted) */
+#define XRL_LAYOUT_VERSION	5
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and
@@ -396,7 +399,11 @@ struct xrl_control {
 	 * the table again after clearing and sets it back if it is not empty,
 	 * so an insert racing the clear is never left unchecked. */
 	__u32 ban_families;
-	__u32 pad_ctl;
+	/* The ban tables' generation: bumped by every writer after its change
+	 * to a ban table (add, delete, flush, sweep, reload; the data path's
+	 * rule bans), so that an entry of the banned-source cache
+	 * (struct xrl_ban_hot) filled before the change is void after it */
+	__u32 ban_gen;
 };
 #define XRL_BANS_V4	1u
 #define XRL_BANS_V6	2u

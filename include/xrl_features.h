@@ -126,6 +126,35 @@ struct xrl_ban_totals {
 };
 #define XRL_BAN_RESERVE_DIV	4	/* a quarter of a table is not for rules' bans */
 
+/*
+ * The banned-source cache: per CPU, direct-mapped by a hash of the source
+ * (XRL_BAN_HOT_SLOTS entries of 48 bytes). An entry says "the ban of
+ * prefix/prefix_len (set at set_ns) dropped packets from src, and drops
+ * them until expires_ns": a banned packet answered from it skips the ban
+ * tries' look-up (and a rule's ban its allow check). Exact: it is filled
+ * only by a drop of the whole ban step, valid only while the control
+ * block's ban_gen and cache_epoch are those read before that step's
+ * look-up (every ban writer bumps ban_gen after its change; every rule
+ * commit and mode change the epoch), and its end is checked against the
+ * same clock as the ban's own. Its drops reach the ban's count every
+ * XRL_HOT_FLUSH drops, when the entry is replaced, and at the ban's end;
+ * until then readers add the entries' pending drops of that ban.
+ */
+#define XRL_BAN_HOT_BITS	12
+#define XRL_BAN_HOT_SLOTS	(1 << XRL_BAN_HOT_BITS)
+
+struct xrl_ban_hot {
+	__u32 src[4];		/* the packet's source, as parsed */
+	__u64 expires_ns;	/* the ban's end (data-path clock); 0: none */
+	__u64 set_ns;		/* the ban's set_ns: which ban of the prefix */
+	__u32 gen;		/* xrl_control.ban_gen read before the fill's look-up */
+	__u32 epoch;		/* xrl_control.cache_epoch then */
+	__u32 pending;		/* drops not yet added to the ban's count */
+	__u8 family;		/* 4 or 6; 0: empty */
+	__u8 prefix_len;	/* the ban's prefix: src masked by it */
+	__u16 pad;
+};
+
 /* Escalation: per (rule id, key), an LRU of XRL_OFFENDERS entries. */
 struct xrl_offender_key {
 	__u32 rule_id;

@@ -71,6 +71,148 @@ static void families_update(struct xrl *x)
 	}
 }
 
+/* After a change to a ban table is visible to the data path: the entries
+ * of the banned-source cache filled before it are void (struct
+ * xrl_ban_hot; the data path reads the generation before its look-up). */
+static void gen_bump(struct xrl *x)
+{
+	__atomic_fetch_add(&xrl_control(x)->ban_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The drops the banned-source cache holds, not yet added to their bans'
+ * counts (struct xrl_ban_hot): per CPU, per source, at most XRL_HOT_FLUSH
+ * - 1 each. A reader adds those of the ban it shows: the entry's source
+ * masked by the ban's length, and the ban's set time, name it.
+ */
+struct ban_pend {
+	__u8 family, plen;
+	__u8 addr[16];
+	__u64 set_ns;
+	__u64 n;
+};
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct ban_pend *p = a, *q = b;
+
+	if (p->family != q->family)
+		return p->family < q->family ? -1 : 1;
+	if (p->plen != q->plen)
+		return p->plen < q->plen ? -1 : 1;
+	if (p->set_ns != q->set_ns)
+		return p->set_ns < q->set_ns ? -1 : 1;
+	return memcmp(p->addr, q->addr, 16);
+}
+
+static void mask_addr(__u8 *a, __u8 plen)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = plen - 8 * i;
+
+		a[i] &= bits >= 8 ? 0xff : bits <= 0 ? 0 : (__u8)(0xff << (8 - bits));
+	}
+}
+
+#define PEND_BATCH	256
+
+/* One cache entry of one CPU into v, when it holds drops. */
+static int pend_push(const struct xrl_ban_hot *e, struct ban_pend **v, size_t *n, size_t *cap)
+{
+	struct ban_pend *p;
+
+	if (!e->pending || (e->family != 4 && e->family != 6))
+		return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		struct ban_pend *t = realloc(*v, nc * sizeof(**v));
+
+		if (!t)
+			return xrl_fail(ENOMEM, "out of memory");
+		*v = t;
+		*cap = nc;
+	}
+	p = &(*v)[(*n)++];
+	memset(p, 0, sizeof(*p));
+	p->family = e->family;
+	p->plen = e->prefix_len;
+	memcpy(p->addr, e->src, e->family == 6 ? 16 : 4);
+	mask_addr(p->addr, p->plen);
+	p->set_ns = e->set_ns;
+	p->n = e->pending;
+	return 0;
+}
+
+/* Every entry of every CPU's cache with drops pending, sorted; read
+ * PEND_BATCH keys a call (a daemon reads the bans every second). */
+static int pend_read(struct xrl *x, struct ban_pend **out, size_t *n)
+{
+	size_t cap = 0, ncpu = x->ncpus > 0 ? (size_t)x->ncpus : 1;
+	int fd = x->map_fd[M_BAN_HOT], err = 0;
+	__u32 keys[PEND_BATCH], batch = 0;
+	struct ban_pend *v = NULL;
+	struct xrl_ban_hot *vals;
+	bool first = true, end = false;
+
+	*out = NULL;
+	*n = 0;
+	if (fd < 0)
+		return 0;
+	vals = calloc(ncpu * PEND_BATCH, sizeof(*vals));
+	if (!vals)
+		return xrl_fail(ENOMEM, "out of memory");
+	while (!end && !err) {
+		__u32 count = PEND_BATCH;
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+		if (bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, &bo)) {
+			if (errno != ENOENT) {
+				err = xrl_fail(errno, "cannot read the banned-source cache: %s",
+					       strerror(errno));
+				break;
+			}
+			end = true;	/* the last batch, count entries in it */
+		}
+		first = false;
+		for (size_t i = 0; i < count * ncpu && !err; i++)
+			err = pend_push(&vals[i], &v, n, &cap);
+		if (!count)
+			end = true;
+	}
+	free(vals);
+	if (err) {
+		free(v);
+		*n = 0;
+		return err;
+	}
+	xrl_sort(v, *n, sizeof(*v), cmp_pend);
+	*out = v;
+	return 0;
+}
+
+/* The drops pending in the cache for this ban. */
+static __u64 pend_of(const struct ban_pend *v, size_t n, int family, const __u8 *addr, __u8 plen,
+		     __u64 set_ns)
+{
+	struct ban_pend k = { .family = family, .plen = plen, .set_ns = set_ns };
+	size_t lo = 0, hi = n;
+	__u64 sum = 0;
+
+	memcpy(k.addr, addr, family == 6 ? 16 : 4);
+	mask_addr(k.addr, plen);
+	while (lo < hi) {	/* the first not below k */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_pend(&v[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && !cmp_pend(&v[lo], &k); lo++)
+		sum += v[lo].n;
+	return sum;
+}
+
 /* A counter of the totals, added to as the data path adds (atomically). */
 static void count(struct xrl *x, __u64 *(*field)(struct xrl_ban_totals *, __u32), __u32 origin)
 {
@@ -172,7 +314,16 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 	    (!old.expires_ns || (b.expires_ns && old.expires_ns >= b.expires_ns)))
 		return 1;
 	if (was) {
+		struct ban_pend *pv;
+		size_t np;
+
+		/* its count goes on, with the drops the cache holds for it
+		 * (they name the old ban, which no flush will find) */
 		b.dropped = old.dropped;
+		if (pend_read(x, &pv, &np) == 0) {
+			b.dropped += pend_of(pv, np, s->family, k.addr, s->prefix_len, old.set_ns);
+			free(pv);
+		}
 		if (replaced)
 			*replaced = true;
 	}
@@ -198,6 +349,7 @@ static int ban_add(struct xrl *x, const struct xrl_ban_spec *s, bool *replaced, 
 		return xrl_fail(err, "cannot ban %s: %s", p, strerror(err));
 	}
 	families_set(x, s->family);
+	gen_bump(x);
 	if (was)	/* the old entry is gone: as lifted (each origin's live = set - expired - deleted) */
 		count(x, f_deleted, old.origin);
 	count(x, f_set, s->origin);
@@ -239,6 +391,7 @@ static int ban_del(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
 	if (bpf_map_delete_elem(bans_fd(x, family), &k))
 		return errno == ENOENT ? xrl_fail(ENOENT, "%s is not banned", p) :
 			xrl_fail(errno, "cannot lift the ban of %s: %s", p, strerror(errno));
+	gen_bump(x);
 	count(x, f_deleted, b.origin);
 	families_update(x);
 	unbanned(x, family, addr, prefix_len, &b, XRL_EV_CAUSE_LIFTED);
@@ -300,24 +453,36 @@ static int cmp_entry(const void *a, const void *b)
 	return p->prefix_len < q->prefix_len ? -1 : p->prefix_len > q->prefix_len;
 }
 
-int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
+/* Every ban; with_pending: their counts with the drops the cache holds. */
+static int bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n, bool with_pending)
 {
 	struct xrl_ban_entry *v = NULL;
-	size_t cap = 0;
+	struct ban_pend *pv = NULL;
+	size_t cap = 0, np = 0;
 	__u64 now = xrl_now_ns(x);
 	int err;
 
 	*n = 0;
 	if ((err = read_family(x, 4, now, &v, n, &cap)) ||
-	    (err = read_family(x, 6, now, &v, n, &cap))) {
+	    (err = read_family(x, 6, now, &v, n, &cap)) ||
+	    (with_pending && *n && (err = pend_read(x, &pv, &np)))) {
 		free(v);
 		*n = 0;
 		return err;
 	}
+	for (size_t i = 0; i < *n && np; i++)
+		v[i].b.dropped += pend_of(pv, np, v[i].family, v[i].addr, v[i].prefix_len,
+					  v[i].b.set_ns);
+	free(pv);
 	/* xrl_sort: no qsort() of NULL when both tables are empty (UBSan) */
 	xrl_sort(v, *n, sizeof(*v), cmp_entry);
 	*out = v;
 	return 0;
+}
+
+int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n)
+{
+	return bans_get(x, out, n, true);
 }
 
 /* Delete one entry read before, unless it changed since (a rule's ban set
@@ -341,7 +506,7 @@ int xrl_bans_sweep(struct xrl *x, size_t *n, xrl_ban_cb cb, void *ctx)
 
 	if (n)
 		*n = 0;
-	if ((err = xrl_bans_get(x, &v, &nv)))
+	if ((err = bans_get(x, &v, &nv, false)))
 		return err;
 	for (size_t i = 0; i < nv; i++) {
 		struct xrl_ban last;
@@ -359,8 +524,10 @@ int xrl_bans_sweep(struct xrl *x, size_t *n, xrl_ban_cb cb, void *ctx)
 		}
 	}
 	free(v);
-	if (done)
+	if (done) {
+		gen_bump(x);
 		families_update(x);
+	}
 	if (n)
 		*n = done;
 	return 0;
@@ -374,7 +541,7 @@ int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n)
 
 	*n = 0;
 	xrl_bans_sweep(x, NULL, NULL, NULL);
-	if ((err = xrl_bans_get(x, &v, &nv)))
+	if ((err = bans_get(x, &v, &nv, false)))
 		return err;
 	for (size_t i = 0; i < nv; i++) {
 		struct ban_key k;
@@ -394,6 +561,8 @@ int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n)
 		}
 	}
 	free(v);
+	if (*n)
+		gen_bump(x);
 	families_update(x);
 	return err;
 }
@@ -410,7 +579,7 @@ int xrl_bans_apply_config(struct xrl *x, const struct xrl_ban_spec *v, size_t n,
 		if (v[i].origin != XRL_BAN_CONFIG)
 			return xrl_fail(EINVAL, "a configuration's ban has origin config");
 	xrl_bans_sweep(x, NULL, NULL, NULL);
-	if ((err = xrl_bans_get(x, &cur, &ncur)))
+	if ((err = bans_get(x, &cur, &ncur, false)))
 		return err;
 	/* lift the config bans the file no longer has */
 	for (size_t i = 0; i < ncur && !err; i++) {
@@ -443,6 +612,8 @@ int xrl_bans_apply_config(struct xrl *x, const struct xrl_ban_spec *v, size_t n,
 			(*set)++;
 	}
 	free(cur);
+	if (*lifted)
+		gen_bump(x);
 	families_update(x);
 	return err;
 }

@@ -39,9 +39,12 @@ int xrl_ban_del_nosweep(struct xrl *x, int family, const __u8 *addr, __u8 prefix
  * a decider's of that name; *n: how many. */
 int xrl_ban_flush(struct xrl *x, __u32 origin, const char *who, size_t *n);
 /* Every entry of both tables, IPv4 first, by prefix; ended ones included
- * (ended true). Free *out with free(). */
+ * (ended true); each count with the drops the banned-source cache still
+ * holds for it (exact). Free *out with free(). */
 int xrl_bans_get(struct xrl *x, struct xrl_ban_entry **out, size_t *n);
-/* The ban of exactly this prefix: -ENOENT when there is none. */
+/* The ban of exactly this prefix: -ENOENT when there is none. One look-up:
+ * its count leaves out the drops the cache still holds (at most
+ * XRL_HOT_FLUSH - 1 per source and CPU; xrl_bans_get() has them). */
 int xrl_ban_get(struct xrl *x, int family, const __u8 *addr, __u8 prefix_len,
 		struct xrl_ban_entry *out);
 /* Reclaim the bans past their end (counted in expired[origin]); *n: how

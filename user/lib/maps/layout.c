@@ -285,6 +285,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_SET_RULES] = x->skel->maps.xrl_set_rules;
 	maps[M_SET_META] = x->skel->maps.xrl_set_meta;
 	maps[M_ANSWER_CAP] = x->skel->maps.xrl_answer_cap;
+	maps[M_BAN_HOT] = x->skel->maps.xrl_ban_hot;
 
 	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
 		/* Buckets survive an upgrade: take the pinned table's size. */

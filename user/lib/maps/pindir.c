@@ -30,6 +30,7 @@ const char *const xrl__map_names[M__COUNT] = {
 	"xrl_sc_verified", "xrl_sc_stats",
 	"xrl_sets", "xrl_set_rules", "xrl_set_meta",
 	"xrl_answer_cap",
+	"xrl_ban_hot",
 };
 
 /* The caller may not read the pins or use bpf() (EACCES, EPERM): say so
