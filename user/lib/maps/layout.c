@@ -234,6 +234,26 @@ void xrl__bans_reserve(struct xrl *x)
 	munmap(t, sizeof(*t));
 }
 
+/* The size of the pinned map m, a table whose size the first attach set
+ * (an upgrade takes it): 1 and *cap, 0 where the instance has none pinned,
+ * or a negative error, said. */
+static int pinned_size(struct xrl *x, int m, int *cap)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	if (!x->pinned || !xrl__pin_exists(x, xrl__map_names[m]))
+		return 0;
+	xrl__pin_path(x, xrl__map_names[m], p, sizeof(p));
+	fd = bpf_obj_get(p);
+	*cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
+	if (fd >= 0)
+		close(fd);
+	if (*cap < 0)
+		return xrl_fail(*cap, "cannot read pinned %s: %s", p, strerror(-*cap));
+	return 1;
+}
+
 /* Load this build's object on the pinned maps (reused, new ones created and
  * pinned) and pin its program at prog_pin. upgrade: the pinned maps are
  * checked against this build's first, and nothing is pinned when they
@@ -243,6 +263,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 {
 	struct bpf_map *maps[M__COUNT];
 	char p[PATH_MAX], lacks[384];
+	int has, cap;
 	int err;
 
 	x->skel = xdp_rl__open();
@@ -287,17 +308,10 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 	maps[M_ANSWER_CAP] = x->skel->maps.xrl_answer_cap;
 	maps[M_BAN_HOT] = x->skel->maps.xrl_ban_hot;
 
-	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BUCKETS4])) {
+	if ((has = pinned_size(x, M_BUCKETS4, &cap)) < 0)
+		return has;
+	if (has) {
 		/* Buckets survive an upgrade: take the pinned table's size. */
-		int fd, cap;
-
-		xrl__pin_path(x, xrl__map_names[M_BUCKETS4], p, sizeof(p));
-		fd = bpf_obj_get(p);
-		cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
-		if (fd >= 0)
-			close(fd);
-		if (cap < 0)
-			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->keys && (__u32)cap != o->keys)
 			return keys_mismatch(x, cap, o->keys);
 		bpf_map__set_max_entries(maps[M_BUCKETS4], cap);
@@ -308,18 +322,11 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		bpf_map__set_max_entries(maps[M_BUCKETS6], o->keys);
 	}
 
-	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_SC_VERIFIED])) {
+	if ((has = pinned_size(x, M_SC_VERIFIED, &cap)) < 0)
+		return has;
+	if (has) {
 		/* The sources SYN cookies verified survive an upgrade: take
 		 * the pinned table's size. */
-		int fd, cap;
-
-		xrl__pin_path(x, xrl__map_names[M_SC_VERIFIED], p, sizeof(p));
-		fd = bpf_obj_get(p);
-		cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
-		if (fd >= 0)
-			close(fd);
-		if (cap < 0)
-			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->syn_verified && (__u32)cap != o->syn_verified)
 			return xrl_fail(EEXIST, "the pinned table of sources SYN cookies verified holds %d entries, "
 				    "not %u: attach without 'syn-verified' to keep it (the size is set at the first attach)",
@@ -329,17 +336,10 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		bpf_map__set_max_entries(maps[M_SC_VERIFIED], o->syn_verified);
 	}
 
-	if (x->pinned && xrl__pin_exists(x, xrl__map_names[M_BANS4])) {
+	if ((has = pinned_size(x, M_BANS4, &cap)) < 0)
+		return has;
+	if (has) {
 		/* Bans survive an upgrade: take the pinned table's size. */
-		int fd, cap;
-
-		xrl__pin_path(x, xrl__map_names[M_BANS4], p, sizeof(p));
-		fd = bpf_obj_get(p);
-		cap = fd < 0 ? -errno : xrl__map_max_entries(fd);
-		if (fd >= 0)
-			close(fd);
-		if (cap < 0)
-			return xrl_fail(cap, "cannot read pinned %s: %s", p, strerror(-cap));
 		if (o->bans && (__u32)cap != o->bans)
 			return xrl_fail(EEXIST, "the pinned ban tables hold %d entries each, not %u: attach "
 				    "without 'bans' to keep them (the size is set at the first attach)",
