@@ -8,7 +8,22 @@
 struct xrl *X;
 bool run_at_tc;
 
-struct xrl *instance(bool test_clock)
+/*
+ * Loading the object verifies its programs again (over a second of kernel
+ * time each), most of this binary's run time when every test loaded its
+ * own. instance() hands out one loaded instance per clock kind instead,
+ * back to its just-loaded state (xrl_test_reset(): every map emptied or
+ * zeroed as the kernel creates it, the handle's sets forgotten) when the
+ * test before it gave it back with teardown(). A second instance wanted
+ * while the first is out, or one the reset refuses, is loaded afresh; an
+ * instance opened by a test with other options is closed by teardown().
+ */
+static struct pooled {
+	struct xrl *x;
+	bool out;
+} pool[2];	/* [test_clock] */
+
+static struct xrl *load(bool test_clock)
 {
 	struct xrl_open_opts o = { .no_pin = true, .test_clock = test_clock, .keys = 4096 };
 	struct xrl *x;
@@ -20,6 +35,51 @@ struct xrl *instance(bool test_clock)
 	return x;
 }
 
+/* at exit: the pool closed (the leak checker of the sanitizer build) */
+static void pool_close(void)
+{
+	for (int i = 0; i < 2; i++) {
+		xrl_close(pool[i].x);
+		pool[i].x = NULL;
+	}
+}
+
+struct xrl *instance(bool test_clock)
+{
+	struct pooled *p = &pool[test_clock];
+	static bool registered;
+
+	if (!registered && !atexit(pool_close))
+		registered = true;
+
+	if (p->x && !p->out) {
+		if (!xrl_test_reset(p->x)) {
+			p->out = true;
+			return p->x;
+		}
+		fprintf(stderr, "    reset refused (%s): loading afresh\n", xrl_errmsg());
+		xrl_close(p->x);
+		p->x = NULL;
+	}
+	if (p->x)
+		return load(test_clock);
+	p->x = load(test_clock);
+	p->out = true;
+	return p->x;
+}
+
+/* An instance back: to the pool if it came from there, else closed. */
+static void give_back(struct xrl *x)
+{
+	for (int i = 0; i < 2; i++) {
+		if (pool[i].x == x) {
+			pool[i].out = false;
+			return;
+		}
+	}
+	xrl_close(x);
+}
+
 void setup(void)
 {
 	X = instance(true);
@@ -28,7 +88,8 @@ void setup(void)
 
 void teardown(void)
 {
-	xrl_close(X);
+	if (X)
+		give_back(X);
 	X = NULL;
 }
 
