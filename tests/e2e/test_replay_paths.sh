@@ -42,7 +42,7 @@ test_flood_many_drops() {
 	# the spoofed spread as one key, banned for 1 s after two offences
 	rule add 198.19.0.0/16 rate 10/s burst 1 per /16 ban 1s after 2 id 4
 	EOF
-	FLOOD_FRAMES=3000 FLOOD_GAP_NS=1000000 python3 "$GEN" flood "$d/f.pcap" ||
+	FLOOD_FRAMES=1500 FLOOD_GAP_NS=1000000 python3 "$GEN" flood "$d/f.pcap" ||
 		{ fail "pcapgen flood"; return; }
 	rep=$("$CTL_BIN" -j replay "$d/f.pcap" config "$conf") || { fail "replay failed"; return; }
 	# the test means something only if every kind of drop is in it
@@ -52,7 +52,7 @@ test_flood_many_drops() {
 
 	# a microsecond apart: the cache answers 16 drops between flushes
 	sed -i 's|rate 10/s burst 1 per /16 ban 1s after 2|rate 1000/s burst 3 aggregate 2000/s burst 10|' "$conf"
-	FLOOD_FRAMES=2000 python3 "$GEN" flood "$d/u.pcap" || { fail "pcapgen flood"; return; }
+	FLOOD_FRAMES=1000 python3 "$GEN" flood "$d/u.pcap" || { fail "pcapgen flood"; return; }
 	same_output "flood, 1 us apart, aggregate" "$d/u.pcap" "$conf" -j
 }
 
