@@ -79,19 +79,13 @@ static __always_inline int ban_event_now(const struct xrl_ban *b, const __u32 *a
 	__u32 family = (flags >> 8) & 0xff, kind = flags & 0xff, zero = 0, mode;
 	struct xrl_event_stats *es;
 	struct xrl_control *ctrl;
-	__u64 tat;
 
 	es = bpf_map_lookup_elem(&xrl_event_stats, &zero);
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
 	if (!es || !ctrl || !b || !addr)
 		return 0;
-	if (!xrl_gcra(es->tat, xrl_ns_to_tu(now_ns),
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE,
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE * XRL_EVENT_BURST, 1, &tat)) {
-		es->dropped_rate++;
+	if (!event_cap(es, now_ns))
 		return 0;
-	}
-	es->tat = tat;
 	mode = ctrl->mode & (XRL_MODE_MAX - 1);
 	/* a dry-run rule's would-ban says "would be", as the mode's does */
 	if ((flags & 0x10000) && mode == XRL_MODE_ENFORCE)

@@ -39,7 +39,6 @@ static __noinline int key_event(struct xrl_bucket *b, const struct xrl_rule *r,
 	struct xrl_control *ctrl;
 	struct xrl_event ev = {};
 	__u32 zero = 0;
-	__u64 tat;
 
 	es = bpf_map_lookup_elem(&xrl_event_stats, &zero);
 	ctrl = bpf_map_lookup_elem(&xrl_control, &zero);
@@ -50,14 +49,8 @@ static __noinline int key_event(struct xrl_bucket *b, const struct xrl_rule *r,
 		es->sampled++;
 		return 0;
 	}
-	/* the global cap, per CPU: no atomics needed */
-	if (!xrl_gcra(es->tat, xrl_ns_to_tu(now_ns),
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE,
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE * XRL_EVENT_BURST, 1, &tat)) {
-		es->dropped_rate++;
+	if (!event_cap(es, now_ns))
 		return 0;
-	}
-	es->tat = tat;
 	es->events[kind == XRL_EV_LIMITED ? 0 : 1]++;
 	ev.ts_ns = now_ns;
 	ev.dropped = b->dropped;

@@ -102,23 +102,8 @@ struct {
 	__type(value, struct xrl_if_stats);
 } xrl_if_stats SEC(".maps");
 
-/* Live events: one ring per reader (xdp_rl_common.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XRL_EVENT_RING_BYTES);
-} xrl_events_rld SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XRL_EVENT_RING_BYTES);
-} xrl_events_ctl SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_event_stats);
-} xrl_event_stats SEC(".maps");
+/* Live events: one ring per reader, and the cap's counters. */
+#include "rings.h"
 
 /* Fleet-wide rules (xdp_rl_common.h): the shares, the promoted keys, the
  * leases. */

@@ -11,7 +11,8 @@
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
  *   parsing.h   the packet's headers, bounds-checked
- *   maps.h      every map (the pinned layout)
+ *   maps.h      every map (the pinned layout); rings.h the events' rings
+ *               and their cap, shared with xrl_emit.bpf.c
  *   context.h   the decisions and the rule step's context (struct xrl_step)
  *   clock.h     the clocks and the daemon's watchdog
  *   classify.h  the source rule and the endpoint rule of a packet

@@ -18,26 +18,10 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "xdp_rl_common.h"
-#include "xrl_meter.h"
 
-/* the instance's own: userspace gives their fds before the load */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XRL_EVENT_RING_BYTES);
-} xrl_events_rld SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XRL_EVENT_RING_BYTES);
-} xrl_events_ctl SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_event_stats);
-} xrl_event_stats SEC(".maps");
+/* the instance's own rings and cap (rings.h): userspace gives their fds
+ * before the load */
+#include "rings.h"
 
 SEC("socket")
 int xrl_emit(struct __sk_buff *skb)
@@ -45,7 +29,6 @@ int xrl_emit(struct __sk_buff *skb)
 	struct xrl_event_stats *es;
 	struct xrl_event ev;
 	__u32 zero = 0;
-	__u64 tat;
 
 	if (bpf_skb_load_bytes(skb, 0, &ev, sizeof(ev)))
 		return 2;
@@ -55,13 +38,8 @@ int xrl_emit(struct __sk_buff *skb)
 	if (!es)
 		return 2;
 	/* the data path's cap, on the event's own time (the data path's clock) */
-	if (!xrl_gcra(es->tat, xrl_ns_to_tu(ev.ts_ns),
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE,
-		      xrl_ns_to_tu(XRL_NSEC_PER_SEC) / XRL_EVENT_RATE * XRL_EVENT_BURST, 1, &tat)) {
-		es->dropped_rate++;
+	if (!event_cap(es, ev.ts_ns))
 		return 1;
-	}
-	es->tat = tat;
 	if (bpf_ringbuf_output(&xrl_events_rld, &ev, sizeof(ev), 0))
 		es->ring_full[0]++;
 	if (bpf_ringbuf_output(&xrl_events_ctl, &ev, sizeof(ev), 0))
