@@ -13,9 +13,9 @@
 #           the veth's counters) for the same run.
 # trafficgen the same flood from xdp-trafficgen udp instead of xrl-flood,
 #           against bare XDP_DROP and xdp-rl: the ratio xdp-rl / bare XDP_DROP
-#           with each generator, in the same rounds. Both generators are read
-#           the same way: d0's XDP packet counter over a window of DUR seconds
-#           taken while the generator runs (after 0.3 s of warm-up).
+#           with each generator, in the same rounds, both measured the same
+#           way (below, at window()): the same frames, the same CPU, the
+#           offered rate, and the CPU time per packet beside the rate.
 #
 # The tools: XDP_TOOLS=DIR (a built xdp-tools tree: DIR/xdp-bench/xdp-bench,
 # DIR/xdp-trafficgen/xdp-trafficgen), else the ones on PATH (Debian's
@@ -24,7 +24,9 @@
 # stopped with SIGTERM (it then detaches and prints its totals); d0's XDP
 # hook is cleared after it whatever happened, and the lab goes with the
 # namespaces. Environment: ROUNDS (3), DUR (1), OUT (.output/bench),
-# TG_COUNT (frames per xdp-trafficgen run: (DUR + 0.5) x 8,000,000).
+# TG_ROUNDS (rounds of the trafficgen half: ROUNDS, at least 5), TG_COUNT
+# (frames per xdp-trafficgen run: (DUR + 0.5) x 8,000,000), XCHECK_PARTS
+# (xdpbench trafficgen: the halves to run).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
@@ -342,6 +344,15 @@ cp "$RESULTS" "$OUT/xcheck_runs.jsonl"
 			map(select(.part == "trafficgen")) as $all |
 			($all | map(.load) | min) as $lmin | ($all | map(.load) | max) as $lmax |
 			($all | map(.napi_cpu0 // empty)) as $q |
+			def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
+			# xdp-rl ÷ bare in each round, median: by CPU time (bare'"'"'s ns ÷
+			# xdp-rl'"'"'s), or by rate
+			def ratio(gen; by_cpu): [$all[] | select(.generator == gen and .contender == "xdprl")] |
+				map(. as $x | [$all[] | select(.generator == gen and .contender == "xdp_drop" and .round == $x.round)][0] as $d |
+				    select($d != null and $d.mpps > 0) | if by_cpu then $d.cpu_ns / $x.cpu_ns else $x.mpps / $d.mpps end) | median;
+			def off(gen): [$all[] | select(.generator == gen and .contender == "xdp_drop") | .offered_mpps] | median * 1000 | round / 1000;
+			(ratio("trafficgen"; true) / ratio("xrl_flood"; true)) as $quot |
+			"Offered (bare XDP_DROP runs, median): xrl-flood \(off("xrl_flood")) Mpps, xdp-trafficgen \(off("trafficgen")) Mpps. xdp-rl ÷ bare by CPU time: xrl-flood \(ratio("xrl_flood"; true) * 1000 | round / 1000), xdp-trafficgen \(ratio("trafficgen"; true) * 1000 | round / 1000) (\($quot * 1000 | round / 1000)×: \(if $quot >= 0.9 and $quot <= 1.1 then "within" else "not within" end) 10 %); by rate: \(ratio("xrl_flood"; false) * 1000 | round / 1000) and \(ratio("trafficgen"; false) * 1000 | round / 1000).",
 			"\($all | map(.round) | max) rounds of \($all | length / (map(.round) | max) | floor) runs; NET_RX softirqs on CPU 0 (where the generator runs): \($q | min * 100 | round)–\($q | max * 100 | round) % of each run'"'"'s; load average (1 min) \($lmin)–\($lmax) during the rounds."' \
 			"$RESULTS"
 		echo
