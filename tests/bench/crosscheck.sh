@@ -353,7 +353,7 @@ cp "$RESULTS" "$OUT/xcheck_runs.jsonl"
 			def off(gen): [$all[] | select(.generator == gen and .contender == "xdp_drop") | .offered_mpps] | median * 1000 | round / 1000;
 			(ratio("trafficgen"; true) / ratio("xrl_flood"; true)) as $quot |
 			"Offered (bare XDP_DROP runs, median): xrl-flood \(off("xrl_flood")) Mpps, xdp-trafficgen \(off("trafficgen")) Mpps. xdp-rl ÷ bare by CPU time: xrl-flood \(ratio("xrl_flood"; true) * 1000 | round / 1000), xdp-trafficgen \(ratio("trafficgen"; true) * 1000 | round / 1000) (\($quot * 1000 | round / 1000)×: \(if $quot >= 0.9 and $quot <= 1.1 then "within" else "not within" end) 10 %); by rate: \(ratio("xrl_flood"; false) * 1000 | round / 1000) and \(ratio("trafficgen"; false) * 1000 | round / 1000).",
-			"\($all | map(.round) | max) rounds of \($all | length / (map(.round) | max) | floor) runs; NET_RX softirqs on CPU 0 (where the generator runs): \($q | min * 100 | round)–\($q | max * 100 | round) % of each run'"'"'s; load average (1 min) \($lmin)–\($lmax) during the rounds."' \
+			"\($all | map(.round) | max) rounds of \($all | length / (map(.round) | max) | floor) runs; NET_RX softirqs on CPU 0 (where the generator runs): \($q | min * 100 | round)\(if ($q | min * 100 | round) == ($q | max * 100 | round) then "" else "–\($q | max * 100 | round)" end) % of each run'"'"'s; load average (1 min) \($lmin)–\($lmax) during the rounds."' \
 			"$RESULTS"
 		echo
 	fi

@@ -217,9 +217,10 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo "same way over a window of each run — frames offered, frames the receiver's program saw, and"
 		echo "the CPU time of the generator's threads, which holds the receiver's. xdp-rl's ratio to bare"
 		echo "XDP_DROP with each generator, by rate and by CPU time per packet (bare's ÷ xdp-rl's: the"
-		echo "rate ratio as if the generator had the CPU to itself, which a busy host does not disturb)."
-		echo "One CPU runs both the generator (g ns a frame) and the receiver (r), so the rate ratio is"
-		echo "(g + r bare) ÷ (g + r xdp-rl): a generator that costs more per frame dilutes it toward 1."
+		echo "rate ratio as if the generator had the CPU to itself: the neighbours' turns on the CPU do"
+		echo "not enter it). One CPU runs both the generator (g ns a frame) and the receiver (r), so the"
+		echo "rate ratio is (g + r bare) ÷ (g + r xdp-rl): a generator that costs more per frame dilutes"
+		echo "it toward 1."
 		echo
 		cat "$OUT/xcheck.md"
 		echo
