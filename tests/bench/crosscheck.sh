@@ -31,16 +31,12 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 
-[[ $(id -u) -eq 0 ]] || { echo "Error: the benchmark needs root" >&2; exit 1; }
-
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-1}
 OUT=${OUT:-$TOP/.output/bench}
 TG_COUNT=${TG_COUNT:-$(echo "($DUR + 0.5) * 8000000 / 1" | bc)}
 TG_ROUNDS=${TG_ROUNDS:-$((ROUNDS > 5 ? ROUNDS : 5))}
 XCHECK_PARTS=${XCHECK_PARTS:-xdpbench trafficgen}
-CTL_BIN=$TOP/.output/xdp-rlctl
-FLOOD=$TOP/.output/xrl-flood
 XDPREF=$TOP/.output/xdp-ref
 SRC6=2001:db8::1
 DST6=2001:db8::fe
@@ -51,32 +47,23 @@ else
 	XDP_BENCH=$(command -v xdp-bench)
 	XDP_TRAFFICGEN=$(command -v xdp-trafficgen)
 fi
-source "$TOP/tests/lib/lab.sh"
+source "$TOP/tests/bench/bench_lab.sh"
 
 XB_PID=
 TG_PID=
-cleanup() {
-	set +e
+# on exit, before the lab goes: the tools this script started, d0's hook
+bench_cleanup_hook() {
 	[[ -n $XB_PID ]] && kill -TERM "$XB_PID" 2>/dev/null && wait "$XB_PID" 2>/dev/null
 	[[ -n $TG_PID ]] && kill -TERM "$TG_PID" 2>/dev/null && wait "$TG_PID" 2>/dev/null
 	in_dst ip link set dev d0 xdp off 2>/dev/null
-	lab_cleanup
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-lab_init xc || exit 1
-PIN=$LAB_PIN
-TMPD=$LAB_TMP
+bench_lab_init xc
 # libxdp (under xdp-bench) finds its bpffs here, not another job's
 export LIBXDP_BPFFS=$LAB_BPFFS
 RESULTS="$TMPD/xcheck.jsonl"
 NOTES="$TMPD/notes"
 : >"$RESULTS"
 : >"$NOTES"
-mkdir -p "$OUT"
-
-log() { printf '%s\n' "$*" >&2; }
-ctl() { in_dst "$CTL_BIN" --pin-dir "$PIN" "$@"; }
 
 lab_build -s $SRC6/64 -d $DST6/64 || exit 1
 
