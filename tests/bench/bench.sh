@@ -23,7 +23,8 @@
 # client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
 # cpu2 cas syncookies slip micro; syncookies: tests/bench/syncookies.sh,
 # slip: tests/bench/slip.sh, SLIP_DUR (1); xcheck: tests/bench/crosscheck.sh,
-# XCHECK_DUR (1), XDP_TOOLS (a built xdp-tools tree; else xdp-tools on PATH)),
+# XCHECK_DUR (1), TG_ROUNDS (ROUNDS, at least 5), XCHECK_PARTS, XDP_TOOLS (a
+# built xdp-tools tree; else xdp-tools on PATH)),
 # SCENARIOS_ONLY, CONTENDERS_ONLY (the flood part's), CPU2_DUR (1),
 # CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY,
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its

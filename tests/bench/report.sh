@@ -83,7 +83,7 @@ slabel() {
 cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 {
 	echo "Measured $(date -u +%Y-%m-%d) on kernel $(uname -r), $(nproc) CPUs ($cpu)."
-	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR, CPU2_DUR, SLIP_DUR, XCHECK_DUR: seconds per run; DNS_QPS; PARTS; XDP_TOOLS: a built xdp-tools tree for the cross-checks, see [performance.md](performance.md#answers-per-second-and-the-cross-checks))${ELAPSED:+; this run took ${ELAPSED}s}."
+	echo "Reproduce: \`sudo make bench\` (ROUNDS; DUR, GP_DUR, DNS_DUR, CPU2_DUR, SLIP_DUR, XCHECK_DUR: seconds per run; DNS_QPS; PARTS; TG_ROUNDS: rounds of the xdp-trafficgen cross-check (ROUNDS, at least 5); XDP_TOOLS: a built xdp-tools tree for the cross-checks, see [performance.md](performance.md#answers-per-second-and-the-cross-checks))${ELAPSED:+; this run took ${ELAPSED}s}."
 	echo
 	echo "**Packets handled per second at the receiver** — one CPU sends (xrl-flood, live frames) and"
 	echo "receives (the veth's NAPI runs on the sending CPU); median of the rounds (min–max); ratio to"
@@ -212,8 +212,15 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		echo "\`xdp-bench drop\` (native, no-touch) on the receiving veth as a second bare contender beside"
 		echo "ours (xdp-ref), flooded by xrl-flood, with its own count of packets received set against the"
 		echo "frames the sending veth delivered in the same run; then the same flood from"
-		echo "\`xdp-trafficgen udp\` instead of xrl-flood, both read as the receiving veth's XDP packet"
-		echo "count over a window of the run: xdp-rl's ratio to bare XDP_DROP with each generator."
+		echo "\`xdp-trafficgen udp\` instead of xrl-flood: the same 64-byte frames, each generator pinned"
+		echo "to CPU 0 where the receiving veth's NAPI runs too (in the generator's softirq), read the"
+		echo "same way over a window of each run — frames offered, frames the receiver's program saw, and"
+		echo "the CPU time of the generator's threads, which holds the receiver's. xdp-rl's ratio to bare"
+		echo "XDP_DROP with each generator, by rate and by CPU time per packet (bare's ÷ xdp-rl's: the"
+		echo "rate ratio as if the generator had the CPU to itself: the neighbours' turns on the CPU do"
+		echo "not enter it). One CPU runs both the generator (g ns a frame) and the receiver (r), so the"
+		echo "rate ratio is (g + r bare) ÷ (g + r xdp-rl): a generator that costs more per frame dilutes"
+		echo "it toward 1."
 		echo
 		cat "$OUT/xcheck.md"
 		echo

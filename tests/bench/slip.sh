@@ -26,29 +26,14 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 
-[[ $(id -u) -eq 0 ]] || { echo "Error: the benchmark needs root" >&2; exit 1; }
-
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-1}
 OUT=${OUT:-$TOP/.output/bench}
-CTL_BIN=$TOP/.output/xdp-rlctl
-FLOOD=$TOP/.output/xrl-flood
 DST4=198.19.255.254
-source "$TOP/tests/lib/lab.sh"
+source "$TOP/tests/bench/bench_lab.sh"
 
-cleanup() {
-	set +e
-	lab_cleanup
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-lab_init sl || exit 1
-PIN=$LAB_PIN
-RESULTS="$LAB_TMP/slip.jsonl"
-mkdir -p "$OUT"
-
-log() { printf '%s\n' "$*" >&2; }
-ctl() { in_dst "$CTL_BIN" --pin-dir "$PIN" "$@"; }
+bench_lab_init sl
+RESULTS="$TMPD/slip.jsonl"
 
 lab_build -d $DST4/15 || exit 1
 

@@ -18,33 +18,18 @@
 # seconds; medians with min and max. Environment: ROUNDS (3), DUR (2), OUT
 # (.output/bench).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
-
-[[ $(id -u) -eq 0 ]] || { echo "Error: the benchmark needs root" >&2; exit 1; }
 
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-2}
 OUT=${OUT:-$TOP/.output/bench}
 PORT=18473
-CTL_BIN=$TOP/.output/xdp-rlctl
-FLOOD=$TOP/.output/xrl-flood
 DST6=2001:db8:ffff::fe
-source "$TOP/tests/lib/lab.sh"
+source "$TOP/tests/bench/bench_lab.sh"
 
-cleanup() {
-	set +e
-	lab_cleanup
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-lab_init sc || exit 1
-PIN=$LAB_PIN
-RESULTS="$LAB_TMP/sc.jsonl"
-mkdir -p "$OUT"
-
-log() { printf '%s\n' "$*" >&2; }
-ctl() { in_dst "$CTL_BIN" --pin-dir "$PIN" "$@"; }
+bench_lab_init sc
+RESULTS="$TMPD/sc.jsonl"
 
 lab_build -d $DST6/64 || exit 1
 in_dst sysctl -qw net.ipv4.tcp_syncookies=1 net.netfilter.nf_conntrack_tcp_loose=0 || exit 1
