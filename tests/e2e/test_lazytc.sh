@@ -3,7 +3,7 @@
 # (docs/coexistence.md, "Which hook"). An XDP attach verifies the XDP program
 # alone; the first `attach dev X hook tc` loads the tc program on the same
 # maps and pins it, where every later command finds it; a load that fails
-# leaves the XDP side as it was.
+# leaves the XDP side as it was; the daemon loads it at start-up only.
 #
 #   ns $SRC   s0 --- d0 (XDP)  ns $DST
 #   ns $SRC2  s1 --- d1 (tc)
@@ -86,6 +86,34 @@ test_tc_load_refused() {
 	check_eq "the tc program loaded" "$(inst_progs xrl_tc)" 1
 }
 
+# The daemon at XDP only loads no tc program; after its start-up it cannot
+# load one (it keeps CAP_BPF alone), so a reload that adds the first hook tc
+# interface fails for that interface, saying what to do, and the XDP one is
+# served on as it was.
+test_daemon_reload_first_tc() {
+	lab_up || return
+	lab_up_src2 || { fail "second sender"; return; }
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log" xdp_id
+	: >"$log"
+	write_conf "$conf" "interface d0 mode generic" "rule add 198.18.0.0/24 rate 1/h burst 20 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "interface d0: attached" || return
+	wait_log "$log" "running" || return
+	check_eq "the daemon at XDP: no tc program loaded" "$(inst_progs xrl_tc)" 0
+	xdp_id=$(ctl -j status | jq .prog_id)
+	write_conf "$conf" "interface d0 mode generic" "interface d1 hook tc" \
+		"rule add 198.18.0.0/24 rate 1/h burst 20 id 1"
+	kill -HUP "$RLD_PID"
+	wait_log "$log" "interface d1: .*after its start-up the daemon cannot load the tc program .*restart it" 10 || return
+	check_eq "no tc program loaded" "$(inst_progs xrl_tc)" 0
+	[[ ! -e $PIN/xrl_tc_prog ]] || fail "a tc program pinned"
+	check_eq "d0 served as it was" "$(ctl -j status | jq -c '[.prog_id, [.interfaces[] | .ifname, .prog_id]]')" \
+		"[$xdp_id,[\"d0\",$xdp_id]]"
+	kill -TERM "$RLD_PID"
+	wait_exit "$RLD_PID" 10 >/dev/null
+}
+
 run_test test_tc_loaded_when_needed
 run_test test_tc_load_refused
+run_test test_daemon_reload_first_tc
 summary
