@@ -96,7 +96,14 @@ void teardown(void)
 int run_raw(const void *buf, size_t len)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = buf, .data_size_in = len, .repeat = 1);
-	int err = bpf_prog_test_run_opts(run_at_tc ? xrl_tc_prog_fd(X) : xrl_prog_fd(X), &o);
+	/* the tc program is loaded at its first use (libxrl) */
+	int fd = run_at_tc ? xrl_tc_prog_fd(X) : xrl_prog_fd(X), err;
+
+	if (fd < 0) {
+		fprintf(stderr, "    %s\n", xrl_errmsg());
+		return -1;
+	}
+	err = bpf_prog_test_run_opts(fd, &o);
 
 	/* the kernel builds no skb of a frame too short for the IP header
 	 * its ethertype announces */

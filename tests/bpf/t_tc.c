@@ -53,3 +53,30 @@ TEST(tc_gso_segments)
 	CHECK_EQ(rstats(1).dropped_packets, 3, "rule 1: dropped packets");
 	teardown();
 }
+
+/* The tc program is loaded at its first use (an XDP-only instance never
+ * verifies it), on the instance's maps and clock: one bucket per source for
+ * both hooks, metered on the test clock the first load set. */
+TEST(tc_loaded_on_use_shares_maps)
+{
+	int fd;
+
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/24 rate 1/h burst 4 id 1"), "the rule set commits: %s", xrl_errmsg());
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "XDP: 1 of 4");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "XDP: 2 of 4");
+	fd = xrl_tc_prog_fd(X);
+	CHECK(fd >= 0, "the tc program loads: %s", xrl_errmsg());
+	CHECK_EQ(xrl_tc_prog_fd(X), fd, "loaded once");
+	run_at_tc = true;
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "tc: 3 of 4, the same bucket");
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "tc: 4 of 4");
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "tc: the burst spent (on the test clock)");
+	xrl_test_clock_set(X, T0 + 3600 * SEC);
+	CHECK_EQ(run_from("198.18.0.1"), PASS, "tc: an hour later on the test clock, one token");
+	run_at_tc = false;
+	CHECK_EQ(run_from("198.18.0.1"), DROP, "XDP: that token spent at tc");
+	CHECK_EQ(rstats(1).passed_packets, 5, "rule 1: passed, both hooks");
+	CHECK_EQ(rstats(1).dropped_packets, 2, "rule 1: dropped, both hooks");
+	teardown();
+}

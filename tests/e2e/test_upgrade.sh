@@ -94,6 +94,25 @@ test_upgrade_under_flood() {
 	ctl detach dev d0 >/dev/null
 	ctl attach dev d0 >/dev/null
 	check_eq "re-attach: the new program" "$(ctl -j status | jq '.interfaces[0].prog_id')" "$new_prog"
+
+	# an XDP-only instance stays XDP-only: the new build loaded no tc program
+	[[ ! -e $PIN/xrl_tc_prog ]] || fail "the upgrade of an XDP-only instance pinned a tc program"
+	check_eq "XDP-only upgraded: no tc program loaded" "$(inst_progs xrl_tc)" 0
+	# its first tc hook loads the running build's: this (the older) build
+	# refuses to load its own beside it, and changes nothing
+	ip -n "$DST" link add d1 type veth peer name d1p && ip -n "$DST" link set d1 up &&
+		ip -n "$DST" link set d1p up || { fail "cannot add d1"; return; }
+	local before
+	before=$(pins_listing)
+	out=$(ctl attach dev d1 hook tc 2>&1)
+	check_eq "another build's tc hook: refused" "$?" 1
+	check_match "says why and the way" "$out" \
+		"^Error: the program under .* is build $NEW_VERSION, this is build $old_build: .*'xdp-rlctl upgrade' with this build first"
+	check_eq "refused: pins untouched" "$(pins_listing)" "$before"
+	check_eq "refused: no tc program loaded" "$(inst_progs xrl_tc)" 0
+	check_eq "the new build's tc hook" "$(nctl "$new" attach dev d1 hook tc)" "attached to d1 (tc ingress)"
+	check_eq "its tc program loaded" "$(inst_progs xrl_tc)" 1
+	check_eq "d0 still at XDP, the new program" "$(ctl -j status | jq '.interfaces[] | select(.ifname == "d0") | .prog_id')" "$new_prog"
 }
 
 # the refusal leaves everything as it was: pins, program, links, buckets

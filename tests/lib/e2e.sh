@@ -175,3 +175,12 @@ while True:
 	fail "no notify socket"
 	return 1
 }
+
+# inst_progs NAME: how many programs named NAME (xdp_rl, xrl_tc) run on the
+# lab instance's maps (its pinned control block), loaded or not attached
+inst_progs() {
+	local c
+	c=$(bpftool -j map show pinned "$PIN/xrl_control" 2>/dev/null | jq .id) || { echo 0; return; }
+	bpftool -j prog show | jq --arg n "$1" --argjson c "${c:-0}" \
+		'[.[] | select(.name == $n and ((.map_ids // []) | index($c)) != null)] | length'
+}

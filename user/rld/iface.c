@@ -55,8 +55,21 @@ static enum link_state link_state(struct rld *r, const char *ifname, enum xrl_xd
 static int attach_at_hook(struct rld *r, const struct xrl_iface_cfg *ic, enum xrl_xdp_mode *got)
 {
 	*got = XRL_XDP_UNKNOWN;
-	if (ic->hook == XRL_HOOK_TC)
-		return xrl_attach_tc(r->x, ic->name);
+	if (ic->hook == XRL_HOOK_TC) {
+		int err = xrl_attach_tc(r->x, ic->name);
+
+		/* the instance's first tc hook loads its tc program (libxrl),
+		 * which the daemon can do at its start-up only (caps.c) */
+		if (err == -EPERM || err == -EACCES) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", xrl_errmsg());
+			err = xrl_fail(err, "%s (after its start-up the daemon cannot load the tc program that the "
+				       "instance's first tc hook needs: restart it, or attach one interface with "
+				       "'xdp-rlctl attach dev %s hook tc' once)", why, ic->name);
+		}
+		return err;
+	}
 	return xrl_attach(r->x, ic->name, ic->mode, got);
 }
 

@@ -4,6 +4,9 @@
  * pinned links of a running one (README, "Upgrading"). The links are XDP
  * links, which get the new XDP program, and tcx links (hook tc), which get
  * the new tc program of the same object: each an atomic update of its link.
+ * The new build loads its tc program only when the running instance has one
+ * (a tc pin: some tc hook loaded it); an XDP-only instance stays XDP-only,
+ * and its first tc hook loads the tc program then (maps/tcprog.c).
  */
 #include "maps/internal.h"
 #include "features/upgrade.h"
@@ -478,15 +481,16 @@ int xrl__adopt_upgraded(struct xrl *x)
 		close(fd);
 		return 0;
 	}
-	if (x->own_prog_fd || !x->skel) {
+	if (x->own_prog_fd || !x->skel)
 		close(x->prog_fd);	/* a skeleton's own fd goes with it */
-		if (x->tc_prog_fd >= 0)
-			close(x->tc_prog_fd);
-	}
+	if (x->tc_prog_fd >= 0 && (x->own_prog_fd || !x->skel || x->own_tc_fd))
+		close(x->tc_prog_fd);	/* one loaded on demand is the handle's too */
 	x->prog_fd = fd;
-	/* the tc program of the same build, pinned beside it */
+	/* the tc program of the same build, pinned beside it (none: the
+	 * instance has no tc hook, the next one loads it) */
 	xrl__pin_path(x, TC_PROG_PIN, p, sizeof(p));
 	x->tc_prog_fd = bpf_obj_get(p);
 	x->own_prog_fd = true;
+	x->own_tc_fd = false;
 	return 1;
 }

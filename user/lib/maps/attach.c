@@ -269,7 +269,7 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	unsigned int ifindex;
 	const char *where;
 	__u32 other;
-	int fd, err;
+	int fd, err, loaded;
 
 	if (!x->pinned)
 		return xrl_fail(EINVAL, "cannot attach an unpinned instance");
@@ -280,12 +280,15 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 		return xrl_fail(EEXIST, "xdp-rl is already attached to %s", ifname);
 	if (other_instance(ifindex, true, &other, &where))
 		return xrl_fail(EBUSY, OTHER_INSTANCE, ifname, other, where);
-	if (x->tc_prog_fd < 0)
-		return xrl_fail(ENOENT, "the program pinned at %s is of an older build, without hook tc: "
-				"'xdp-rlctl upgrade' first", x->pin_dir);
+	/* the tc program: loaded now when no tc hook needed it before (a
+	 * failure leaves the XDP side as it was) */
+	if ((loaded = xrl__tc_load(x)) < 0)
+		return loaded;
 	/* without tcx (or told so): a filter of a clsact qdisc */
-	if (xrl_tc_legacy_forced())
-		return xrl__tc_legacy_attach(x, ifname, ifindex);
+	if (xrl_tc_legacy_forced()) {
+		err = xrl__tc_legacy_attach(x, ifname, ifindex);
+		goto out;
+	}
 	/* first in the chain: a program before it that returns "pass" would
 	 * end the chain and let its packets by unmetered; a pass of xdp-rl
 	 * says "no opinion", so the programs after it still decide */
@@ -293,16 +296,20 @@ int xrl_attach_tc(struct xrl *x, const char *ifname)
 	if (fd < 0) {
 		err = -errno;
 		if (err == -EINVAL)	/* no tcx links here (Linux 6.6): clsact */
-			return xrl__tc_legacy_attach(x, ifname, ifindex);
-		return xrl_fail(err, "cannot attach to %s at tc ingress: %s", ifname, strerror(-err));
+			err = xrl__tc_legacy_attach(x, ifname, ifindex);
+		else
+			err = xrl_fail(err, "cannot attach to %s at tc ingress: %s", ifname, strerror(-err));
+		goto out;
 	}
-	if (bpf_obj_pin(fd, p)) {
+	err = 0;
+	if (bpf_obj_pin(fd, p))
 		err = xrl_fail(errno, "cannot pin the link at %s: %s", p, strerror(errno));
-		close(fd);	/* the link goes with its last reference */
-		return err;
-	}
-	close(fd);
-	return 0;
+	close(fd);	/* the link goes with its last reference */
+out:
+	/* a tc program this attach loaded, and nothing runs: not kept */
+	if (err && loaded == 1)
+		xrl__tc_unload(x);
+	return err;
 }
 
 /*

@@ -184,8 +184,8 @@ void xrl_close(struct xrl *x)
 		munmap(x->ctrl, sysconf(_SC_PAGESIZE));
 	if (x->own_prog_fd && x->prog_fd >= 0)
 		close(x->prog_fd);	/* adopted after an upgrade */
-	if (x->own_prog_fd && x->tc_prog_fd >= 0)
-		close(x->tc_prog_fd);
+	if ((x->own_prog_fd || x->own_tc_fd) && x->tc_prog_fd >= 0)
+		close(x->tc_prog_fd);	/* adopted, or loaded on demand */
 	if (x->leases)
 		munmap(x->leases, XRL_FLEET_SLOTS * sizeof(struct xrl_lease));
 	if (x->ban_totals)
@@ -198,7 +198,7 @@ void xrl_close(struct xrl *x)
 				close(x->map_fd[i]);
 		if (x->prog_fd >= 0 && !x->own_prog_fd)
 			close(x->prog_fd);
-		if (x->tc_prog_fd >= 0 && !x->own_prog_fd)
+		if (x->tc_prog_fd >= 0 && !x->own_prog_fd && !x->own_tc_fd)
 			close(x->tc_prog_fd);
 	}
 	if (x->lock_fd >= 0)
@@ -221,8 +221,10 @@ int xrl_prog_fd(const struct xrl *x)
 	return x->prog_fd;
 }
 
-int xrl_tc_prog_fd(const struct xrl *x)
+int xrl_tc_prog_fd(struct xrl *x)
 {
+	if (x->tc_prog_fd < 0 && !x->pinned && xrl__tc_load(x) < 0)
+		return -1;
 	return x->tc_prog_fd;
 }
 

@@ -37,8 +37,10 @@
  * the program's map ids would need CAP_SYS_ADMIN (BPF_MAP_GET_FD_BY_ID). */
 #define INFO_PIN	"xrl_info"
 #define INFO_PIN_NEW	"xrl_info_new"
-/* The same object's tc ingress program (hook tc), pinned beside the XDP one
- * so that a later command attaches it and an upgrade replaces it too. */
+/* The same object's tc ingress program (hook tc), loaded by the first
+ * attach at tc (tcprog.c) and pinned beside the XDP one, so that a later
+ * command attaches it and an upgrade replaces it too; absent while no tc
+ * hook has needed it. */
 #define TC_PROG_PIN	"xrl_tc_prog"
 #define TC_PROG_PIN_NEW	"xrl_tc_prog_new"
 #define LINK_PREFIX	"link_"	/* link_IFNAME: an XDP or a tcx link, one per interface */
@@ -78,7 +80,7 @@ struct xrl {
 	bool locked;
 	int lock_fd;
 	int prog_fd;
-	int tc_prog_fd;		/* the tc program; -1: none (pinned by an older build) */
+	int tc_prog_fd;		/* the tc program; -1: none loaded (yet) */
 	int map_fd[M__COUNT];
 	struct xdp_rl *skel;	/* when this handle loaded the object */
 	struct xrl_control *ctrl;	/* mmap of the control block */
@@ -87,6 +89,7 @@ struct xrl {
 	int ncpus;
 	int daemon_fd;		/* the daemon's claim on the pin directory */
 	bool own_prog_fd;	/* prog_fd adopted after an upgrade: closed apart */
+	bool own_tc_fd;		/* tc_prog_fd loaded or opened on demand (tcprog.c): closed apart */
 	bool prog_pin_new;	/* an upgrade pinned its program beside the old */
 	/* the last published inner map of each map-in-map (M_RULES4, ...)
 	 * this handle published or opened, and its id (publish.c) */
@@ -139,6 +142,15 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 void xrl__bans_reserve(struct xrl *x);
 int xrl__load_upgrade(struct xrl *x, const char *prog_pin, unsigned int *maps_added);
 int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o);
+
+/* The tc program on demand (tcprog.c): make x->tc_prog_fd the instance's
+ * tc program, the pinned one or, when there is none, this build's loaded
+ * on the instance's maps and pinned (refused when the pinned program is
+ * another build): 1 loaded now, 0 there already, or a negative error,
+ * said. Unload the one xrl__tc_load() just loaded (its pin removed): an
+ * attach that failed after it. */
+int xrl__tc_load(struct xrl *x);
+void xrl__tc_unload(struct xrl *x);
 
 /* Load the skeleton (kernel.c): when it fails on a kernel that lacks a
  * helper or map type the program uses, lacks says which (and libbpf's log

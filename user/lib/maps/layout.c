@@ -257,18 +257,22 @@ static int pinned_size(struct xrl *x, int m, int *cap)
 /* Load this build's object on the pinned maps (reused, new ones created and
  * pinned) and pin its program at prog_pin. upgrade: the pinned maps are
  * checked against this build's first, and nothing is pinned when they
- * differ. */
+ * differ. The XDP program only: the tc one is loaded when a tc hook first
+ * needs it (tcprog.c), each costing a verification; an upgrade loads it
+ * too when the running instance has one, to replace it. */
 int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *prog_pin,
 		       bool upgrade)
 {
 	struct bpf_map *maps[M__COUNT];
 	char p[PATH_MAX], lacks[384];
+	bool tc = upgrade && x->pinned && xrl__pin_exists(x, TC_PROG_PIN);
 	int has, cap;
 	int err;
 
 	x->skel = xdp_rl__open();
 	if (!x->skel)
 		return xrl_fail(errno, "cannot open the BPF object: %s", strerror(errno));
+	bpf_program__set_autoload(x->skel->progs.xrl_tc, tc);
 	x->skel->rodata->use_test_clock = o->test_clock;
 	snprintf((char *)x->skel->rodata_info->xrl_info.build,
 		 sizeof(x->skel->rodata_info->xrl_info.build), "%s", xrl_version());
@@ -375,7 +379,7 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 			    strerror(-err));
 
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_rl);
-	x->tc_prog_fd = bpf_program__fd(x->skel->progs.xrl_tc);
+	x->tc_prog_fd = tc ? bpf_program__fd(x->skel->progs.xrl_tc) : -1;
 	for (int i = 0; i < M__COUNT; i++)
 		x->map_fd[i] = bpf_map__fd(maps[i]);
 	xrl__bans_reserve(x);
@@ -405,13 +409,13 @@ int xrl__load_object(struct xrl *x, const struct xrl_open_opts *o, const char *p
 		if (!upgrade)
 			x->new_pin[M__COUNT + 1] = true;
 		/* the tc program after the XDP one: an upgrade's new tc pin
-		 * without its XDP pin means the XDP one was renamed (upgrade.c) */
+		 * without its XDP pin means the XDP one was renamed (upgrade.c).
+		 * A new instance has none yet: a leftover tc pin (of a removed
+		 * instance, or an older build's) would run on other maps. */
 		xrl__pin_path(x, upgrade ? TC_PROG_PIN_NEW : TC_PROG_PIN, p, sizeof(p));
-		unlink(p);	/* a leftover, or an older build's */
-		if (bpf_obj_pin(x->tc_prog_fd, p))
+		unlink(p);
+		if (tc && bpf_obj_pin(x->tc_prog_fd, p))
 			return xrl_fail(errno, "cannot pin the tc program at %s: %s", p, strerror(errno));
-		if (!upgrade)
-			x->new_pin[M__COUNT + 2] = true;
 	}
 	return 0;
 }
@@ -441,7 +445,8 @@ int xrl__reuse_pins(struct xrl *x, const struct xrl_open_opts *o)
 	/* another layout's maps are never read or written by this build */
 	if ((err = xrl__layout_check(x, x->prog_fd, "pinned program")))
 		return err;
-	/* an older build pinned no tc program: hook tc then asks for an upgrade */
+	/* the tc program, once a tc hook needed it (else -1: hook tc loads
+	 * it, tcprog.c) */
 	xrl__pin_path(x, TC_PROG_PIN, p, sizeof(p));
 	x->tc_prog_fd = bpf_obj_get(p);
 	for (int i = 0; i < M__COUNT; i++) {

@@ -54,8 +54,11 @@ int xrl_discard(struct xrl *x);
  * run many short sequences, each on a fresh instance (testreset.c). */
 int xrl_test_reset(struct xrl *x);
 int xrl_prog_fd(const struct xrl *x);
-/* The tc ingress program (hook tc); -1 when the pinned build has none. */
-int xrl_tc_prog_fd(const struct xrl *x);
+/* The tc ingress program (hook tc). A private instance loads it at the
+ * first call (on its maps: a second verification, which XDP-only users
+ * never pay); a pinned one has it once a tc hook was attached. -1 (said by
+ * xrl_errmsg() when a load failed) when there is none. */
+int xrl_tc_prog_fd(struct xrl *x);
 /* The build and layout version the handle's program carries ("unknown",
  * layout 0: a build from before layout versions). */
 int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);
