@@ -26,6 +26,7 @@
  *   syncookie.h SYN cookies: SYN-ACKs for unverified sources, their ACKs
  *   capture.h   copies of packets and their verdicts, while a capture runs
  *   dns.h       DNS slip: a refused query answered with a truncated response
+ *   epfirst.h   the endpoint rule first when its bucket refuses the packet
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -46,6 +47,7 @@
 #include "syncookie.h"
 #include "capture.h"
 #include "dns.h"
+#include "epfirst.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -382,6 +384,7 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	struct xrl_global_stats *gs;
 	struct xrl_if_stats *is;
 	struct xrl_rule *rule;
+	struct ep_first epf = {};
 	__u32 zero = 0, mode, epoch, slot = ifindex % XRL_IF_SLOTS;
 	int res, decision;
 
@@ -414,9 +417,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	 * is followed by a bump that voids what this packet caches. Only
 	 * an enforcing rule's refusals are cached (hot_cacheable()): a
 	 * cached drop here is the source rule's drop, which the endpoint
-	 * rule would not have seen either. */
+	 * rule would not have seen either; with endpoint rules, the entry of
+	 * the packet's endpoint slot (epfirst.h). */
 	epoch = READ_ONCE(ctrl->cache_epoch);
-	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+	if (mode == XRL_MODE_ENFORCE && ep_early(&pkt, ctrl, epoch, &epf))
 		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
 	/* a set rule first (allow sets first of all), then the prefixes */
@@ -434,6 +438,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		if (decision != XRL_PASS)
 			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	}
+	/* the endpoint rule first when its bucket refuses the packet now */
+	decision = ep_first_step(ctx, &pkt, rule, mode, epoch, hook, &epf);
+	if (decision != XRL_PASS)
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
@@ -443,15 +451,15 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
-	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED) {
-		__u32 class = endpoint_class(&pkt);
+	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped) {
+		__u32 class = ep_class_of(&pkt, &epf);
 
 		if (class) {
-			/* the endpoint rule's entries: (source, class) */
-			pkt.klass = class;
-			if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+			/* the endpoint rule's entries: (source, slot) */
+			pkt.klass = ep_late_key(&pkt, &epf);
+			if (mode == XRL_MODE_ENFORCE && !epf.first && hot_drop(&pkt, ctrl, epoch))
 				return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
-			rule = classify_endpoint(&pkt, class);
+			rule = ep_rule_of(&pkt, &epf);
 			if (rule) {
 				decision = hook == XRL_HOOK_TC ?
 					xrl_rule_step_tc(ctx, &pkt, rule, mode, epoch) :
