@@ -6,7 +6,8 @@
  * One straight pipeline of small inlined steps, one body for both hooks:
  *   parse -> bans -> hot-key cache -> SYN cookies (at XDP: unverified TCP
  *   sources of a syn-cookies rule, answered or dropped) -> set rules ->
- *   classify -> rule step (decide, meter, dry-run, count) -> endpoint rule
+ *   classify -> the endpoint rule first where its bucket refuses ->
+ *   rule step (decide, meter, dry-run, count) -> endpoint rule
  *   -> answer (DNS slip, at XDP) -> verdict -> capture
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):

@@ -242,8 +242,9 @@ struct xrl_rule_shared {
  * is the algorithm's own "refused until" (xrl_meter.h). A byte rule's
  * refusal holds for frames at least as long as the refused one (min_len);
  * an endpoint rule's entry is keyed by the source and the packet's
- * endpoint class (klass, mixed into the hash too), and is looked at only
- * after the source rule passed the packet.
+ * endpoint slot (klass, mixed into the hash too: bpf/epfirst.h), and is
+ * looked at before the source rule where the endpoint rule decides first
+ * (docs/rules.md, Order), else after the source rule passed the packet.
  *
  * Layout: an entry of an earlier build (klass and min_len were padding,
  * always 0) means the same here. An entry that an earlier build must not
@@ -266,11 +267,11 @@ struct xrl_hot {
 	__u32 slot;		/* the rule's counters */
 	__u32 pending;		/* drops not yet added to the bucket */
 	__u8 family;		/* 4 or 6 (0: empty), | XRL_HOT_EP, | XRL_HOT_SIZED */
-	__u8 flush_now;		/* an endpoint rule of several classes, whose other
-				 * classes' entries hot_collect() cannot find:
+	__u8 flush_now;		/* an endpoint rule of several slots, whose other
+				 * slots' entries hot_collect() cannot find:
 				 * every drop to the bucket at once */
 	__u16 min_len;		/* XRL_HOT_SIZED: frames of at least this length */
-	__u32 klass;		/* XRL_HOT_EP: the endpoint class; else 0 */
+	__u32 klass;		/* XRL_HOT_EP: the endpoint slot, marked (bpf/epfirst.h); else 0 */
 };
 #define XRL_HOT_EP	0x80	/* an endpoint rule's entry */
 #define XRL_HOT_SIZED	0x40	/* a byte rule's entry: min_len applies */
