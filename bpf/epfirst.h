@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The endpoint rule first (docs/rules.md, "Order"): a packet whose endpoint
+ * The endpoint rule first (docs/rules.md, "Endpoint rules", its Order): a packet whose endpoint
  * rule's bucket refuses it now is dropped by the endpoint rule and costs its
  * source rule nothing; a packet its source rule refuses costs the endpoint
  * rule nothing (as before). Where the order applies:
