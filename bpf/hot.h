@@ -141,9 +141,9 @@ static __always_inline int hot_drop(struct xrl_pkt *p, const struct xrl_control 
 		rs->dropped_packets++;
 		rs->dropped_bytes += p->len;
 	}
-	/* an endpoint rule of several classes has its key cached under each,
-	 * entries hot_collect() cannot find all: its drops go to the bucket
-	 * at once, so that its "unlimited" event counts every one */
+	/* an endpoint rule of several classes or slots has its key cached
+	 * under each, entries hot_collect() cannot find all: its drops go to
+	 * the bucket at once, so that its "unlimited" event counts every one */
 	if (++e->pending >= XRL_HOT_FLUSH || e->flush_now)
 		hot_flush(e);
 	return 1;
@@ -198,6 +198,21 @@ static __noinline int hot_collect(struct xrl_bucket *b, const struct xrl_pkt *p,
 	return 0;
 }
 
+/* An endpoint rule's entries are keyed by the packet's endpoint slot
+ * (ep_slot()): is this rule's key cached under one slot only (a UDP port,
+ * a TCP port's SYNs, a protocol without ports)? Else hot_collect() cannot
+ * find all its entries. (A source rule: klass 0, one entry.) */
+static __always_inline int ep_one_slot(const struct xrl_rule *r)
+{
+	if (!r->ep)
+		return 1;
+	if (r->proto == IPPROTO_UDP)
+		return r->dport_lo == r->dport_hi;
+	if (r->proto == IPPROTO_TCP)
+		return r->syn && r->dport_lo == r->dport_hi;
+	return 1;
+}
+
 /* Remember a refusal of the key's bucket until it may admit again
  * (m->until; a byte rule's: for frames of min_len bytes or more): in the
  * way that holds the source already, else in one whose answer is void
@@ -233,7 +248,7 @@ static __always_inline void hot_fill(const struct xrl_step *m, __u64 now, __u32 
 	e->family = hot_tag(p) | (min_len ? XRL_HOT_SIZED : 0) | (r->precise ? XRL_HOT_PRECISE : 0);
 	e->min_len = min_len;
 	e->klass = p->klass;
-	e->flush_now = r->ep_multi;
+	e->flush_now = r->ep_multi || !ep_one_slot(r);
 }
 
 /*

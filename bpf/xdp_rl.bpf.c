@@ -6,7 +6,8 @@
  * One straight pipeline of small inlined steps, one body for both hooks:
  *   parse -> bans -> hot-key cache -> SYN cookies (at XDP: unverified TCP
  *   sources of a syn-cookies rule, answered or dropped) -> set rules ->
- *   classify -> rule step (decide, meter, dry-run, count) -> endpoint rule
+ *   classify -> the endpoint rule first where its bucket refuses ->
+ *   rule step (decide, meter, dry-run, count) -> endpoint rule
  *   -> answer (DNS slip, at XDP) -> verdict -> capture
  * This file is the pipeline; each feature is a header of its own, all in
  * this one translation unit (every step inlines into the program):
@@ -27,6 +28,7 @@
  *   syncookie.h SYN cookies: SYN-ACKs for unverified sources, their ACKs
  *   capture.h   copies of packets and their verdicts, while a capture runs
  *   dns.h       DNS slip: a refused query answered with a truncated response
+ *   epfirst.h   the endpoint rule first when its bucket refuses the packet
  * Each header includes what it uses, in this order, so that no step needs
  * a declaration ahead of its definition.
  */
@@ -47,6 +49,7 @@
 #include "syncookie.h"
 #include "capture.h"
 #include "dns.h"
+#include "epfirst.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -383,6 +386,7 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	struct xrl_global_stats *gs;
 	struct xrl_if_stats *is;
 	struct xrl_rule *rule;
+	struct ep_first epf = {};
 	__u32 zero = 0, mode, epoch, slot = ifindex % XRL_IF_SLOTS;
 	int res, decision;
 
@@ -415,9 +419,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	 * is followed by a bump that voids what this packet caches. Only
 	 * an enforcing rule's refusals are cached (hot_cacheable()): a
 	 * cached drop here is the source rule's drop, which the endpoint
-	 * rule would not have seen either. */
+	 * rule would not have seen either; with endpoint rules, the entry of
+	 * the packet's endpoint slot (epfirst.h). */
 	epoch = READ_ONCE(ctrl->cache_epoch);
-	if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+	if (mode == XRL_MODE_ENFORCE && ep_early(&pkt, ctrl, epoch, &epf))
 		return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
 
 	/* a set rule first (allow sets first of all), then the prefixes */
@@ -435,6 +440,10 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		if (decision != XRL_PASS)
 			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	}
+	/* the endpoint rule first when its bucket refuses the packet now */
+	decision = ep_first_step(ctx, &pkt, rule, mode, epoch, hook, &epf);
+	if (decision != XRL_PASS)
+		return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
 	if (!rule) {
 		gs->unmatched_packets++;
 		decision = mode == XRL_MODE_FAIL_CLOSED ? XRL_DROP : XRL_PASS;
@@ -444,15 +453,15 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
-	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED) {
-		__u32 class = endpoint_class(&pkt);
+	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped) {
+		__u32 class = ep_class_of(&pkt, &epf);
 
 		if (class) {
-			/* the endpoint rule's entries: (source, class) */
-			pkt.klass = class;
-			if (mode == XRL_MODE_ENFORCE && hot_drop(&pkt, ctrl, epoch))
+			/* the endpoint rule's entries: (source, slot) */
+			pkt.klass = ep_late_key(&pkt, &epf);
+			if (mode == XRL_MODE_ENFORCE && !epf.first && hot_drop(&pkt, ctrl, epoch))
 				return verdict(ctx, &pkt, ctrl, gs, is, mode, XRL_DROP, hook, ifindex);
-			rule = classify_endpoint(&pkt, class);
+			rule = ep_rule_of(&pkt, &epf);
 			if (rule) {
 				decision = hook == XRL_HOOK_TC ?
 					xrl_rule_step_tc(ctx, &pkt, rule, mode, epoch) :

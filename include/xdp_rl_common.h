@@ -36,8 +36,9 @@
  * xrl_answer_cap; the control block's ban_families); 5: the banned-source
  * cache (xrl_ban_hot, the control block's ban_gen, which every ban writer
  * bumps: a build that does not would leave the cache answering for a ban
- * it deleted) */
-#define XRL_LAYOUT_VERSION	5
+ * it deleted); 6: the control block's features word (an older writer
+ * leaves it 0: its packets would skip the steps its rules use) */
+#define XRL_LAYOUT_VERSION	6
 
 /* What the program carries about itself, alone in its own section
  * (".rodata.info", a map of its own at offset 0): the layout version and
@@ -241,8 +242,9 @@ struct xrl_rule_shared {
  * is the algorithm's own "refused until" (xrl_meter.h). A byte rule's
  * refusal holds for frames at least as long as the refused one (min_len);
  * an endpoint rule's entry is keyed by the source and the packet's
- * endpoint class (klass, mixed into the hash too), and is looked at only
- * after the source rule passed the packet.
+ * endpoint slot (klass, mixed into the hash too: bpf/epfirst.h), and is
+ * looked at before the source rule where the endpoint rule decides first
+ * (docs/rules.md, Order), else after the source rule passed the packet.
  *
  * Layout: an entry of an earlier build (klass and min_len were padding,
  * always 0) means the same here. An entry that an earlier build must not
@@ -265,11 +267,11 @@ struct xrl_hot {
 	__u32 slot;		/* the rule's counters */
 	__u32 pending;		/* drops not yet added to the bucket */
 	__u8 family;		/* 4 or 6 (0: empty), | XRL_HOT_EP, | XRL_HOT_SIZED */
-	__u8 flush_now;		/* an endpoint rule of several classes, whose other
-				 * classes' entries hot_collect() cannot find:
+	__u8 flush_now;		/* an endpoint rule of several slots, whose other
+				 * slots' entries hot_collect() cannot find:
 				 * every drop to the bucket at once */
 	__u16 min_len;		/* XRL_HOT_SIZED: frames of at least this length */
-	__u32 klass;		/* XRL_HOT_EP: the endpoint class; else 0 */
+	__u32 klass;		/* XRL_HOT_EP: the endpoint slot, marked (bpf/epfirst.h); else 0 */
 };
 #define XRL_HOT_EP	0x80	/* an endpoint rule's entry */
 #define XRL_HOT_SIZED	0x40	/* a byte rule's entry: min_len applies */
@@ -379,7 +381,11 @@ struct xrl_event_stats {
 /* Control block: one entry of an mmap-able array, written field by field. */
 struct xrl_control {
 	__u32 mode;		/* enum xrl_mode */
-	__u32 unused;		/* was the active rule set; kept for the layout */
+	/* which optional steps some rule of the active set uses; a clear bit
+	 * lets every packet skip that step; userspace sets a bit before
+	 * publishing a set that needs it and clears it only after publishing
+	 * one that does not */
+	__u32 features;
 	__u64 gen;		/* last rule generation handed out (userspace) */
 	__u64 test_now_ns;	/* the clock, when loaded with the test clock */
 	__u64 heartbeat_ns;	/* the daemon's last heartbeat, data-path clock */
@@ -405,6 +411,12 @@ struct xrl_control {
 	 * (struct xrl_ban_hot) filled before the change is void after it */
 	__u32 ban_gen;
 };
+/* struct xrl_control.features */
+#define XRL_FEAT_SETS		1u
+#define XRL_FEAT_ENDPOINTS	2u
+#define XRL_FEAT_SYNCOOKIES	4u
+#define XRL_FEAT_NEWKEYS	8u
+#define XRL_FEAT_SLIP		16u
 #define XRL_BANS_V4	1u
 #define XRL_BANS_V6	2u
 

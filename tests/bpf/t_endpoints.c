@@ -7,7 +7,8 @@
 
 /* The endpoint rules' example: every source 1000 pps overall, 10 SYN/min
  * to TCP/22, 100/s to UDP/53 per /24. A packet passes only when its source
- * rule and its endpoint rule both admit. */
+ * rule and its endpoint rule both admit; what either refuses costs the
+ * other nothing (docs/rules.md, Order). */
 TEST(endpoint_rules)
 {
 	struct xrl_rule_stats ssh, dns;
@@ -51,9 +52,11 @@ TEST(endpoint_rules)
 	CHECK_EQ(dns.passed_packets, 200, "dns: passed packets");
 	CHECK_EQ(dns.dropped_packets, 110, "dns: dropped packets");
 	CHECK_EQ(dns.new_keys, 2, "dns: new keys");
-	/* the source rule counted every packet it passed */
-	CHECK_EQ(rstats(1).passed_packets, 15 + 15 + 5 + 15 + 15 + 160 + 80 + 150,
-		 "the source rule counted every packet it passed");
+	/* the source rule counted every packet it passed, and none of the
+	 * 10 SYNs and 110 DNS queries its endpoint rules refused first */
+	CHECK_EQ(rstats(1).passed_packets, 15 + 15 + 5 + 15 + 15 + 160 + 80 + 150 - 10 - 110,
+		 "the source rule counted every packet it passed, none its endpoint rules refused");
+	CHECK_EQ(rstats(1).dropped_packets, 0, "the source rule dropped nothing");
 	teardown();
 }
 
@@ -290,5 +293,103 @@ TEST(endpoint_commits)
 		 "of 5 SYN to TCP/22 from 198.18.0.1, those passed");
 	CHECK(!xrl_rules_get(X, &v, &n) && n == 1, "one rule left");
 	free(v);
+	teardown();
+}
+
+/*
+ * The order (docs/rules.md): a packet its endpoint rule's bucket refuses
+ * costs its limiting source rule nothing, neither a token of its bucket nor
+ * a count, IPv4 and IPv6, UDP and TCP SYNs; the source rule's cached drop
+ * never takes such a packet, and the endpoint rule's cached drop touches no
+ * bucket. An endpoint rule that cannot refuse from its bucket (dry-run)
+ * and a source rule that denies keep the order source rule first.
+ */
+TEST(endpoint_refusal_costs_source_nothing)
+{
+	static const char *const src[] = { "198.18.0.1", "2001:db8::1" };
+	struct xrl_bucket b0, e0;
+	struct xrl_rule_stats s0, e1;
+
+	one_cpu();
+	setup();
+	CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 5 id 1",
+		     "rule add 2001:db8::/32 rate 1/h burst 5 id 2",
+		     "rule add 0.0.0.0/0 proto udp dport 53 rate 1/h burst 2 id 3",
+		     "rule add ::/0 proto udp dport 53 rate 1/h burst 2 id 4",
+		     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 1/h burst 2 id 5",
+		     "rule add 198.18.0.0/16 proto udp dport 54 rate 1/h burst 1 dry-run id 6",
+		     "rule add 198.18.9.0/24 action deny id 7"),
+	      "the rule set commits: %s", xrl_errmsg());
+	for (int f = 0; f < 2; f++) {
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 10), 2,
+			 "the endpoint rule's burst of 2");
+		CHECK_EQ(rstats(3 + f).dropped_packets, 8, "the endpoint rule dropped 8");
+		CHECK_EQ(rstats(3 + f).hot_dropped, 7, "7 of them from the cache");
+		CHECK_EQ(rstats(1 + f).passed_packets, 2, "the source rule met the 2 it passed");
+		CHECK_EQ(rstats(1 + f).dropped_packets, 0, "and dropped none");
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 80, 0, false, 5), 3,
+			 "the source rule's bucket kept its other 3 tokens");
+		CHECK_EQ(rstats(1 + f).dropped_packets, 2, "the source rule's own refusals");
+		/* both refuse: the endpoint rule's, from its bucket */
+		s0 = rstats(1 + f);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 4), 0, "both refuse");
+		CHECK_EQ(rstats(1 + f).dropped_packets, s0.dropped_packets,
+			 "both refuse: not the source rule's");
+		CHECK_EQ(rstats(3 + f).dropped_packets, 12, "both refuse: the endpoint rule's");
+		/* the source rule's entry, not the endpoint rule's: a commit of
+		 * the same rules voids both, the source rule refuses again and
+		 * caches; the endpoint rule's bucket still refuses first */
+		CHECK(!RULES("rule add 198.18.0.0/16 rate 1/h burst 5 id 1",
+			     "rule add 2001:db8::/32 rate 1/h burst 5 id 2",
+			     "rule add 0.0.0.0/0 proto udp dport 53 rate 1/h burst 2 id 3",
+			     "rule add ::/0 proto udp dport 53 rate 1/h burst 2 id 4",
+			     "rule add 0.0.0.0/0 proto tcp dport 22 syn rate 1/h burst 2 id 5",
+			     "rule add 198.18.0.0/16 proto udp dport 54 rate 1/h burst 1 dry-run id 6",
+			     "rule add 198.18.9.0/24 action deny id 7"),
+		      "the same rules again: %s", xrl_errmsg());
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 80, 0, false, 2), 0, "the source rule's cache");
+		s0 = rstats(1 + f);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 1), 0,
+			 "the source rule's cached drop does not take it");
+		CHECK_EQ(rstats(1 + f).dropped_packets, s0.dropped_packets,
+			 "the source rule's cached drop does not take it: not counted there");
+		CHECK_EQ(rstats(3 + f).dropped_packets, 13, "the endpoint rule's refusal");
+		/* the endpoint rule's cached drop touches no bucket */
+		xrl_test_clock_set(X, T0 + 1000000);
+		b0 = bucket_of(1 + f, src[f]);
+		e0 = bucket_of(3 + f, src[f]);
+		e1 = rstats(3 + f);
+		CHECK_EQ(ep_send(src[f], IPPROTO_UDP, 53, 0, false, 20), 0, "cached drops");
+		CHECK_EQ(rstats(3 + f).hot_dropped - e1.hot_dropped, 20, "all 20 from the cache");
+		CHECK_EQ(bucket_of(3 + f, src[f]).last_ns, e0.last_ns,
+			 "the endpoint rule's bucket untouched");
+		CHECK_EQ(bucket_of(3 + f, src[f]).tat, e0.tat, "its TAT too");
+		CHECK_EQ(bucket_of(3 + f, src[f]).dropped, 33, "its key's drops exact, cached ones too");
+		CHECK_EQ(bucket_of(1 + f, src[f]).last_ns, b0.last_ns,
+			 "the source rule's bucket untouched");
+		CHECK_EQ(rstats(1 + f).passed_packets + rstats(1 + f).dropped_packets,
+			 s0.passed_packets + s0.dropped_packets, "the source rule's counts untouched");
+		xrl_test_clock_set(X, T0);
+	}
+	/* a TCP SYN: after the SYN-cookie step, the same order */
+	s0 = rstats(1);
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 22, SYN, false, 6), 2, "2 SYNs to TCP/22");
+	CHECK_EQ(rstats(1).passed_packets - s0.passed_packets, 2, "SYNs: the source rule's 2");
+	CHECK_EQ(rstats(5).dropped_packets, 4, "SYNs: the endpoint rule's 4");
+	CHECK_EQ(ep_send("198.18.0.2", IPPROTO_TCP, 80, SYN, false, 5), 3,
+		 "SYNs: the source rule's bucket kept its other 3 tokens");
+	/* a dry-run endpoint rule refuses nothing: both rules meet each packet */
+	s0 = rstats(1);
+	CHECK_EQ(ep_send("198.18.0.3", IPPROTO_UDP, 54, 0, false, 4), 4, "dry-run passes");
+	CHECK_EQ(rstats(6).would_drop_packets, 3, "dry-run: 3 would-drops");
+	CHECK_EQ(rstats(1).passed_packets - s0.passed_packets, 4, "dry-run: the source rule's 4");
+	CHECK_EQ(ep_send("198.18.0.3", IPPROTO_UDP, 80, 0, false, 3), 1,
+		 "dry-run: the source rule's last token");
+	/* a deny source rule decides first: the endpoint rule meets nothing */
+	e1 = rstats(3);
+	CHECK_EQ(ep_send("198.18.9.1", IPPROTO_UDP, 53, 0, false, 3), 0, "denied");
+	CHECK_EQ(rstats(7).dropped_packets, 3, "denied by the source rule");
+	CHECK_EQ(rstats(3).dropped_packets + rstats(3).passed_packets,
+		 e1.dropped_packets + e1.passed_packets, "denied: the endpoint rule met nothing");
 	teardown();
 }

@@ -830,6 +830,47 @@ static void model_count_verdict(struct model *m, int verdict)
 	}
 }
 
+/* docs/rules.md, Order: a packet its endpoint rule's bucket refuses now
+ * costs its limiting source rule nothing. Enforcing, the watchdog quiet, a
+ * source rule that limits, an endpoint rule the cache may answer for that
+ * limits, its key's bucket there and refusing the packet's cost (a pure
+ * check: the bucket as it is): that endpoint rule, else -1. */
+static int model_ep_first(struct model *m, int rule, const struct m_pkt *p)
+{
+	__u64 cost, next;
+	struct m_bucket *b;
+	struct m_rule *er;
+	bool fresh;
+	int e, no;
+
+	if (m->mode != XRL_MODE_ENFORCE || model_failing(m) || rule < 0 ||
+	    m->rules[rule].action != XRL_ACT_LIMIT || (e = model_classify_endpoint(m, p)) < 0)
+		return -1;
+	er = &m->rules[e];
+	if (er->action != XRL_ACT_LIMIT || !model_cacheable(m, er))
+		return -1;
+	b = bucket(m, er, p, &fresh);
+	if (fresh) {
+		bucket_forget(m, b);	/* a new key's first packet passes */
+		return -1;
+	}
+	cost = model_cost(er, p);
+	switch (er->algo) {
+	case XRL_ALGO_FIXED_WINDOW:
+		no = !xrl_fixed_window(b->tat, m->now_ns, er->interval, er->limit, cost, &next);
+		break;
+	case XRL_ALGO_SLIDING_WINDOW:
+		no = xrl_sliding_window(b->tat, b->win1, m->now_ns, er->interval, er->limit, cost,
+					&next) < 0;
+		break;
+	case XRL_ALGO_GCRA:
+	default:
+		no = !xrl_gcra(b->tat, xrl_ns_to_tu(m->now_ns), er->interval, er->limit, cost, &next);
+		break;
+	}
+	return no ? e : -1;
+}
+
 void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *res)
 {
 	struct m_pkt *p = &res->pkt;
@@ -845,10 +886,32 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		drop = true;
 	} else {
 		enum m_count c;
+		bool ep_done = false;
+		int first;
 
+		res->rule = model_classify(m, p);
+		/* docs/rules.md, Order: the endpoint rule first when its bucket
+		 * refuses the packet now; the source rule not met */
+		if ((first = model_ep_first(m, res->rule, p)) >= 0) {
+			struct m_rule *er = &m->rules[first];
+
+			res->ep_rule = first;
+			if (model_hot_answers(m, er, p)) {
+				er->st.hot_dropped++;
+				c = C_DROP;
+			} else {
+				c = model_decide(m, er, p);
+			}
+			model_count(er, p, c);
+			if (dropped(c)) {
+				res->verdict = XDP_DROP;
+				model_count_verdict(m, res->verdict);
+				return;
+			}
+			ep_done = true;	/* admitted (a refill would): the source rule next */
+		}
 		/* enforcing, a source the cache knows refused: the verdict
 		 * and counters of the whole path, with hot_dropped (ideal) */
-		res->rule = model_classify(m, p);
 		if (res->rule >= 0 && model_hot_answers(m, &m->rules[res->rule], p)) {
 			m->rules[res->rule].st.hot_dropped++;
 			model_count(&m->rules[res->rule], p, C_DROP);
@@ -867,7 +930,7 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		/* README, Endpoint rules (Order): the endpoint rule meets what
 		 * the source rule passed; in fail-closed the source rules alone
 		 * decide */
-		if (!drop && m->mode != XRL_MODE_FAIL_CLOSED &&
+		if (!drop && !ep_done && m->mode != XRL_MODE_FAIL_CLOSED &&
 		    (res->ep_rule = model_classify_endpoint(m, p)) >= 0) {
 			struct m_rule *er = &m->rules[res->ep_rule];
 

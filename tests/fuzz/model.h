@@ -24,8 +24,10 @@
  *                    answers is one the whole path would make
  *   model_decide()   modes, watchdog, actions, per-rule and global dry-run
  *   model_count()    every counter: per rule, global, per interface
- *   model_run()      the order: the source rule, then (if it passed) the
- *                    endpoint rule
+ *   model_run()      the order (docs/rules.md, Order): the endpoint rule
+ *                    first when its bucket refuses the packet now
+ *                    (model_ep_first(): the source rule is not met), else
+ *                    the source rule, then (if it passed) the endpoint rule
  */
 #ifndef XRL_FUZZ_MODEL_H
 #define XRL_FUZZ_MODEL_H

@@ -256,6 +256,14 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	if (err)
 		goto out;
 	sets_published = true;
+	/* the control block's features (XRL_FEAT_ENDPOINTS): set before a
+	 * set with endpoint rules is published, cleared only after one
+	 * without them is */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].r.ep) {
+			__atomic_fetch_or(&x->ctrl->features, XRL_FEAT_ENDPOINTS, __ATOMIC_SEQ_CST);
+			break;
+		}
 	/* the endpoint rules first: until their class array is swapped
 	 * in, packets stay on the old endpoint set (endpoints.c) */
 	err = xrl__endpoints_commit(x, v, n);
@@ -282,6 +290,15 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	}
 	x->ctrl->rules = n;
 	err = 0;
+	{
+		bool eps = false;
+
+		for (size_t i = 0; i < n; i++)
+			eps |= v[i].r.ep != 0;
+		if (!eps)
+			__atomic_fetch_and(&x->ctrl->features, ~XRL_FEAT_ENDPOINTS,
+					   __ATOMIC_SEQ_CST);
+	}
 	/* the last syn-cookies rule gone: SYNPROXY's table too, once the
 	 * data path answers no SYN (a failure is said, the commit stands) */
 	if (x->pinned && !sc_rules && sc_old[0] && xrl_sc_nft_sync(sc_table, NULL, 0))
