@@ -88,6 +88,9 @@ static __noinline struct xrl_rule *classify_sets(const struct xrl_pkt *p,
 	struct xrl_rule *first;
 	__u32 zero = 0;
 
+	/* no rule takes a set (struct xrl_control.features): no look-up */
+	if (!(READ_ONCE(ctrl->features) & XRL_FEAT_SETS))
+		return NULL;
 	w.rules = bpf_map_lookup_elem(&xrl_set_rules, &zero);
 	if (!w.rules)
 		return NULL;

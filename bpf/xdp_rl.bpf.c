@@ -374,6 +374,21 @@ static __always_inline int verdict(void *ctx, struct xrl_pkt *p,
 }
 
 /*
+ * Does some rule of the active set use this optional step (struct
+ * xrl_control.features)? A clear bit: every packet skips the step. A word
+ * of the control block's first cache line, which the packet read for the
+ * mode: read where each step is decided rather than kept in a register
+ * across the calls in between (spilled, it took stack that the chain of
+ * calls does not have). Every read is as good as the first: a bit is set
+ * before a set that needs it is published, and cleared only once no packet
+ * can still meet an older set (user/lib/maps/rules.c).
+ */
+static __always_inline int has_feature(const struct xrl_control *ctrl, __u32 bit)
+{
+	return READ_ONCE(ctrl->features) & bit;
+}
+
+/*
  * The pipeline, one body for both hooks (inlined into each entry, hook a
  * constant): the frame [data, end) with tail bytes past end it cannot read
  * (tc's non-linear data), the receiving interface's index.
@@ -434,8 +449,8 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 	 * answered or dropped here, before any bucket; a deny or allow source
 	 * rule decides first (a denied source is never answered, a trusted one
 	 * never challenged) */
-	if (hook == XRL_HOOK_XDP && mode == XRL_MODE_ENFORCE && pkt.ports &&
-	    pkt.l4proto == IPPROTO_TCP && (!rule || rule->action == XRL_ACT_LIMIT)) {
+	if (hook == XRL_HOOK_XDP && has_feature(ctrl, XRL_FEAT_SYNCOOKIES) && mode == XRL_MODE_ENFORCE &&
+	    pkt.ports && pkt.l4proto == IPPROTO_TCP && (!rule || rule->action == XRL_ACT_LIMIT)) {
 		decision = xrl_syncookie_step(ctx, &pkt);
 		if (decision != XRL_PASS)
 			return verdict(ctx, &pkt, ctrl, gs, is, mode, decision, hook, ifindex);
@@ -453,7 +468,8 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
-	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped) {
+	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped &&
+	    has_feature(ctrl, XRL_FEAT_ENDPOINTS)) {
 		__u32 class = ep_class_of(&pkt, &epf);
 
 		if (class) {

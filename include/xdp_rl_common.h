@@ -37,7 +37,7 @@
  * cache (xrl_ban_hot, the control block's ban_gen, which every ban writer
  * bumps: a build that does not would leave the cache answering for a ban
  * it deleted); 6: the control block's features word (an older writer
- * leaves it 0: its packets would skip the steps its rules use) */
+ * leaves it 0, and packets would skip the steps its rules need) */
 #define XRL_LAYOUT_VERSION	6
 
 /* What the program carries about itself, alone in its own section
@@ -381,10 +381,10 @@ struct xrl_event_stats {
 /* Control block: one entry of an mmap-able array, written field by field. */
 struct xrl_control {
 	__u32 mode;		/* enum xrl_mode */
-	/* which optional steps some rule of the active set uses; a clear bit
-	 * lets every packet skip that step; userspace sets a bit before
-	 * publishing a set that needs it and clears it only after publishing
-	 * one that does not */
+	/* which optional steps some rule of the active set uses (XRL_FEAT_*);
+	 * a clear bit lets every packet skip that step; userspace sets a bit
+	 * before publishing a set that needs it and clears it only after
+	 * publishing one that does not */
 	__u32 features;
 	__u64 gen;		/* last rule generation handed out (userspace) */
 	__u64 test_now_ns;	/* the clock, when loaded with the test clock */
@@ -419,6 +419,13 @@ struct xrl_control {
 #define XRL_FEAT_SLIP		16u
 #define XRL_BANS_V4	1u
 #define XRL_BANS_V6	2u
+
+/* struct xrl_control.features */
+#define XRL_FEAT_SETS		1u	/* a rule takes a named set */
+#define XRL_FEAT_ENDPOINTS	2u	/* an endpoint rule */
+#define XRL_FEAT_SYNCOOKIES	4u	/* a syn-cookies rule */
+#define XRL_FEAT_NEWKEYS	8u	/* a rule has a new-key budget */
+#define XRL_FEAT_SLIP		16u	/* a rule answers by DNS slip */
 
 /*
  * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet

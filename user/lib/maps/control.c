@@ -38,6 +38,11 @@ enum xrl_mode xrl_mode_get(struct xrl *x)
 	return __atomic_load_n(&x->ctrl->mode, __ATOMIC_ACQUIRE) & (XRL_MODE_MAX - 1);
 }
 
+__u32 xrl_features_get(struct xrl *x)
+{
+	return __atomic_load_n(&x->ctrl->features, __ATOMIC_ACQUIRE);
+}
+
 __u64 xrl_now_ns(struct xrl *x)
 {
 	struct timespec ts;

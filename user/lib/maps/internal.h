@@ -184,6 +184,9 @@ void xrl__sets_close(struct xrl *x);
 int xrl__rules_create(int family);
 int xrl__rules_publish(struct xrl *x, int family, int inner_fd);
 int xrl__rules_install_empty(struct xrl *x, int family);
+/* Return once every packet the program is running now has finished (an RCU
+ * grace period: one update of a map-in-map). */
+int xrl__programs_wait(struct xrl *x);
 
 /* The bans' events from userspace (events.c): can they be sent (the
  * program that writes them loaded, once per handle); send one, a ban of

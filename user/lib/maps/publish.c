@@ -70,6 +70,27 @@ int xrl__rules_install_empty(struct xrl *x, int family)
 }
 
 /*
+ * An RCU grace period: the published IPv4 trie put back in its place (an
+ * update of a map-in-map ends in synchronize_rcu(), as for a publication;
+ * the same trie, so packets see no change). None published yet: an empty
+ * one, which is what a packet finds without one (unmatched).
+ */
+int xrl__programs_wait(struct xrl *x)
+{
+	__u32 zero = 0;
+	int fd = xrl__rules_fd(x, 4), err = 0;
+
+	if (fd == -ENOENT)
+		return xrl__rules_install_empty(x, 4);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(outer_fd(x, 4), &zero, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
  * The published inner maps, opened without CAP_SYS_ADMIN. The outer map
  * gives only the inner map's id, and BPF_MAP_GET_FD_BY_ID needs
  * CAP_SYS_ADMIN; so each commit also pins what it publishes (DIR/NAME_set,

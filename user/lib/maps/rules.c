@@ -111,6 +111,53 @@ static int assign_ids(struct xrl_rule_entry *v, size_t n)
 	return 0;
 }
 
+/* The optional steps of the data path that some rule of v uses
+ * (struct xrl_control.features); none for no rule. */
+static __u32 rules_features(const struct xrl_rule_entry *v, size_t n)
+{
+	__u32 f = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct xrl_rule *r = &v[i].r;
+
+		if (r->set)
+			f |= XRL_FEAT_SETS;
+		if (r->ep)
+			f |= XRL_FEAT_ENDPOINTS;
+		if (r->syncookies)
+			f |= XRL_FEAT_SYNCOOKIES;
+		if (r->nk_interval)
+			f |= XRL_FEAT_NEWKEYS;
+		if (r->slip)
+			f |= XRL_FEAT_SLIP;
+	}
+	return f;
+}
+
+/*
+ * Before publishing a set: the bits it needs that are clear, set, then a
+ * grace period, so that every packet that may have read the word without
+ * them has finished before any packet can meet a rule of the set (a packet
+ * reads the word first, the published sets after it). The bits it does not
+ * need stay until it is published (features_after()).
+ */
+static int features_before(struct xrl *x, __u32 need)
+{
+	__u32 was = __atomic_load_n(&x->ctrl->features, __ATOMIC_ACQUIRE);
+
+	if (!(need & ~was))
+		return 0;
+	__atomic_store_n(&x->ctrl->features, was | need, __ATOMIC_SEQ_CST);
+	return xrl__programs_wait(x);
+}
+
+/* After the set is published: each publication waited for the packets that
+ * could still see the old set, so the bits only it needed are cleared. */
+static void features_after(struct xrl *x, __u32 need)
+{
+	__atomic_store_n(&x->ctrl->features, need, __ATOMIC_SEQ_CST);
+}
+
 int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 {
 	struct xrl_rule_entry *old = NULL, **oldp = NULL;
@@ -252,18 +299,15 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 	 * array is swapped in, packets stay on the old endpoint set
 	 * (endpoints.c). The set rules are one array of their own, published
 	 * with one update before the prefix tries (docs/sets.md) */
+	err = features_before(x, rules_features(v, n));
+	if (err) {
+		err = xrl_fail(err, "cannot publish the rules' steps: %s", strerror(-err));
+		goto out;
+	}
 	err = xrl__set_rules_commit(x, v, n);
 	if (err)
 		goto out;
 	sets_published = true;
-	/* the control block's features (XRL_FEAT_ENDPOINTS): set before a
-	 * set with endpoint rules is published, cleared only after one
-	 * without them is */
-	for (size_t i = 0; i < n; i++)
-		if (v[i].r.ep) {
-			__atomic_fetch_or(&x->ctrl->features, XRL_FEAT_ENDPOINTS, __ATOMIC_SEQ_CST);
-			break;
-		}
 	/* the endpoint rules first: until their class array is swapped
 	 * in, packets stay on the old endpoint set (endpoints.c) */
 	err = xrl__endpoints_commit(x, v, n);
@@ -289,16 +333,8 @@ int xrl_rules_commit(struct xrl *x, struct xrl_rule_entry *v, size_t n)
 		goto out;
 	}
 	x->ctrl->rules = n;
+	features_after(x, rules_features(v, n));
 	err = 0;
-	{
-		bool eps = false;
-
-		for (size_t i = 0; i < n; i++)
-			eps |= v[i].r.ep != 0;
-		if (!eps)
-			__atomic_fetch_and(&x->ctrl->features, ~XRL_FEAT_ENDPOINTS,
-					   __ATOMIC_SEQ_CST);
-	}
 	/* the last syn-cookies rule gone: SYNPROXY's table too, once the
 	 * data path answers no SYN (a failure is said, the commit stands) */
 	if (x->pinned && !sc_rules && sc_old[0] && xrl_sc_nft_sync(sc_table, NULL, 0))

@@ -66,6 +66,9 @@ int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);
 /* The mode, the clock, the heartbeat, the lock. */
 int xrl_mode_set(struct xrl *x, enum xrl_mode mode);
 enum xrl_mode xrl_mode_get(struct xrl *x);
+/* The optional steps the active rule set uses (XRL_FEAT_*, the control
+ * block's features word, which the rule commit writes). */
+__u32 xrl_features_get(struct xrl *x);
 const char *xrl_mode_name(enum xrl_mode m);
 /* The data path's clock now (the test clock when loaded with one). */
 __u64 xrl_now_ns(struct xrl *x);
