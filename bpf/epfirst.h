@@ -92,6 +92,8 @@ static __always_inline int ep_early(struct xrl_pkt *p, const struct xrl_control 
 				return 0;
 			p->klass = ep_key(p, 1);
 		}
+	} else {
+		f->looked = 1;	/* no endpoint rule: no class to look up later */
 	}
 	hit = hot_drop(p, ctrl, epoch);
 	p->klass = 0;

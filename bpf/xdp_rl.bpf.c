@@ -468,8 +468,8 @@ static __always_inline int pipeline(void *ctx, void *data, void *end, __u32 tail
 		pkt.rule_slot = rule->slot + 1;
 	}
 	/* failing closed, the source rules alone decide (allow passes) */
-	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped &&
-	    has_feature(ctrl, XRL_FEAT_ENDPOINTS)) {
+	/* (with no endpoint rule, ep_early() found no class: nothing to look up) */
+	if (decision == XRL_PASS && mode != XRL_MODE_FAIL_CLOSED && !epf.stepped) {
 		__u32 class = ep_class_of(&pkt, &epf);
 
 		if (class) {
