@@ -718,6 +718,17 @@ static enum m_count model_decide(struct model *m, struct m_rule *r, const struct
 	return c;
 }
 
+/* An endpoint rule's decision: the ideal cache's answer when it has one
+ * (counted as the cache's), else the rule's own. */
+static enum m_count model_decide_cached(struct model *m, struct m_rule *r, const struct m_pkt *p)
+{
+	if (model_hot_answers(m, r, p)) {
+		r->st.hot_dropped++;
+		return C_DROP;
+	}
+	return model_decide(m, r, p);
+}
+
 /* docs/answers.md, What is never answered: 1 when the frame is one DNS
  * query this host answers, parsed to the end of its question. */
 static bool model_dns_query(const uint8_t *f, size_t len)
@@ -896,12 +907,7 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 			struct m_rule *er = &m->rules[first];
 
 			res->ep_rule = first;
-			if (model_hot_answers(m, er, p)) {
-				er->st.hot_dropped++;
-				c = C_DROP;
-			} else {
-				c = model_decide(m, er, p);
-			}
+			c = model_decide_cached(m, er, p);
 			model_count(er, p, c);
 			if (dropped(c)) {
 				res->verdict = XDP_DROP;
@@ -934,12 +940,7 @@ void model_run(struct model *m, const uint8_t *f, size_t len, struct m_result *r
 		    (res->ep_rule = model_classify_endpoint(m, p)) >= 0) {
 			struct m_rule *er = &m->rules[res->ep_rule];
 
-			if (model_hot_answers(m, er, p)) {
-				er->st.hot_dropped++;
-				c = C_DROP;
-			} else {
-				c = model_decide(m, er, p);
-			}
+			c = model_decide_cached(m, er, p);
 			model_count(er, p, c);
 			drop = dropped(c);
 			if (c == C_SLIP && model_answer(m, er, f, len)) {
