@@ -139,10 +139,17 @@ xdprl_attach() {
 	return "${PIPESTATUS[0]}"
 }
 # ${SXRL[${SC:-_}]}: what the scenario adds to each rule (aggregate, new-keys)
+# the scenario's rules: ids 1 and 2 the source rules, 3 its endpoint rule
+xdprl_rules() {
+	local r=$RATE b=$BURST
+	[[ -n ${SEP[${SC:-_}]:-} ]] && r=100000000 b=10000000
+	ctl rule add 198.18.0.0/15 rate $r/s burst $b id 1 ${SXRL[${SC:-_}]:-} >/dev/null &&
+	ctl rule add 2001:db8::/32 rate $r/s burst $b id 2 ${SXRL[${SC:-_}]:-} >/dev/null || return
+	[[ -z ${SEP[${SC:-_}]:-} ]] ||
+		ctl rule add 198.18.0.0/15 ${SEP[$SC]} rate $RATE/s burst $BURST id 3 >/dev/null
+}
 xdprl_up() {
-	xdprl_attach "$1" &&
-	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 ${SXRL[${SC:-_}]:-} >/dev/null &&
-	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 ${SXRL[${SC:-_}]:-} >/dev/null
+	xdprl_attach "$1" && xdprl_rules
 }
 setup_xdprl_native() { xdprl_up native; }
 
@@ -169,17 +176,19 @@ counters_xdprl_base() {
 setup_xdprl_generic() { xdprl_up generic; }
 # hook tc: the same rules at tc ingress (a tcx link), d0's XDP hook empty
 setup_xdprl_tc() {
-	ctl attach dev d0 hook tc keys 1048576 >/dev/null &&
-	ctl rule add 198.18.0.0/15 rate $RATE/s burst $BURST id 1 ${SXRL[${SC:-_}]:-} >/dev/null &&
-	ctl rule add 2001:db8::/32 rate $RATE/s burst $BURST id 2 ${SXRL[${SC:-_}]:-} >/dev/null
+	ctl attach dev d0 hook tc keys 1048576 >/dev/null && xdprl_rules
 }
 teardown_xdprl_tc() { teardown_xdprl_native; }
 counters_xdprl_tc() { counters_xdprl; }
 teardown_xdprl_native() { ctl detach dev d0 purge >/dev/null; }
 teardown_xdprl_generic() { teardown_xdprl_native; }
 counters_xdprl() {
-	ctl -j stats | jq -r '[([.rules[] | .passed_packets + .dropped_packets] | add),
-			      ([.rules[] | .dropped_packets] | add)] | "\(.[0]) \(.[1])"'
+	local only=true
+	# an endpoint scenario: every packet meets the endpoint rule, which
+	# alone refuses (a packet both rules admit is counted by each)
+	[[ -n ${SEP[${SC:-_}]:-} ]] && only='.id == 3'
+	ctl -j stats | jq -r "[.rules[] | select($only)] |
+		[(map(.passed_packets + .dropped_packets) | add), (map(.dropped_packets) | add)] | \"\\(.[0]) \\(.[1])\""
 }
 counters_xdprl_native() { counters_xdprl; }
 counters_xdprl_generic() { counters_xdprl; }
@@ -253,9 +262,9 @@ counters_iptables_hashlimit() {
 }
 
 # ---- scenarios: xrl-flood arguments, keys metered, polite senders ----
-SCENARIOS=(${SCENARIOS_ONLY:-one k1 k1_low m1 v6_64 mixed spoof spoof_open})
+SCENARIOS=(${SCENARIOS_ONLY:-one dns53 k1 k1_low m1 v6_64 mixed spoof spoof_open})
 declare -A SLABEL=(
-	[one]="1 source" [k1]="1,000 sources" [k1_low]="1,000 sources at 10/s burst 5 each"
+	[one]="1 source" [dns53]="1 source to UDP/53 under an endpoint rule" [k1]="1,000 sources" [k1_low]="1,000 sources at 10/s burst 5 each"
 	[m1]="1,000,000 random sources (IPv6 /64s)"
 	[v6_64]="IPv6: 1,000 addresses in one /64" [mixed]="1 flooding + 3 polite sources"
 	[spoof]="spoofed: 1,000,000 random sources, aggregate 10,000/s and new-keys 1,000/s"
@@ -263,6 +272,7 @@ declare -A SLABEL=(
 )
 declare -A SARGS=(
 	[one]="-d $DST4 -s 198.18.0.1"
+	[dns53]="-d $DST4 -s 198.18.0.1 -p 53"
 	[k1]="-d $DST4 -s 198.18.0.0/15 -N 1000"
 	[k1_low]="-d $DST4 -s 198.18.0.0/15 -N 1000"
 	[m1]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 7"
@@ -271,7 +281,7 @@ declare -A SARGS=(
 	[spoof]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 11"
 	[spoof_open]="-d $DST6 -s 2001:db8::1/32 -N 1000000 -R 13"
 )
-declare -A SKEYS=([one]=1 [k1]=1000 [k1_low]=1000 [m1]=1000000 [v6_64]=1 [mixed]=1 [spoof]=1000000 [spoof_open]=1000000)
+declare -A SKEYS=([one]=1 [dns53]=1 [k1]=1000 [k1_low]=1000 [m1]=1000000 [v6_64]=1 [mixed]=1 [spoof]=1000000 [spoof_open]=1000000)
 # k1_low: the 1,000 sources of k1 against a rule of 10/s burst 5 (every
 # contender's rule): what the limiter's drop path costs when the traffic it
 # admits (10,000 packets a second, where k1's 100,000 a second cost the
@@ -292,6 +302,12 @@ declare -A SXRL=(
 declare -A SCONTENDERS=([spoof]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} xdprl_tc nft_netdev iptables_hashlimit none"
 			[m1]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} xdprl_generic nft_netdev nft_input iptables_hashlimit none"
 			[spoof_open]="xdp_drop xdprl_native ${BASELINE:+xdprl_base} none")
+# dns53, the DNS operator's rule: an endpoint rule (UDP/53) at the rate and
+# burst, the source rules far above the flood, so that every drop is the
+# endpoint rule's (xdp-rl's cached drop keyed by source and endpoint slot);
+# accuracy read from the endpoint rule, the one that meters the flood
+declare -A SEP=([dns53]="proto udp dport 53")
+SCONTENDERS[dns53]="xdp_drop xdprl_native xdprl_tc none"
 SC=
 
 xmit() {	# delivered and failed frames out of s0 so far

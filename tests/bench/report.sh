@@ -71,7 +71,9 @@ label() {
 }
 slabel() {
 	case $1 in
-	one) echo "1 source" ;; k1) echo "1,000 sources" ;; m1) echo "1,000,000 random sources (IPv6 /64s)" ;;
+	one) echo "1 source" ;;
+	dns53) echo "1 source to UDP/53 (a DNS flood), an endpoint rule proto udp dport 53 at the rate (the source rule far above): the endpoint rule's drop" ;;
+	k1) echo "1,000 sources" ;; m1) echo "1,000,000 random sources (IPv6 /64s)" ;;
 	k1_low) echo "1,000 sources, a rule of 10/s burst 5 (every contender's): the drop path without most of k1's 100,000 admitted packets a second" ;;
 	v6_64) echo "IPv6: 1,000 addresses in one /64" ;; mixed) echo "1 flooding + 3 polite sources" ;;
 	spoof) echo "spoofed: 1,000,000 random sources (IPv6 /64s), a rule with aggregate 10,000/s burst 1,000 and new-keys 1,000/s" ;;
@@ -90,7 +92,7 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 	echo "bare XDP_DROP in the same round. Accuracy: packets admitted ÷ (burst + rate × duration) summed"
 	echo "over the keys (capped by what arrived)."
 	echo
-	for sc in one k1 k1_low m1 v6_64 mixed spoof spoof_open; do
+	for sc in one dns53 k1 k1_low m1 v6_64 mixed spoof spoof_open; do
 		jq -e --arg sc "$sc" 'any(.[]; .scenario == $sc and .mode == "shared")' "$OUT/summary.json" >/dev/null || continue
 		echo "*$(slabel "$sc")*"
 		echo
