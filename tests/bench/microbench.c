@@ -37,7 +37,12 @@ struct bcase {
 				 * 5: xdp-rl with a capture of every packet,
 				 * 6: a deny set of 16 prefixes, 7: of 1000000,
 				 * 8: 8 deny sets of 16 (the last one holds it),
-				 * 9: xdp-rl with 64 bans per family */
+				 * 9: xdp-rl with 64 bans per family,
+				 * 10: the floor of an exact metered pass (parse,
+				 * an LPM look-up, the shared bucket's CAS),
+				 * 11: the same floor without the LPM look-up,
+				 * 12: per-CPU buckets (not exact),
+				 * 13: parse and one read of the clock */
 	struct pkt_spec spec;
 	uint16_t dport;		/* UDP destination port; 0: 53 */
 	bool stats;		/* run with run-time statistics enabled */
@@ -283,6 +288,10 @@ int main(int argc, char **argv)
 		{ "bare XDP_DROP", 1, { .src = "198.18.0.1", .payload = 18 } },
 		{ "parse only", 2, { .src = "198.18.0.1", .payload = 18 } },
 		{ "xdp-rl steady hit, passed", 0, { .src = "198.18.0.1", .payload = 18 } },
+		{ "parse and one read of the clock (every meter's least), passed", 13, { .src = "198.18.0.1", .payload = 18 } },
+		{ "floor of an exact metered pass: parse, LPM, shared bucket, passed", 10, { .src = "198.18.0.1", .payload = 18 } },
+		{ "floor of an exact metered pass without the LPM look-up, passed", 11, { .src = "198.18.0.1", .payload = 18 } },
+		{ "per-CPU buckets, no look-up but an array's (not exact), passed", 12, { .src = "198.18.0.1", .payload = 18 } },
 		{ "xdp-rl steady hit, dropped", 0, { .src = "198.18.1.1", .payload = 18 } },
 		{ "xdp-rl IPv6 /64 hit", 0, { .src = "2001:db8::1", .payload = 18 } },
 		{ "xdp-rl IPv6 ext headers", 0, { .src = "2001:db8::1", .ext = ext, .next_ext = 2, .payload = 18 } },
@@ -339,7 +348,7 @@ int main(int argc, char **argv)
 	struct xrl_open_opts o = { .no_pin = true, .keys = 4096, .test_clock = getenv("XRL_BENCH_TEST_CLOCK") != NULL };
 	struct xrl_rule_entry v[32];
 	struct xrl_test_progs *ref;
-	int repeat = 1000000, rounds = 5, opt, fds[10];
+	int repeat = 1000000, rounds = 5, opt, fds[14];
 	bool json = false, with_stats = false;
 	struct xrl *x, *xe, *xc[2], *xs[3], *xb;
 	struct xrl_capture_run *cap[2];
@@ -485,6 +494,26 @@ set_fail:
 	fds[0] = xrl_prog_fd(x);
 	fds[1] = bpf_program__fd(ref->progs.xdp_drop_all);
 	fds[2] = bpf_program__fd(ref->progs.xdp_parse_only);
+	fds[10] = bpf_program__fd(ref->progs.xdp_exact_floor);
+	fds[11] = bpf_program__fd(ref->progs.xdp_exact_floor_nolpm);
+	fds[12] = bpf_program__fd(ref->progs.xdp_percpu_floor);
+	fds[13] = bpf_program__fd(ref->progs.xdp_parse_clock);
+	{
+		/* the floor's rules: the IPv4 prefixes of xdp-rl's instance
+		 * below (so that its trie walk is xdp-rl's), each at
+		 * 100,000,000/s (an interval of 10 ns): every packet admitted */
+		static const __u8 third[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17 };
+		__u64 interval = 10;
+
+		for (size_t j = 0; j < sizeof(third); j++) {
+			struct { __u32 prefixlen; __u8 addr[4]; } k = { 24, { 198, 18, third[j], 0 } };
+
+			if (bpf_map_update_elem(bpf_map__fd(ref->maps.floor_rules), &k, &interval, BPF_ANY)) {
+				fprintf(stderr, "Error: the floor's rules: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+	}
 
 	for (int r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < ncases; i++) {
@@ -518,6 +547,12 @@ set_fail:
 				return 1;
 			}
 			cases[i].ns[r] = t.duration;
+			/* the floors measure an admitted packet: one that was not
+			 * is a broken floor, not a cheaper one */
+			if (cases[i].prog >= 10 && t.retval != XDP_PASS) {
+				fprintf(stderr, "Error: %s: verdict %u, not XDP_PASS\n", cases[i].name, t.retval);
+				return 1;
+			}
 			if (sfd >= 0) {
 				il = sizeof(in1);
 				bpf_obj_get_info_by_fd(fds[cases[i].prog], &in1, &il);
