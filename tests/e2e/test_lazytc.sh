@@ -3,7 +3,8 @@
 # (docs/coexistence.md, "Which hook"). An XDP attach verifies the XDP program
 # alone; the first `attach dev X hook tc` loads the tc program on the same
 # maps and pins it, where every later command finds it; a load that fails
-# leaves the XDP side as it was; the daemon loads it at start-up only.
+# leaves the XDP side as it was; the daemon loads it at start-up only, when
+# its configuration has a hook tc interface, there yet or not.
 #
 #   ns $SRC   s0 --- d0 (XDP)  ns $DST
 #   ns $SRC2  s1 --- d1 (tc)
@@ -113,7 +114,32 @@ test_daemon_reload_first_tc() {
 	wait_exit "$RLD_PID" 10 >/dev/null
 }
 
+# A hook tc interface that is not there when the daemon starts is attached
+# when it appears: the daemon loads the tc program at its start-up, while it
+# still may, since after it it keeps CAP_BPF alone (before, the interface
+# stayed unmetered, the load refused, until a restart with it present).
+test_daemon_tc_iface_appears() {
+	lab_up || return
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log"
+	: >"$log"
+	write_conf "$conf" "interface d0 mode generic" "interface d1 hook tc" \
+		"rule add 198.18.0.0/24 rate 1/h burst 20 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "interface d1 does not exist" || return
+	wait_log "$log" "running" || return
+	check_eq "the tc program loaded at start-up" "$(inst_progs xrl_tc)" 1
+	[[ -e $PIN/xrl_tc_prog ]] || fail "the tc program is not pinned"
+	lab_up_src2 || { fail "second sender"; return; }
+	wait_log "$log" "interface d1: attached \(tc ingress\)" 10 || return
+	check_eq "d1 (tc): sent" "$(flood2 30)" 30
+	check_eq "metered at tc: the burst" "$(rule_stat 1 passed_packets)" 20
+	check_eq "and the rest dropped" "$(rule_stat 1 dropped_packets)" 10
+	kill -TERM "$RLD_PID"
+	wait_exit "$RLD_PID" 10 >/dev/null
+}
+
 run_test test_tc_loaded_when_needed
 run_test test_tc_load_refused
 run_test test_daemon_reload_first_tc
+run_test test_daemon_tc_iface_appears
 summary

@@ -419,6 +419,22 @@ static int run(struct rld *r, const sigset_t *mask)
 	 * their program is loaded now, while the capabilities are there */
 	if (!xrl_ban_events_prepare(r->x))
 		xrl_log(XRL_LOG_WARN, "events: bans set and lifted here are said at their first packet only");
+	/* a hook tc interface that is not there yet (or whose attach
+	 * failed) is attached when it appears: its tc program is loaded
+	 * now, while the daemon may still load one (an interface at tc
+	 * attached above loaded it already) */
+	for (size_t i = 0; i < r->ifs.n; i++) {
+		if (r->ifs.cfg[i].hook != XRL_HOOK_TC)
+			continue;
+		if (!(err = xrl_lock(r->x))) {
+			err = xrl_tc_prepare(r->x);
+			xrl_unlock(r->x);
+		}
+		if (err)
+			xrl_log(XRL_LOG_WARN, "hook tc: cannot load the tc program now (%s): an interface at tc "
+				"that is not attached yet will need a restart of the daemon", xrl_errmsg());
+		break;
+	}
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];

@@ -221,6 +221,13 @@ int xrl_prog_fd(const struct xrl *x)
 	return x->prog_fd;
 }
 
+int xrl_tc_prepare(struct xrl *x)
+{
+	int err = xrl__tc_load(x);
+
+	return err < 0 ? err : 0;
+}
+
 int xrl_tc_prog_fd(struct xrl *x)
 {
 	if (x->tc_prog_fd < 0 && !x->pinned && xrl__tc_load(x) < 0)

@@ -59,6 +59,11 @@ int xrl_prog_fd(const struct xrl *x);
  * never pay); a pinned one has it once a tc hook was attached. -1 (said by
  * xrl_errmsg() when a load failed) when there is none. */
 int xrl_tc_prog_fd(struct xrl *x);
+/* A pinned instance's tc program loaded (and pinned) now if it is not yet,
+ * for a caller about to give up the rights a load takes (the daemon with a
+ * hook tc interface that may appear only later): 0, or an error, said.
+ * Only with the lock held. */
+int xrl_tc_prepare(struct xrl *x);
 /* The build and layout version the handle's program carries ("unknown",
  * layout 0: a build from before layout versions). */
 int xrl_build_info(struct xrl *x, struct xrl_build_info *bi);
