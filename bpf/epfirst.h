@@ -84,7 +84,7 @@ static __always_inline int ep_early(struct xrl_pkt *p, const struct xrl_control 
 {
 	int hit;
 
-	if (ctrl->features & XRL_FEAT_ENDPOINTS) {
+	if (READ_ONCE(ctrl->features) & XRL_FEAT_ENDPOINTS) {
 		f->class = endpoint_class(p);
 		f->looked = 1;
 		if (f->class) {

@@ -411,12 +411,6 @@ struct xrl_control {
 	 * (struct xrl_ban_hot) filled before the change is void after it */
 	__u32 ban_gen;
 };
-/* struct xrl_control.features */
-#define XRL_FEAT_SETS		1u
-#define XRL_FEAT_ENDPOINTS	2u
-#define XRL_FEAT_SYNCOOKIES	4u
-#define XRL_FEAT_NEWKEYS	8u
-#define XRL_FEAT_SLIP		16u
 #define XRL_BANS_V4	1u
 #define XRL_BANS_V6	2u
 
@@ -424,8 +418,8 @@ struct xrl_control {
 #define XRL_FEAT_SETS		1u	/* a rule takes a named set */
 #define XRL_FEAT_ENDPOINTS	2u	/* an endpoint rule */
 #define XRL_FEAT_SYNCOOKIES	4u	/* a syn-cookies rule */
-#define XRL_FEAT_NEWKEYS	8u	/* a rule has a new-key budget */
-#define XRL_FEAT_SLIP		16u	/* a rule answers by DNS slip */
+#define XRL_FEAT_NEWKEYS	8u	/* a rule has a new-key budget (no step reads it yet) */
+#define XRL_FEAT_SLIP		16u	/* a rule answers by DNS slip (no step reads it yet) */
 
 /*
  * Endpoint rules (rule add PREFIX proto P [dport N|N-M] [syn] ...). A packet
