@@ -314,6 +314,10 @@ int main(int argc, char **argv)
 		{ "xdp-rl steady hit, endpoint rules but none on its port", 3, { .src = "198.18.0.1", .payload = 18 } },
 		{ "xdp-rl steady hit + endpoint rule hit", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5353 },
 		{ "xdp-rl steady hit + endpoint rule hit, dropped", 3, { .src = "198.18.0.1", .payload = 18 }, .dport = 5354 },
+		/* the source rule refuses; the endpoint rule of its port would
+		 * admit: the source's cached drop, after the peek at the
+		 * endpoint rule's bucket (epfirst.h) */
+		{ "xdp-rl source rule refuses, endpoint rule of its port admits, dropped", 3, { .src = "198.18.1.1", .payload = 18 }, .dport = 5353 },
 		{ "xdp-rl fleet rule, local share", 0, { .src = "198.18.9.1", .payload = 18 } },
 		{ "xdp-rl fleet rule, leased key", 0, { .src = "198.18.10.1", .payload = 18 } },
 		{ "xdp-rl aggregate far from its limit, passed", 0, { .src = "198.18.11.1", .payload = 18 } },
