@@ -21,12 +21,14 @@
 # Environment: ROUNDS (3), DUR (seconds per flood run, 1.5), GP_DUR (seconds
 # per iperf3 run, 2), DNS_DUR (seconds per DNS run, 3), DNS_QPS (the polite
 # client's rate, 1000), PARTS (flood split goodput dns algos fleet agg2
-# cpu2 cas syncookies slip micro; syncookies: tests/bench/syncookies.sh,
+# cpu2 cas syncookies slip xcheck replay fuzz micro; syncookies:
+# tests/bench/syncookies.sh,
 # slip: tests/bench/slip.sh, SLIP_DUR (1); xcheck: tests/bench/crosscheck.sh,
 # XCHECK_DUR (1), TG_ROUNDS (ROUNDS, at least 5), XCHECK_PARTS, XDP_TOOLS (a
 # built xdp-tools tree; else xdp-tools on PATH)),
 # SCENARIOS_ONLY, CONTENDERS_ONLY (the flood part's), CPU2_DUR (1),
-# CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY,
+# CPU2_SCENARIOS_ONLY, CPU2_CONTENDERS_ONLY, FUZZ_SECONDS (15: each of the
+# fuzzer's two runs; replay: tests/bench/replay.sh, fuzz: fuzz_speed.sh),
 # OUT (.output/bench), BASELINE (a built tree of an earlier release: its
 # xdp-rl runs beside this one in the same rounds).
 #
@@ -57,7 +59,7 @@ DNS_QPS=${DNS_QPS:-1000}
 # the DNS limit: per source, twice the polite client's rate
 DNS_RATE=$((2 * DNS_QPS))
 DNS_BURST=$((DNS_QPS / 5))
-PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip xcheck micro} "
+PARTS=" ${PARTS:-flood split goodput dns algos fleet agg2 cpu2 cas syncookies slip xcheck replay fuzz micro} "
 RATE=100
 BURST=20
 CTL_BIN=$TOP/.output/xdp-rlctl
@@ -871,6 +873,21 @@ if [[ $PARTS == *" xcheck "* ]]; then
 	log "== cross-checks with xdp-tools (xdp-bench, xdp-trafficgen)"
 	ROUNDS=$ROUNDS DUR=${XCHECK_DUR:-1} OUT=$OUT "$TOP/tests/bench/crosscheck.sh" ||
 		log "Error: the cross-check benchmark failed"
+fi
+
+# The offline tools: replay of a million-frame flood (the default path
+# beside the walk it replaced, the same JSON on both), and the differential
+# fuzzer's frames a second (one load reset per sequence beside a load per
+# sequence, 0 disagreements each)
+if [[ $PARTS == *" replay "* ]]; then
+	log "== replay of a flood"
+	OUT=$TOP/.output "$TOP/tests/bench/replay.sh" >"$OUT/replay.txt" 2>&1 ||
+		log "Error: the replay benchmark failed: $(tail -n 3 "$OUT/replay.txt" | tr '\n' '|')"
+fi
+if [[ $PARTS == *" fuzz "* ]]; then
+	log "== differential fuzzer's rate"
+	SECONDS_EACH=${FUZZ_SECONDS:-15} OUT=$TOP/.output "$TOP/tests/bench/fuzz_speed.sh" >"$OUT/fuzz_speed.txt" 2>&1 ||
+		log "Error: the fuzzer benchmark failed: $(tail -n 3 "$OUT/fuzz_speed.txt" | tr '\n' '|')"
 fi
 
 # Micro-benchmark of the program alone.

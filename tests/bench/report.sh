@@ -209,6 +209,19 @@ cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
 		cat "$OUT/slip.md"
 		echo
 	fi
+	if [[ -s "$OUT/replay.txt" || -s "$OUT/fuzz_speed.txt" ]]; then
+		echo "**The offline tools** — \`xdp-rlctl replay\` of a capture of a flood"
+		echo "(\`tests/bench/replay.sh\`: frames a second past loading the program, the default path"
+		echo "beside the walk it replaced, which must give the same JSON), and the differential fuzzer's"
+		echo "frames a second (\`tests/bench/fuzz_speed.sh\`: a load for every sequence, as it first ran,"
+		echo "beside one load reset for each; 0 disagreements each):"
+		echo
+		echo '```'
+		[[ -s "$OUT/replay.txt" ]] && cat "$OUT/replay.txt"
+		[[ -s "$OUT/fuzz_speed.txt" ]] && cat "$OUT/fuzz_speed.txt"
+		echo '```'
+		echo
+	fi
 	if [[ -f "$OUT/xcheck.md" ]]; then
 		echo "**Cross-checks with xdp-tools** — IPv6, one source, one CPU sends and receives. First"
 		echo "\`xdp-bench drop\` (native, no-touch) on the receiving veth as a second bare contender beside"
