@@ -229,7 +229,7 @@ udp_in() {
 		/^Udp: InDatagrams/ { split($0, h) ; next }
 		/^Udp: [0-9]/ { for (i = 2; i <= NF; i++) if (h[i] ~ /^(InDatagrams|NoPorts|InErrors)$/) s += $i }
 		/^Udp6(InDatagrams|NoPorts|InErrors) / { s += $2 }
-		END { print s + 0 }'
+		END { printf "%.0f\n", s }'
 }
 counters_nft() {	# "seen dropped" from the frames delivered and the UDP count
 	local admitted=$(($(udp_in) - UDP0))
@@ -260,7 +260,7 @@ teardown_iptables_hashlimit() {
 }
 counters_iptables_hashlimit() {
 	{ in_rcv iptables-legacy -t raw -L PREROUTING -v -x -n; in_rcv ip6tables-legacy -t raw -L PREROUTING -v -x -n; } |
-		awk '$1 ~ /^[0-9]+$/ { if ($3 == "DROP") d += $1; else s += $1 } END { print s + 0, d + 0 }'
+		awk '$1 ~ /^[0-9]+$/ { if ($3 == "DROP") d += $1; else s += $1 } END { printf "%.0f %.0f\n", s, d }'
 }
 
 # ---- scenarios: xrl-flood arguments, keys metered, polite senders ----
@@ -313,7 +313,7 @@ SCONTENDERS[dns53]="xdp_drop xdprl_native xdprl_tc none"
 SC=
 
 xmit() {	# delivered and failed frames out of s0 so far
-	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } /tx_queue_[0-9]+_xdp_xmit_errors:/ { e += $2 } END { print x + 0, e + 0 }'
+	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } /tx_queue_[0-9]+_xdp_xmit_errors:/ { e += $2 } END { printf "%.0f %.0f\n", x, e }'
 }
 
 napi_cpu_ticks() {	# user + system time of the receiver's NAPI threads

@@ -68,10 +68,10 @@ NOTES="$TMPD/notes"
 lab_build -s $SRC6/64 -d $DST6/64 || exit 1
 
 xmit() {	# frames s0 delivered into d0 so far (XDP redirects, and the stack's)
-	in_src ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } END { print x + 0 }'
+	in_src ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } END { printf "%.0f\n", x }'
 }
 d0_rx() {	# frames d0's XDP program saw so far
-	in_dst ethtool -S d0 | awk '/rx_queue_[0-9]+_xdp_packets:/ { x += $2 } END { print x + 0 }'
+	in_dst ethtool -S d0 | awk '/rx_queue_[0-9]+_xdp_packets:/ { x += $2 } END { printf "%.0f\n", x }'
 }
 
 # ---- contenders ----
@@ -146,7 +146,7 @@ IRQ_TIME=0
 	grep -q '^CONFIG_IRQ_TIME_ACCOUNTING=y' && IRQ_TIME=1
 
 offered() {	# frames s0 sent, or tried to (refused by d0's full ring)
-	in_src ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit(_errors)?:/ { x += $2 } END { print x + 0 }'
+	in_src ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit(_errors)?:/ { x += $2 } END { printf "%.0f\n", x }'
 }
 tree() {	# PID and its descendants (xdp-trafficgen runs under timeout)
 	local c

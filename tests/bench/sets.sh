@@ -174,7 +174,7 @@ mem_ipset() {
 }
 
 xmit() {	# delivered frames out of s0 so far
-	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } END { print x + 0 }'
+	in_gen ethtool -S s0 | awk '/tx_queue_[0-9]+_xdp_xmit:/ { x += $2 } END { printf "%.0f\n", x }'
 }
 
 # flood SRC: Mpps delivered into d0 over DUR seconds
