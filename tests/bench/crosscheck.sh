@@ -25,7 +25,10 @@
 # hook is cleared after it whatever happened, and the lab goes with the
 # namespaces. Environment: ROUNDS (3), DUR (1), OUT (.output/bench),
 # TG_ROUNDS (rounds of the trafficgen half: ROUNDS, at least 5), TG_COUNT
-# (frames per xdp-trafficgen run: (DUR + 0.5) x 8,000,000), XCHECK_PARTS
+# (frames per xdp-trafficgen run: enough for (DUR + 1.5) s at twice the
+# fastest bare XDP_DROP rate of the xdpbench half, 8 Mpps without it: a
+# count made for a slower machine ran out before the window closed on a
+# faster one), XCHECK_PARTS
 # (xdpbench trafficgen: the halves to run).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -34,7 +37,7 @@ TOP=$PWD
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-1}
 OUT=${OUT:-$TOP/.output/bench}
-TG_COUNT=${TG_COUNT:-$(echo "($DUR + 0.5) * 8000000 / 1" | bc)}
+TG_COUNT=${TG_COUNT:-}
 TG_ROUNDS=${TG_ROUNDS:-$((ROUNDS > 5 ? ROUNDS : 5))}
 XCHECK_PARTS=${XCHECK_PARTS:-xdpbench trafficgen}
 XDPREF=$TOP/.output/xdp-ref
@@ -213,6 +216,14 @@ run_xdpbench() {	# ROUND CONTENDER: xrl-flood into d0, one JSON line
 	log "   round $r  xdpbench  $c: $(tail -n 1 "$RESULTS" | jq -r '"\(.mpps * 1000 | round / 1000) Mpps\(if .tool_count then ", xdp-bench counted \(.tool_count) of \(.delivered)" else "" end)"')"
 }
 
+# frames for one xdp-trafficgen run (TG_COUNT, above)
+tg_count() {
+	local mpps
+	[[ -n $TG_COUNT ]] && { echo "$TG_COUNT"; return; }
+	mpps=$(jq -s 'map(select(.part == "xdpbench" and .contender == "xdp_drop") | .mpps) | max // 4' "$RESULTS" 2>/dev/null)
+	echo "($DUR + 1.5) * 2 * ${mpps:-4} * 1000000 / 1" | bc
+}
+
 run_gen() {	# ROUND GENERATOR CONTENDER: one window, one JSON line
 	local r=$1 g=$2 c=$3 pid w n o secs ns q0 qa
 	"setup_$c" || { log "Error: cannot set up $c"; return 1; }
@@ -220,10 +231,9 @@ run_gen() {	# ROUND GENERATOR CONTENDER: one window, one JSON line
 		nsenter --net="/run/netns/$SRC" taskset -c 0 "$FLOOD" -i s0 -m "$DST_MAC" -d $DST6 -s $SRC6 \
 			-n 1000000000 -T "$(echo "$DUR + 2" | bc)" >/dev/null &
 	else
-		# bounded by count: TG_COUNT frames (at 8 Mpps, the window's
-		# 1.3 s and more), and by time
+		# bounded by count (tg_count(): the window and more), and by time
 		nsenter --net="/run/netns/$SRC" timeout -s KILL 60 taskset -c 0 "$XDP_TRAFFICGEN" udp s0 \
-			-m "$DST_MAC" -a $DST6 -A $SRC6 -p 9 "${TG_FRAME[@]}" -n "$TG_COUNT" -t 1 >"$TMPD/tg.out" 2>&1 &
+			-m "$DST_MAC" -a $DST6 -A $SRC6 -p 9 "${TG_FRAME[@]}" -n "$(tg_count)" -t 1 >"$TMPD/tg.out" 2>&1 &
 	fi
 	pid=$!
 	[[ $g == trafficgen ]] && TG_PID=$pid
