@@ -419,13 +419,16 @@ static int run(struct rld *r, const sigset_t *mask)
 	 * their program is loaded now, while the capabilities are there */
 	if (!xrl_ban_events_prepare(r->x))
 		xrl_log(XRL_LOG_WARN, "events: bans set and lifted here are said at their first packet only");
+	/* does it serve an interface at tc (there yet or not)? */
+	bool tc = false;
+
+	for (size_t i = 0; i < r->ifs.n; i++)
+		tc |= r->ifs.cfg[i].hook == XRL_HOOK_TC;
 	/* a hook tc interface that is not there yet (or whose attach
 	 * failed) is attached when it appears: its tc program is loaded
 	 * now, while the daemon may still load one (an interface at tc
 	 * attached above loaded it already) */
-	for (size_t i = 0; i < r->ifs.n; i++) {
-		if (r->ifs.cfg[i].hook != XRL_HOOK_TC)
-			continue;
+	if (tc) {
 		if (!(err = xrl_lock(r->x))) {
 			err = xrl_tc_prepare(r->x);
 			xrl_unlock(r->x);
@@ -433,19 +436,16 @@ static int run(struct rld *r, const sigset_t *mask)
 		if (err)
 			xrl_log(XRL_LOG_WARN, "hook tc: cannot load the tc program now (%s): an interface at tc "
 				"that is not attached yet will need a restart of the daemon", xrl_errmsg());
-		break;
 	}
 	/* started: from here on, only what the kernel requires (caps.c) */
 	{
 		char kept[64];
-		bool sc = false;
+		/* and while it serves an interface at tc: the tcx chain's
+		 * order is read with BPF_PROG_QUERY, which wants CAP_NET_ADMIN */
+		bool sc = tc;
 
 		for (size_t i = 0; i < c.nrules; i++)
 			sc |= c.rules[i].r.syncookies;
-		/* and while it serves an interface at tc: the tcx chain's
-		 * order is read with BPF_PROG_QUERY, which wants CAP_NET_ADMIN */
-		for (size_t i = 0; i < r->ifs.n; i++)
-			sc |= r->ifs.cfg[i].hook == XRL_HOOK_TC;
 		if (caps_keep(kept, sizeof(kept), sc))
 			xrl_log(XRL_LOG_WARN, "cannot drop capabilities: keeping those it was given");
 		else
