@@ -138,8 +138,35 @@ test_daemon_tc_iface_appears() {
 	wait_exit "$RLD_PID" 10 >/dev/null
 }
 
+# kill -9 of that daemon after its start-up load: the tc program stays
+# pinned, unattached; the next daemon adopts it (no second load) and
+# attaches the interface once it is there.
+test_daemon_killed_after_tc_load() {
+	lab_up || return
+	local conf="$TMPD/rules.conf" log="$TMPD/rld.log" tc_id
+	: >"$log"
+	write_conf "$conf" "interface d0 mode generic" "interface d1 hook tc" \
+		"rule add 198.18.0.0/24 rate 1/h burst 20 id 1"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "running" || return
+	tc_id=$(bpftool -j prog show pinned "$PIN/xrl_tc_prog" | jq .id)
+	kill -KILL "$RLD_PID"
+	wait_exit "$RLD_PID" 10 >/dev/null
+	lab_up_src2 || { fail "second sender"; return; }
+	: >"$log"
+	start_rld "$log" --config "$conf"
+	wait_log "$log" "interface d1: attached \(tc ingress\)" 10 || return
+	check_eq "the pinned tc program adopted" "$(bpftool -j prog show pinned "$PIN/xrl_tc_prog" | jq .id)" "$tc_id"
+	check_eq "still one tc program" "$(inst_progs xrl_tc)" 1
+	check_eq "d1 (tc): sent" "$(flood2 30)" 30
+	check_eq "metered at tc: the burst" "$(rule_stat 1 passed_packets)" 20
+	kill -TERM "$RLD_PID"
+	wait_exit "$RLD_PID" 10 >/dev/null
+}
+
 run_test test_tc_loaded_when_needed
 run_test test_tc_load_refused
 run_test test_daemon_reload_first_tc
 run_test test_daemon_tc_iface_appears
+run_test test_daemon_killed_after_tc_load
 summary
