@@ -98,8 +98,15 @@ applied_run() {
 	ctl mode set enforce >/dev/null 2>&1
 	local passed0 i drops polite=0 dropped_polite=0 fl_sent fl_dropped fl_passed
 	passed0=$(rule_stat 1 passed_packets)
+	local t0 span
+	t0=$(date +%s%N)
 	traffic "$TMPD/apply"
 	traffic_wait
+	# the run's span, measured: a loaded machine (the sanitizer's pass)
+	# stretches the flooder's eight seconds of bursts to twelve or more, and
+	# the rule admits its rate over all of them
+	span=$((($(date +%s%N) - t0 + 999999999) / 1000000000))
+	((span < RUN_S)) && span=$RUN_S
 	drops=$(key_drops 1)
 	for ((i = 1; i <= POLITE; i++)); do
 		polite=$((polite + $(cat "$TMPD/apply/sent.$i")))
@@ -111,12 +118,12 @@ applied_run() {
 	fl_dropped=$(awk -v k=$FLOODER '$1 == k { print $2 }' <<<"$drops")
 	# what the rule passed in the run, less every polite packet
 	fl_passed=$(($(rule_stat 1 passed_packets) - passed0 - polite))
-	echo "    applied: polite $polite sent, $dropped_polite dropped; flooder $fl_sent sent, $fl_passed passed;" \
+	echo "    applied: polite $polite sent, $dropped_polite dropped; flooder $fl_sent sent, $fl_passed passed in $span s;" \
 		"rule: $(ctl -j stats | jq -c '.rules[0] | {aggregate_dropped_packets, new_keys_refused}')"
 	# the flooder: the rate over the run (and the burst), with the hot-key
 	# cache's drops not yet flushed (at most 15 a CPU)
-	check_eq "flooder held to $rate/s x ${RUN_S} s + burst $burst" \
-		"$((fl_passed <= rate * (RUN_S + 2) + burst + 30 * $(nproc)))" 1
+	check_eq "flooder held to $rate/s x $span s + burst $burst" \
+		"$((fl_passed <= rate * (span + 1) + burst + 30 * $(nproc)))" 1
 	# of what reached the program (a veth drops some of a burst of 20,000
 	# before XDP sees it)
 	check_eq "flooder mostly dropped" "$((fl_dropped * 10 >= (fl_dropped + fl_passed) * 9))" 1
