@@ -241,7 +241,7 @@ while True:
     n += len(b)
 print(n)' >"$TMPD/tcp.out" &
 	BG_PIDS+=($!)
-	sleep 0.5
+	wait_listen "$DST" 7301 || return
 	in_src python3 -c '
 import socket
 s = socket.create_connection(("198.18.0.254", 7301), timeout=20); s.sendall(b"x" * 20000000); s.close()' ||

@@ -103,12 +103,14 @@ test_reload_rebinds_metrics() {
 	wait_log "$LOG" "reload: metrics on http://127.0.0.1:9438/metrics \(was http://127.0.0.1:9437/metrics\)" || return
 	check_match "served on the new port" "$(scrape 9438)" "xdp_rl_rules_loaded 1"
 	[[ -z "$(scrape 9437)" ]] || fail "still served on the old port"
-	# a port that is taken: refused, said, and the old one kept
+	# a port that is taken: refused, said, and the old one kept (the
+	# config names it only once it is held: a python slow to start on a
+	# loaded machine lost the port to the daemon's reload)
 	nsenter --net="/run/netns/$DST" python3 -c '
 import socket, time
 s = socket.socket(); s.bind(("127.0.0.1", 9439)); s.listen(1); time.sleep(30)' &
 	BG_PIDS+=($!)
-	sleep 0.3
+	wait_listen "$DST" 9439 || return
 	write_conf "$CONF" "interface d0" "heartbeat 100" "watchdog 0" "metrics 127.0.0.1:9439" \
 		"rule add 198.18.0.0/24 rate 100/s burst 20 id 1"
 	wait_log "$LOG" "reload: metrics on 127.0.0.1:9439: Address already in use; still serving on http://127.0.0.1:9438/metrics" || return

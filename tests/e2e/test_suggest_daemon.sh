@@ -171,7 +171,7 @@ for i in range(30):
     c.send(b"H"); time.sleep(1)
 ' >"$TMPD/drip.log" 2>&1 &
 	BG_PIDS+=("$!")
-	sleep 0.5
+	wait_listen "$DST" "$PORT" || return
 	local out rc=0
 	out=$(timeout 20 nsenter --net="/run/netns/$DST" "$CTL_BIN" suggest from "$ADDR" 2>&1) || rc=$?
 	check_match "a server that drips" "$out" "^Error: $ADDR: no complete answer in 5 s"

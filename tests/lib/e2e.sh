@@ -131,6 +131,19 @@ wait_log() {
 	return 1
 }
 
+# wait_listen NS PORT [SECONDS]: until a TCP socket listens on PORT in the
+# namespace (default 10 s): a server started in the background is waited
+# for, never slept for (python takes its time to start on a loaded machine)
+wait_listen() {
+	local i
+	for ((i = 0; i < ${3:-10} * 20; i++)); do
+		[[ -n $(nsenter --net="/run/netns/$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] && return 0
+		sleep 0.05
+	done
+	fail "nothing listens on port $2 in $1 within ${3:-10} s"
+	return 1
+}
+
 # jget JSON FILTER
 jget() {
 	jq -r "$2" <<<"$1"
