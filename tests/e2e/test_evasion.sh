@@ -91,11 +91,7 @@ test_gro_generic_segments() {
 	ctl rule add 198.18.0.0/24 rate 100/s burst 20 id 1 >/dev/null || { fail "rule add"; return; }
 	in_dst iperf3 -s -1 -B 198.18.0.254 -p 5201 >/dev/null 2>&1 &
 	BG_PIDS+=($!)
-	local i
-	for ((i = 0; i < 50; i++)); do
-		in_dst ss -Hltn 'sport = :5201' | grep -q . && break
-		sleep 0.1
-	done
+	wait_listen "$DST" 5201 5 || return
 	local t0 t1 out bytes segs bound
 	t0=$(date +%s%N)
 	out=$(in_src timeout 20 iperf3 -c 198.18.0.254 -B 198.18.0.1 -p 5201 -t 3 -J 2>/dev/null)

@@ -107,11 +107,7 @@ test_suggest_daemon_errors() {
 		>"$TMPD/www.log" 2>&1 &
 	srv=$!
 	BG_PIDS+=("$srv")
-	local i
-	for ((i = 0; i < 50; i++)); do
-		nsenter --net="/run/netns/$DST" curl -s -o /dev/null "$ADDR/" && break
-		sleep 0.1
-	done
+	wait_listen "$DST" $PORT 5 || return
 	check_match "a 404" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR did not answer 200 OK to GET /metrics"
 	printf 'xdp_rl_suggest_key_rate_bucket{rule="1",le="1"} 3\nxdp_rl_suggest_spans_total{rule="1" 2\n' >"$www/metrics"
 	check_match "garbage" "$(ctl suggest from "$ADDR" 2>&1)" "^Error: $ADDR: line 2 of /metrics is not a Prometheus sample"

@@ -32,13 +32,7 @@ sc_lab() {
 	(cd "$TMPD/www" && exec nsenter --net="/run/netns/$DST" python3 -m http.server \
 		--bind :: "$PORT" >"$TMPD/http.log" 2>&1) &
 	BG_PIDS+=($!)
-	local i
-	for ((i = 0; i < 100; i++)); do
-		in_dst ss -ltn "sport = :$PORT" | grep -q LISTEN && return 0
-		sleep 0.05
-	done
-	fail "the HTTP server did not listen"
-	return 1
+	wait_listen "$DST" "$PORT" 5
 }
 
 # get ADDR: one request from $SRC; prints the HTTP status (000: none)
